@@ -1,0 +1,452 @@
+/*
+ * memprov_trace.h - the memprov trace file format, version 1.
+ *
+ * The one definition of the trace: libmemprov.so (interpose/) writes it,
+ * memprov (analyzer/) and the test helpers read it. Both include this
+ * header and nothing else describes the format.
+ *
+ * Adding a record type: take the next free number in enum mp_rec_type
+ * (numbers never change meaning, 0 stays reserved), add its struct with a
+ * layout comment and a _Static_assert on its size, teach
+ * analyzer/trace_reader.c to check it, and say so in the README's
+ * "Trace format" section. Readers skip record types they do not know, so
+ * adding a type needs no version bump; changing a layout does.
+ *
+ * File layout (all integers little-endian, x86-64 native):
+ *
+ *   offset 0                 struct mp_file_header   (MP_HEADER_SIZE bytes)
+ *   MP_HEADER_SIZE + i*CS    chunk i, CS = header.chunk_size
+ *
+ *   chunk:  struct mp_chunk_head | record | record | ... | unused
+ *                                  <------ head.used ---->
+ *
+ * Chunks are handed to threads by one atomic add on header.next_chunk; a
+ * chunk belongs to one thread (head.thread_serial) and holds that thread's
+ * records in time order; a thread's chunks are numbered by head.seq. The
+ * writer stores head.used with release order after each record is
+ * complete, so a reader that trusts head.used sees only whole records,
+ * even in a trace cut by SIGKILL. A chunk whose magic is 0 was reserved
+ * but never written.
+ *
+ * Every record starts with struct mp_rec_head, whose size field gives the
+ * whole record's length (a multiple of 8, at least 16). Records carry a
+ * CLOCK_MONOTONIC timestamp in nanoseconds: allocations are stamped after
+ * the real call returns, frees before it starts, so merging all threads by
+ * timestamp never shows an address handed out twice.
+ */
+#ifndef MEMPROV_TRACE_H
+#define MEMPROV_TRACE_H
+
+#include <stdint.h>
+
+#define MP_MAGIC "MEMPROV\x1a"   /* 8 bytes, no terminator used */
+#define MP_MAGIC_LEN 8
+#define MP_VERSION 1
+#define MP_HEADER_SIZE 4096
+#define MP_CHUNK_MAGIC 0x4b43504du /* "MPCK" */
+#define MP_DEFAULT_CHUNK_SIZE (64 * 1024)
+#define MP_MAX_FRAMES 256        /* native frames in one stack record */
+#define MP_MAX_PYFRAMES 128      /* Python frames in one stack record */
+#define MP_MAX_RECORD 8192       /* no record is longer than this */
+
+/* How the traced process ended, as far as the trace knows. */
+enum mp_state {
+	MP_STATE_RUNNING = 0,  /* still running, or killed (SIGKILL, OOM, crash) */
+	MP_STATE_EXITED = 1,   /* exit()/_exit()/return from main: exit_status set */
+	MP_STATE_EXEC = 2,     /* replaced by execve(); a new trace continues */
+	MP_STATE_STOPPED = 3,  /* tracing stopped early: stop_reason says why */
+};
+
+/* Why tracing stopped before the process ended (state MP_STATE_STOPPED). */
+enum mp_stop {
+	MP_STOP_NONE = 0,
+	MP_STOP_NOSPACE = 1,   /* fallocate failed: disk or quota full */
+	MP_STOP_MAP = 2,       /* mmap of a trace segment failed */
+	MP_STOP_INTERNAL = 3,  /* an internal limit; stop_message says which */
+};
+
+/*
+ * File header, one page at offset 0.
+ *
+ *   0   magic[8]        MP_MAGIC
+ *   8   version         MP_VERSION
+ *   12  header_size     MP_HEADER_SIZE: first chunk starts here
+ *   16  chunk_size      bytes per chunk, head included
+ *   20  flags           enum mp_header_flags: what was traced
+ *   24  next_chunk      atomic: chunks handed out so far
+ *   32  pid, ppid
+ *   40  state           enum mp_state, updated at exit/exec/stop
+ *   44  exit_status     valid when state == MP_STATE_EXITED
+ *   48  start_mono_ns   CLOCK_MONOTONIC when the trace was opened
+ *   56  start_real_ns   CLOCK_REALTIME at the same moment
+ *   64  end_mono_ns     when state left MP_STATE_RUNNING
+ *   72  stop_reason     enum mp_stop
+ *   76  stack_depth     native frames asked for (MEMPROV_DEPTH)
+ *   80  page_size
+ *   84  sample_bytes    0: every allocation; else mean bytes between samples
+ *   88  rss_interval_ns 0: no RSS sampling
+ *   96  exe[512]        /proc/self/exe, NUL-terminated
+ *   608 cmdline[1024]   argv joined by spaces, NUL-terminated, truncated
+ *   1632 stop_message[256]
+ *   1888 reserved, zero
+ */
+enum mp_header_flags {
+	MP_HF_HEAP = 1 << 0,
+	MP_HF_MMAP = 1 << 1,
+	MP_HF_CUDA = 1 << 2,
+	MP_HF_PYTHON = 1 << 3,
+};
+
+struct mp_file_header {
+	char magic[MP_MAGIC_LEN];
+	uint32_t version;
+	uint32_t header_size;
+	uint32_t chunk_size;
+	uint32_t flags;
+	uint64_t next_chunk;
+	int32_t pid;
+	int32_t ppid;
+	uint32_t state;
+	int32_t exit_status;
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+	uint64_t end_mono_ns;
+	uint32_t stop_reason;
+	uint32_t stack_depth;
+	uint32_t page_size;
+	uint32_t sample_bytes;
+	uint64_t rss_interval_ns;
+	char exe[512];
+	char cmdline[1024];
+	char stop_message[256];
+	uint8_t reserved[MP_HEADER_SIZE - 1888];
+};
+_Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
+
+/*
+ * Chunk head, 32 bytes, at the start of every chunk.
+ *
+ *   0  magic          MP_CHUNK_MAGIC once the chunk is in use, else 0
+ *   4  used           bytes of complete records after this head (release)
+ *   8  tid            kernel thread id of the writer
+ *   12 thread_serial  1, 2, ...: unique per thread in this process
+ *   16 seq            0, 1, ...: this thread's chunk number
+ *   20 reserved
+ *   24 first_ts       timestamp of the chunk's first record
+ */
+struct mp_chunk_head {
+	uint32_t magic;
+	uint32_t used;
+	uint32_t tid;
+	uint32_t thread_serial;
+	uint32_t seq;
+	uint32_t reserved;
+	uint64_t first_ts;
+};
+_Static_assert(sizeof(struct mp_chunk_head) == 32, "chunk head layout");
+
+/* Record types. The numbers are part of the format: never reuse one. */
+enum mp_rec_type {
+	MP_REC_INVALID = 0,     /* reserved: a zero byte is never a record */
+	MP_REC_ALLOC = 1,       /* host allocation (heap or mmap), or a failure */
+	MP_REC_FREE = 2,        /* host free / munmap */
+	MP_REC_STACK = 3,       /* an interned stack: native + Python frames */
+	MP_REC_MODULE = 4,      /* a loaded object: path, bias, range, build-id */
+	MP_REC_UNLOAD = 5,      /* an object was unloaded (dlclose) */
+	MP_REC_THREAD = 6,      /* a thread's first record: tid, serial, name */
+	MP_REC_MARK = 7,        /* a named instant (memprov_mark, --mark-on) */
+	MP_REC_PYCODE = 8,      /* an interned Python code object */
+	MP_REC_RSS = 9,         /* a resident-memory sample */
+	MP_REC_EXIT = 10,       /* exit()/_exit() called, with its status */
+	MP_REC_GPU_ALLOC = 11,  /* CUDA allocation (device/pinned/managed/...) */
+	MP_REC_GPU_FREE = 12,   /* CUDA free */
+	MP_REC_CTX_RESET = 13,  /* a CUDA context went away: its memory is freed */
+	MP_REC_FORK = 14,       /* this process forked: child pid */
+	MP_REC_TYPE_COUNT
+};
+
+/* Memory kinds: each kind is its own address space in the analyzer. */
+enum mp_kind {
+	MP_KIND_NONE = 0,
+	MP_KIND_HEAP = 1,       /* malloc family */
+	MP_KIND_MMAP = 2,       /* anonymous mmap */
+	MP_KIND_PINNED = 3,     /* page-locked host memory from CUDA */
+	MP_KIND_DEVICE = 4,     /* GPU memory */
+	MP_KIND_MANAGED = 5,    /* CUDA managed (unified) memory */
+	MP_KIND_REGISTERED = 6, /* host memory registered with cudaHostRegister */
+	MP_KIND_COUNT
+};
+
+/*
+ * Functions whose calls are recorded; the number is stored in
+ * mp_rec_head.func. X(id, name): ids never change meaning.
+ */
+#define MP_FUNCS(X)                                                        \
+	X(1, malloc) X(2, calloc) X(3, realloc) X(4, reallocarray)           \
+	X(5, posix_memalign) X(6, aligned_alloc) X(7, memalign) X(8, valloc) \
+	X(9, pvalloc) X(10, free) X(11, free_sized)                          \
+	X(12, free_aligned_sized) X(13, mmap) X(14, mmap64) X(15, munmap)    \
+	X(16, mremap)                                                        \
+	X(32, cudaMalloc) X(33, cudaFree) X(34, cudaMallocHost)              \
+	X(35, cudaHostAlloc) X(36, cudaFreeHost) X(37, cudaMallocManaged)    \
+	X(38, cudaMallocPitch) X(39, cudaMalloc3D) X(40, cudaMallocAsync)    \
+	X(41, cudaMallocFromPoolAsync) X(42, cudaFreeAsync)                  \
+	X(43, cudaHostRegister) X(44, cudaHostUnregister)                    \
+	X(45, cudaDeviceReset)                                               \
+	X(64, cuMemAlloc) X(65, cuMemAllocPitch) X(66, cuMemAllocManaged)    \
+	X(67, cuMemAllocAsync) X(68, cuMemAllocFromPoolAsync)                \
+	X(69, cuMemFree) X(70, cuMemFreeAsync) X(71, cuMemHostAlloc)         \
+	X(72, cuMemAllocHost) X(73, cuMemFreeHost) X(74, cuMemHostRegister)  \
+	X(75, cuMemHostUnregister) X(76, cuMemCreate) X(77, cuMemRelease)    \
+	X(78, cuMemMap) X(79, cuMemUnmap) X(80, cuCtxDestroy)                \
+	X(81, cuDevicePrimaryCtxReset) X(82, cuDevicePrimaryCtxRelease)
+
+enum mp_func {
+	MP_FN_NONE = 0,
+#define MP_FUNC_ENUM(id, name) MP_FN_##name = id,
+	MP_FUNCS(MP_FUNC_ENUM)
+#undef MP_FUNC_ENUM
+	MP_FN_MAX = 128
+};
+
+/* mp_rec_head.flags */
+enum mp_rec_flags {
+	MP_RF_FAILED = 1 << 0,  /* ALLOC/GPU_ALLOC: the call failed; addr is 0 */
+	MP_RF_REALLOC = 1 << 1, /* FREE: first half of realloc/mremap; ALLOC: its result */
+	MP_RF_STREAM = 1 << 2,  /* GPU_ALLOC/GPU_FREE: stream-ordered */
+	MP_RF_SAMPLED = 1 << 3, /* ALLOC: chosen by sampling; size is the block's */
+	MP_RF_MAIN_END = 1 << 4,/* MARK: the Python main module finished */
+};
+
+/*
+ * Common head of every record, 16 bytes.
+ *
+ *   0  type   enum mp_rec_type
+ *   1  flags  enum mp_rec_flags
+ *   2  size   whole record in bytes, multiple of 8, >= 16
+ *   4  func   enum mp_func (0 where it does not apply)
+ *   6  kind   enum mp_kind (0 where it does not apply)
+ *   7  reserved, 0
+ *   8  ts     CLOCK_MONOTONIC nanoseconds
+ */
+struct mp_rec_head {
+	uint8_t type;
+	uint8_t flags;
+	uint16_t size;
+	uint16_t func;
+	uint8_t kind;
+	uint8_t reserved;
+	uint64_t ts;
+};
+_Static_assert(sizeof(struct mp_rec_head) == 16, "record head layout");
+
+/*
+ * MP_REC_ALLOC, 40 bytes. A host allocation that succeeded (addr != 0), or
+ * one that failed (MP_RF_FAILED, addr 0, size = bytes asked for).
+ * realloc/mremap write a FREE with MP_RF_REALLOC for the old block before
+ * the call, then an ALLOC with MP_RF_REALLOC after it; if the call failed
+ * and the old block is still valid, that ALLOC has MP_RF_FAILED too and
+ * the reader restores the old block. realloc(p, 0) that frees p writes the
+ * FREE alone.
+ *
+ *   16 addr   24 size (bytes asked for)   32 stack (0: none)
+ */
+struct mp_rec_alloc {
+	struct mp_rec_head h;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t stack;
+};
+_Static_assert(sizeof(struct mp_rec_alloc) == 40, "alloc record layout");
+
+/* MP_REC_FREE, 24 bytes: h.kind is HEAP or MMAP; for munmap, len = bytes. */
+struct mp_rec_free {
+	struct mp_rec_head h;
+	uint64_t addr;
+};
+_Static_assert(sizeof(struct mp_rec_free) == 24, "free record layout");
+
+/* MP_REC_FREE with h.func == MP_FN_munmap is this, 32 bytes (may be partial). */
+struct mp_rec_unmap {
+	struct mp_rec_head h;
+	uint64_t addr;
+	uint64_t len;
+};
+_Static_assert(sizeof(struct mp_rec_unmap) == 32, "unmap record layout");
+
+/*
+ * MP_REC_STACK, 32 + 8*n_native + 8*n_python bytes. Written once per
+ * distinct stack, before (in its thread) the first record that names it;
+ * another thread may name it first, so readers resolve ids at the end.
+ *
+ *   16 id        hash of all frames, never 0
+ *   24 n_native  28 n_python (uint16 each), 28.. pad
+ *   32 native[n_native]  return addresses, innermost first (frame 0 is the
+ *                        hooked function's caller); readers use ip-1
+ *   .. python[n_python]  {code_id, line} pairs, innermost first
+ */
+struct mp_pyframe {
+	uint32_t code_id;   /* an MP_REC_PYCODE id */
+	uint32_t line;
+};
+
+struct mp_rec_stack {
+	struct mp_rec_head h;
+	uint64_t id;
+	uint16_t n_native;
+	uint16_t n_python;
+	uint32_t reserved;
+	uint64_t native[];  /* then struct mp_pyframe python[] */
+};
+_Static_assert(sizeof(struct mp_rec_stack) == 32, "stack record layout");
+
+/*
+ * MP_REC_MODULE, 80 + path bytes (padded to 8). One per loaded object at
+ * start and after each dlopen.
+ *
+ *   16 base      load bias (dlpi_addr): symbol address = ip - base
+ *   24 lo, hi    absolute address range covered by PT_LOAD segments
+ *   40 build_id[32], build_id_len at 72, path_len (with NUL) at 74
+ *   80 path      NUL-terminated
+ */
+struct mp_rec_module {
+	struct mp_rec_head h;
+	uint64_t base;
+	uint64_t lo;
+	uint64_t hi;
+	uint8_t build_id[32];
+	uint8_t build_id_len;
+	uint8_t reserved1;
+	uint16_t path_len;
+	uint32_t reserved2;
+	char path[];
+};
+_Static_assert(sizeof(struct mp_rec_module) == 80, "module record layout");
+
+/* MP_REC_UNLOAD, 24 bytes: the module loaded at base is gone. */
+struct mp_rec_unload {
+	struct mp_rec_head h;
+	uint64_t base;
+};
+_Static_assert(sizeof(struct mp_rec_unload) == 24, "unload record layout");
+
+/* MP_REC_THREAD, 48 bytes: first record of every thread. */
+struct mp_rec_thread {
+	struct mp_rec_head h;
+	uint32_t tid;
+	uint32_t serial;
+	uint32_t parent_serial; /* 0: unknown or the first thread */
+	uint32_t reserved;
+	char name[16];
+};
+_Static_assert(sizeof(struct mp_rec_thread) == 48, "thread record layout");
+
+/*
+ * MP_REC_MARK, 24 + label bytes (padded to 8). h.flags MP_RF_MAIN_END
+ * marks the end of a Python program's main module.
+ *
+ *   16 label_len (with NUL)   20 serial (1, 2, ... in this process)
+ *   24 label
+ */
+struct mp_rec_mark {
+	struct mp_rec_head h;
+	uint32_t label_len;
+	uint32_t serial;
+	char label[];
+};
+_Static_assert(sizeof(struct mp_rec_mark) == 24, "mark record layout");
+
+/*
+ * MP_REC_PYCODE, 32 + names (padded to 8): a Python code object, by id.
+ *
+ *   16 code_id  20 first_line  24 file_len (with NUL)  26 name_len (with NUL)
+ *   28 reserved  32 file, then name
+ */
+struct mp_rec_pycode {
+	struct mp_rec_head h;
+	uint32_t code_id;
+	uint32_t first_line;
+	uint16_t file_len;
+	uint16_t name_len;
+	uint32_t reserved;
+	char names[];
+};
+_Static_assert(sizeof(struct mp_rec_pycode) == 32, "pycode record layout");
+
+/* MP_REC_RSS, 32 bytes: resident and virtual size of the process. */
+struct mp_rec_rss {
+	struct mp_rec_head h;
+	uint64_t rss_bytes;
+	uint64_t vm_bytes;
+};
+_Static_assert(sizeof(struct mp_rec_rss) == 32, "rss record layout");
+
+/* MP_REC_EXIT, 24 bytes: h.func unused; how: 0 exit(), 1 _exit(). */
+struct mp_rec_exit {
+	struct mp_rec_head h;
+	int32_t status;
+	uint32_t how;
+};
+_Static_assert(sizeof(struct mp_rec_exit) == 24, "exit record layout");
+
+/*
+ * MP_REC_GPU_ALLOC, 64 bytes. h.kind DEVICE, PINNED, MANAGED or
+ * REGISTERED; h.func the API the program called (the runtime's name when
+ * the runtime called the driver). result is the cudaError_t/CUresult,
+ * 0 on success; on failure MP_RF_FAILED is set and addr is 0.
+ *
+ *   16 addr  24 size  32 stack  40 stream (0: none)  48 device  52 result
+ *   56 extra (pitch for pitched allocations, flags for host allocations)
+ */
+struct mp_rec_gpu_alloc {
+	struct mp_rec_head h;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t stack;
+	uint64_t stream;
+	int32_t device;
+	int32_t result;
+	uint64_t extra;
+};
+_Static_assert(sizeof(struct mp_rec_gpu_alloc) == 64, "gpu alloc record layout");
+
+/*
+ * MP_REC_GPU_FREE, 40 bytes. h.kind says which address space: a DEVICE
+ * free also matches a MANAGED block at that address. MP_RF_STREAM: freed
+ * on stream (cudaFreeAsync/cuMemFreeAsync).
+ *
+ *   16 addr  24 stream  32 device  36 result
+ */
+struct mp_rec_gpu_free {
+	struct mp_rec_head h;
+	uint64_t addr;
+	uint64_t stream;
+	int32_t device;
+	int32_t result;
+};
+_Static_assert(sizeof(struct mp_rec_gpu_free) == 40, "gpu free record layout");
+
+/*
+ * MP_REC_CTX_RESET, 24 bytes: a CUDA context of this device was destroyed
+ * or reset; every DEVICE, MANAGED and PINNED block recorded with that
+ * device ordinal is freed. device -1: every device.
+ */
+struct mp_rec_ctx_reset {
+	struct mp_rec_head h;
+	int32_t device;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mp_rec_ctx_reset) == 24, "ctx reset record layout");
+
+/* MP_REC_FORK, 24 bytes: written by the parent after fork() succeeded. */
+struct mp_rec_fork {
+	struct mp_rec_head h;
+	int32_t child_pid;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mp_rec_fork) == 24, "fork record layout");
+
+/* Round a record length up to the 8-byte record alignment. */
+#define MP_REC_ALIGN(n) (((n) + 7u) & ~7u)
+
+#endif /* MEMPROV_TRACE_H */
