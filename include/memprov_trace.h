@@ -57,6 +57,8 @@ enum mp_state {
 	MP_STATE_STOPPED = 3,  /* tracing stopped early: stop_reason says why */
 };
 
+#define MP_EXIT_UNKNOWN INT32_MIN
+
 /* Why tracing stopped before the process ended (state MP_STATE_STOPPED). */
 enum mp_stop {
 	MP_STOP_NONE = 0,
@@ -76,7 +78,9 @@ enum mp_stop {
  *   24  next_chunk      atomic: chunks handed out so far
  *   32  pid, ppid
  *   40  state           enum mp_state, updated at exit/exec/stop
- *   44  exit_status     valid when state == MP_STATE_EXITED
+ *   44  exit_status     when state == MP_STATE_EXITED: the status passed to
+ *                       exit()/_exit(), or MP_EXIT_UNKNOWN (main returned:
+ *                       libc's own call to exit() cannot be seen)
  *   48  start_mono_ns   CLOCK_MONOTONIC when the trace was opened
  *   56  start_real_ns   CLOCK_REALTIME at the same moment
  *   64  end_mono_ns     when state left MP_STATE_RUNNING
