@@ -1,0 +1,904 @@
+/*
+ * python.c - Python provenance: the file, function and line of the Python
+ * code under which each allocation is made, with no change to the script.
+ *
+ * When the process turns out to contain CPython (3.9 or later; its API is
+ * found with dlsym at run time, never linked or included), the first
+ * allocation after Py_IsInitialized() schedules a pending call. That call
+ * runs on the main thread with the GIL held, outside any hook, and installs
+ * a C-level profile function (PyEval_SetProfile) on the existing threads;
+ * threads started later through threading pick it up from a small C
+ * function object stored as threading._profile_hook, which swaps itself for
+ * the C profile function on its first call.
+ *
+ * The profile function keeps a per-thread shadow stack of (frame, code id)
+ * entries: push on PyTrace_CALL, pop on PyTrace_RETURN (which also fires on
+ * yield and on exception unwinding). A thread's first event seeds the stack
+ * from the frames already running. Code objects are interned by content
+ * (file, qualified name, first line) to u32 ids, cached in the code
+ * object's co_extra slot, and an MP_REC_PYCODE is written the first time.
+ *
+ * mp_python_capture, called inside allocation hooks, reads only the calling
+ * thread's shadow stack and asks each frame for its current line
+ * (PyFrame_GetLineNumber: a walk of the line table, no allocation, no
+ * Python code). Everything that allocates or calls into the interpreter
+ * happens in the profile function or the pending call, never in a hook.
+ *
+ * Also here: the "__main__ end" mark (the main module's outermost frame
+ * returns in the main thread, before finalization frees module globals)
+ * and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "recorder.h"
+
+/* The few CPython types we need, opaque: no Python.h, any version. */
+typedef struct py_object PyObject;
+typedef struct py_frame PyFrameObject;
+typedef struct py_tstate PyThreadState;
+typedef struct py_interp PyInterpreterState;
+typedef ssize_t Py_ssize_t;
+typedef int (*py_tracefunc)(PyObject *obj, PyFrameObject *f, int what, PyObject *arg);
+
+/* PyMethodDef, the same layout in every CPython 3. */
+struct py_methoddef {
+	const char *ml_name;
+	PyObject *(*ml_meth)(PyObject *self, PyObject *args);
+	int ml_flags;
+	const char *ml_doc;
+};
+#define PY_METH_VARARGS 0x1
+
+/* Py_tracefunc "what" values, stable since 2.x. */
+#define PY_TRACE_CALL 0
+#define PY_TRACE_RETURN 3
+
+/* co_flags bits of generator-like code. */
+#define PY_CO_GENLIKE (0x20 | 0x80 | 0x200)
+
+/* The interpreter API, resolved once. X(ret, name, args, required) */
+#define PY_API(X)                                                             \
+	X(int, Py_IsInitialized, (void), 1)                                   \
+	X(int, Py_AddPendingCall, (int (*)(void *), void *), 1)               \
+	X(void, PyEval_SetProfile, (py_tracefunc, PyObject *), 1)             \
+	X(void, PyEval_SetProfileAllThreads, (py_tracefunc, PyObject *), 0)   \
+	X(int, _PyEval_SetProfile, (PyThreadState *, py_tracefunc, PyObject *), 0) \
+	X(PyThreadState *, PyThreadState_Get, (void), 1)                      \
+	X(PyInterpreterState *, PyThreadState_GetInterpreter, (PyThreadState *), 1) \
+	X(PyInterpreterState *, PyInterpreterState_Main, (void), 1)           \
+	X(PyThreadState *, PyInterpreterState_ThreadHead, (PyInterpreterState *), 1) \
+	X(PyThreadState *, PyThreadState_Next, (PyThreadState *), 1)          \
+	X(PyObject *, PyFrame_GetCode, (PyFrameObject *), 1)                  \
+	X(PyFrameObject *, PyFrame_GetBack, (PyFrameObject *), 1)             \
+	X(int, PyFrame_GetLineNumber, (PyFrameObject *), 1)                   \
+	X(PyObject *, PyFrame_GetGlobals, (PyFrameObject *), 0)               \
+	X(PyObject *, PyObject_GetAttrString, (PyObject *, const char *), 1)  \
+	X(int, PyObject_SetAttrString, (PyObject *, const char *, PyObject *), 1) \
+	X(const char *, PyUnicode_AsUTF8AndSize, (PyObject *, Py_ssize_t *), 1) \
+	X(int, PyUnicode_CompareWithASCIIString, (PyObject *, const char *), 1) \
+	X(long, PyLong_AsLong, (PyObject *), 1)                               \
+	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *), 1)    \
+	X(PyObject *, PyImport_GetModuleDict, (void), 1)                      \
+	X(PyObject *, PyTuple_GetItem, (PyObject *, Py_ssize_t), 1)           \
+	X(Py_ssize_t, PyTuple_Size, (PyObject *), 1)                          \
+	X(PyObject *, PyCFunction_NewEx, (struct py_methoddef *, PyObject *, PyObject *), 1) \
+	X(void, Py_IncRef, (PyObject *), 1)                                   \
+	X(void, Py_DecRef, (PyObject *), 1)                                   \
+	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **), 1)      \
+	X(void, PyErr_Restore, (PyObject *, PyObject *, PyObject *), 1)       \
+	X(void, PyErr_Clear, (void), 1)                                       \
+	X(const char *, Py_GetVersion, (void), 1)
+
+struct py_api {
+#define PY_API_FIELD(ret, name, args, req) ret(*name) args;
+	PY_API(PY_API_FIELD)
+#undef PY_API_FIELD
+	/* co_extra: renamed PyUnstable_* in 3.12, same signatures. */
+	Py_ssize_t (*request_extra)(void (*freefunc)(void *));
+	int (*get_extra)(PyObject *code, Py_ssize_t index, void **extra);
+	int (*set_extra)(PyObject *code, Py_ssize_t index, void *extra);
+	PyObject *none;
+};
+
+static struct py_api api;
+static int py_minor;                 /* 3.x */
+
+enum py_state { PY_ABSENT, PY_WAITING, PY_SCHEDULED, PY_ARMED, PY_OFF };
+static volatile int py_state = PY_ABSENT;
+
+static PyInterpreterState *py_main_interp;
+static pthread_t py_main_thread;
+static Py_ssize_t py_extra_index = -1;
+static int py_profile_off = -1;      /* offset of c_profilefunc in PyThreadState */
+static PyObject *py_hook;            /* threading._profile_hook we install */
+static int py_main_ended;
+static pthread_key_t py_key;
+
+/* Code ids: content-interned (file, name, first line), by the profile
+ * function only, with the main interpreter's GIL held. */
+enum py_code_flags {
+	PYC_MODULE = 1 << 0,    /* "<module>": may be __main__'s body */
+	PYC_THREADING = 1 << 1, /* threading.py's body: set _profile_hook after */
+	PYC_MARK = 1 << 2,      /* MEMPROV_MARK_ON names it */
+	PYC_GEN = 1 << 3,       /* generator/coroutine: marks once per frame */
+};
+
+struct py_code {
+	uint32_t flags;
+	uint32_t mark;            /* index into py_marks */
+	PyFrameObject *last_marked; /* generators: frame that got the last mark */
+};
+
+struct py_intern {
+	uint64_t hash;            /* 0: empty slot */
+	uint32_t id;
+	uint32_t line;
+	char *key;                /* file NUL name NUL */
+	size_t key_len;
+};
+
+static struct py_code *py_codes;     /* by id; id 0 unused */
+static uint32_t py_ncodes, py_codes_cap;
+static struct py_intern *py_table;
+static uint32_t py_table_cap, py_table_used;
+
+/* MEMPROV_MARK_ON, parsed once. */
+struct py_mark {
+	char *label;              /* "MODULE:FUNCTION" as given */
+	char *module;
+	char *function;
+};
+static struct py_mark *py_marks;
+static int py_nmarks;
+
+/* The per-thread shadow stack. */
+enum py_ent_flags { ENT_MAIN = 1 << 0 };
+
+struct py_ent {
+	PyFrameObject *frame;     /* alive while it is on the stack */
+	uint32_t code_id;
+	uint32_t flags;
+};
+
+struct py_thread {
+	PyThreadState *tstate;    /* to see whether our profile function is still set */
+	uint32_t depth, cap;
+	int seeded;
+	int foreign;              /* runs a subinterpreter: ignored */
+	struct py_ent *ent;
+};
+
+static __thread struct py_thread *py_self __attribute__((tls_model("initial-exec")));
+
+static int py_profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
+
+/* Guard our own interpreter calls so their allocations are not the user's. */
+static int py_guard(void)
+{
+	return mp_enter();
+}
+
+static void py_unguard(int g)
+{
+	if (g)
+		mp_leave();
+}
+
+static uint64_t py_hash(const char *s, size_t n, uint32_t line)
+{
+	uint64_t h = 1469598103934665603ull ^ line;
+
+	while (n--) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ull;
+	}
+	return h ? h : 1;
+}
+
+/* A string attribute as UTF-8, or "" (clears the error). */
+static const char *py_attr_str(PyObject *o, const char *name, PyObject **hold,
+			       Py_ssize_t *len)
+{
+	const char *s = NULL;
+
+	*hold = api.PyObject_GetAttrString(o, name);
+	if (*hold)
+		s = api.PyUnicode_AsUTF8AndSize(*hold, len);
+	if (!s) {
+		api.PyErr_Clear();
+		*len = 0;
+		s = "";
+	}
+	return s;
+}
+
+static long py_attr_long(PyObject *o, const char *name)
+{
+	PyObject *v = api.PyObject_GetAttrString(o, name);
+	long r = v ? api.PyLong_AsLong(v) : 0;
+
+	if (v)
+		api.Py_DecRef(v);
+	if (r == -1 || !v)
+		api.PyErr_Clear();
+	return r < 0 ? 0 : r;
+}
+
+static void py_write_pycode(uint32_t id, uint32_t line, const char *file,
+			    size_t flen, const char *name, size_t nlen)
+{
+	struct mp_rec_pycode *r;
+
+	if (flen > 2047)
+		file += flen - 2047, flen = 2047; /* keep the end of a long path */
+	if (nlen > 1023)
+		nlen = 1023;
+	r = mp_record_begin(MP_REC_PYCODE, sizeof(*r) + flen + 1 + nlen + 1);
+	if (!r)
+		return;
+	r->code_id = id;
+	r->first_line = line;
+	r->file_len = (uint16_t)(flen + 1);
+	r->name_len = (uint16_t)(nlen + 1);
+	r->reserved = 0;
+	memset(r->names, 0, r->h.size - sizeof(*r));
+	memcpy(r->names, file, flen);
+	memcpy(r->names + flen + 1, name, nlen);
+	mp_record_commit(r);
+}
+
+static int py_table_grow(void)
+{
+	uint32_t i, cap = py_table_cap ? py_table_cap * 2 : 1024;
+	struct py_intern *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (i = 0; i < py_table_cap; i++) {
+		struct py_intern *e = &py_table[i];
+		uint32_t j = (uint32_t)e->hash & (cap - 1);
+
+		if (!e->hash)
+			continue;
+		while (t[j].hash)
+			j = (j + 1) & (cap - 1);
+		t[j] = *e;
+	}
+	free(py_table);
+	py_table = t;
+	py_table_cap = cap;
+	return 0;
+}
+
+/* Name of the module a frame runs in: globals["__name__"], or NULL. */
+static PyObject *py_frame_globals(PyFrameObject *frame)
+{
+	if (api.PyFrame_GetGlobals)
+		return api.PyFrame_GetGlobals(frame);
+	return api.PyObject_GetAttrString((PyObject *)frame, "f_globals");
+}
+
+static const char *py_module_name(PyFrameObject *frame, PyObject **hold)
+{
+	PyObject *g = py_frame_globals(frame), *n;
+	const char *s = NULL;
+
+	*hold = NULL;
+	if (!g) {
+		api.PyErr_Clear();
+		return NULL;
+	}
+	n = api.PyDict_GetItemString(g, "__name__");
+	if (n) {
+		api.Py_IncRef(n);
+		*hold = n;
+		s = api.PyUnicode_AsUTF8AndSize(n, NULL);
+		if (!s)
+			api.PyErr_Clear();
+	}
+	api.Py_DecRef(g);
+	return s;
+}
+
+/* Flags of a newly interned code object: which MEMPROV_MARK_ON entry. */
+static uint32_t py_match_marks(PyFrameObject *frame, const char *file,
+			       const char *qual, const char *name, uint32_t *mark)
+{
+	PyObject *hold;
+	const char *mod = py_module_name(frame, &hold);
+	const char *base = strrchr(file, '/');
+	size_t blen;
+	int i;
+
+	base = base ? base + 1 : file;
+	blen = strlen(base);
+	if (blen > 3 && !strcmp(base + blen - 3, ".py"))
+		blen -= 3;
+	for (i = 0; i < py_nmarks; i++) {
+		struct py_mark *m = &py_marks[i];
+		int mod_ok = (mod && !strcmp(mod, m->module)) ||
+			     (strlen(m->module) == blen && !strncmp(base, m->module, blen));
+
+		if (mod_ok && (!strcmp(qual, m->function) || !strcmp(name, m->function))) {
+			*mark = (uint32_t)i;
+			break;
+		}
+	}
+	if (hold)
+		api.Py_DecRef(hold);
+	return i < py_nmarks ? PYC_MARK : 0;
+}
+
+static int py_codes_grow(void)
+{
+	uint32_t cap = py_codes_cap ? py_codes_cap * 2 : 1024;
+	struct py_code *c = realloc(py_codes, cap * sizeof(*c));
+
+	if (!c)
+		return -1;
+	memset(c + py_codes_cap, 0, (cap - py_codes_cap) * sizeof(*c));
+	py_codes = c;
+	py_codes_cap = cap;
+	return 0;
+}
+
+/*
+ * Intern a code object by content and remember the id in its co_extra.
+ * Profile function only (GIL held, not in a hook). 0 on failure.
+ */
+static uint32_t py_code_intern(PyObject *code, PyFrameObject *frame)
+{
+	PyObject *et, *ev, *tb, *hf, *hq, *hn;
+	Py_ssize_t flen, qlen, nlen;
+	const char *file, *qual, *name;
+	uint32_t line, id = 0, j, flags = 0, mark = 0;
+	struct py_intern *e;
+	uint64_t h;
+	int g = py_guard();
+
+	api.PyErr_Fetch(&et, &ev, &tb);
+	file = py_attr_str(code, "co_filename", &hf, &flen);
+	qual = py_attr_str(code, py_minor >= 11 ? "co_qualname" : "co_name", &hq, &qlen);
+	name = py_attr_str(code, "co_name", &hn, &nlen);
+	line = (uint32_t)py_attr_long(code, "co_firstlineno");
+	h = py_hash(file, (size_t)flen, line);
+	h ^= py_hash(qual, (size_t)qlen, 0) * 31;
+	h = h ? h : 1;
+
+	if (py_table_used * 2 >= py_table_cap && py_table_grow())
+		goto out;
+	for (j = (uint32_t)h & (py_table_cap - 1); py_table[j].hash;
+	     j = (j + 1) & (py_table_cap - 1)) {
+		e = &py_table[j];
+		if (e->hash == h && e->line == line &&
+		    e->key_len == (size_t)(flen + qlen + 2) &&
+		    !memcmp(e->key, file, (size_t)flen) &&
+		    !memcmp(e->key + flen + 1, qual, (size_t)qlen)) {
+			id = e->id;
+			goto found;
+		}
+	}
+	if (py_ncodes + 1 >= py_codes_cap && py_codes_grow())
+		goto out;
+	e = &py_table[j];
+	e->key_len = (size_t)(flen + qlen + 2);
+	e->key = malloc(e->key_len);
+	if (!e->key)
+		goto out;
+	memcpy(e->key, file, (size_t)flen + 1);
+	memcpy(e->key + flen + 1, qual, (size_t)qlen + 1);
+	e->hash = h;
+	e->line = line;
+	e->id = id = ++py_ncodes;
+	py_table_used++;
+
+	if (!strcmp(name, "<module>"))
+		flags |= PYC_MODULE;
+	if (flags & PYC_MODULE && flen >= 12 && !strcmp(file + flen - 12, "threading.py"))
+		flags |= PYC_THREADING;
+	if (py_nmarks)
+		flags |= py_match_marks(frame, file, qual, name, &mark);
+	if (py_attr_long(code, "co_flags") & PY_CO_GENLIKE)
+		flags |= PYC_GEN;
+	py_codes[id].flags = flags;
+	py_codes[id].mark = mark;
+	if (g)
+		py_write_pycode(id, line, file, (size_t)flen, qual, (size_t)qlen);
+found:
+	if (py_extra_index >= 0 && api.set_extra(code, py_extra_index,
+						  (void *)(uintptr_t)id) < 0)
+		api.PyErr_Clear();
+out:
+	if (hf)
+		api.Py_DecRef(hf);
+	if (hq)
+		api.Py_DecRef(hq);
+	if (hn)
+		api.Py_DecRef(hn);
+	api.PyErr_Restore(et, ev, tb);
+	py_unguard(g);
+	return id;
+}
+
+static int py_is_main_module(PyFrameObject *frame)
+{
+	PyObject *hold;
+	const char *mod;
+	int r;
+	int g = py_guard();
+
+	mod = py_module_name(frame, &hold);
+	r = mod && !strcmp(mod, "__main__");
+	if (hold)
+		api.Py_DecRef(hold);
+	py_unguard(g);
+	return r;
+}
+
+static int py_grow(struct py_thread *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 256;
+	struct py_ent *e;
+	int g = py_guard();
+
+	/* The guard matters: a hook that captured now would read t->ent. */
+	e = realloc(t->ent, cap * sizeof(*e));
+	py_unguard(g);
+	if (!e)
+		return -1;
+	t->ent = e;
+	t->cap = cap;
+	return 0;
+}
+
+static void py_mark(uint32_t id, PyFrameObject *frame)
+{
+	struct py_code *c = &py_codes[id];
+	int g;
+
+	if (c->flags & PYC_GEN) {
+		if (c->last_marked == frame)
+			return; /* a generator resumed, not called */
+		c->last_marked = frame;
+	}
+	g = py_guard();
+	if (g) {
+		mp_record_mark(py_marks[c->mark].label, 0);
+		mp_leave();
+	}
+}
+
+/* Push a frame entered now (seed: already running when we started). */
+static void py_push(struct py_thread *t, PyFrameObject *frame, int seed)
+{
+	PyObject *code = api.PyFrame_GetCode(frame);
+	void *v = NULL;
+	uint32_t id, flags = 0, cf;
+	struct py_ent *e;
+
+	if (!code)
+		return;
+	if (py_extra_index < 0 || api.get_extra(code, py_extra_index, &v) < 0 || !v)
+		id = py_code_intern(code, frame);
+	else
+		id = (uint32_t)(uintptr_t)v;
+	api.Py_DecRef(code);
+	cf = id ? py_codes[id].flags : 0;
+	if (MP_UNLIKELY(cf)) {
+		if (cf & PYC_MODULE && !py_main_ended &&
+		    pthread_equal(pthread_self(), py_main_thread) &&
+		    py_is_main_module(frame)) {
+			uint32_t i;
+
+			flags = ENT_MAIN;
+			for (i = 0; i < t->depth && i < t->cap; i++)
+				if (t->ent[i].flags & ENT_MAIN)
+					flags = 0; /* only the outermost one */
+		}
+		if (cf & PYC_MARK && !seed)
+			py_mark(id, frame);
+	}
+	if (MP_UNLIKELY(t->depth >= t->cap) && py_grow(t)) {
+		t->depth++; /* beyond the stored entries: counted only */
+		return;
+	}
+	e = &t->ent[t->depth];
+	e->frame = frame;
+	e->code_id = id;
+	e->flags = flags;
+	__atomic_signal_fence(__ATOMIC_RELEASE);
+	t->depth++;
+}
+
+static void py_main_end(void)
+{
+	int g;
+
+	if (py_main_ended)
+		return;
+	py_main_ended = 1;
+	g = py_guard();
+	if (g) {
+		mp_record_mark("__main__ end", MP_RF_MAIN_END);
+		mp_leave();
+	}
+}
+
+/* threading.py just ran: make threads started from now on call py_hook. */
+static void py_threading_loaded(PyFrameObject *frame)
+{
+	PyObject *g, *cur;
+	int guard;
+
+	if (!py_hook)
+		return;
+	guard = py_guard();
+	g = py_frame_globals(frame);
+	if (g) {
+		cur = api.PyDict_GetItemString(g, "_profile_hook");
+		if (!cur || cur == api.none) {
+			PyObject *mod = api.PyDict_GetItemString(api.PyImport_GetModuleDict(),
+								 "threading");
+			if (mod && api.PyObject_SetAttrString(mod, "_profile_hook", py_hook))
+				api.PyErr_Clear();
+		}
+		api.Py_DecRef(g);
+	} else {
+		api.PyErr_Clear();
+	}
+	py_unguard(guard);
+}
+
+static void py_pop(struct py_thread *t, PyFrameObject *frame)
+{
+	uint32_t i = t->depth;
+
+	if (MP_UNLIKELY(i > t->cap)) { /* entries not stored */
+		t->depth--;
+		return;
+	}
+	/* Normally the top; a frame that returned without its call being
+	 * seen (a generator closed with throw) matches nothing. */
+	while (i > 0 && t->ent[i - 1].frame != frame)
+		i--;
+	if (!i)
+		return;
+	i--;
+	if (MP_UNLIKELY(t->ent[i].flags & ENT_MAIN))
+		py_main_end();
+	if (MP_UNLIKELY(t->ent[i].code_id &&
+			py_codes[t->ent[i].code_id].flags & PYC_THREADING))
+		py_threading_loaded(frame);
+	t->depth = i;
+}
+
+static void py_thread_free(void *p)
+{
+	struct py_thread *t = p;
+	int g = py_guard();
+
+	py_self = NULL;
+	free(t->ent);
+	free(t);
+	py_unguard(g);
+}
+
+/*
+ * A thread's first event: seed the shadow stack with the frames already
+ * running (outermost first), then handle the event. Safe context.
+ */
+static void py_thread_start(PyFrameObject *frame, int what)
+{
+	struct py_thread *t = py_self;
+	PyFrameObject **chain = NULL, *f;
+	size_t n = 0, cap = 0, i;
+	int g = py_guard();
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			goto out;
+		py_self = t;
+		pthread_setspecific(py_key, t);
+	}
+	t->tstate = api.PyThreadState_Get();
+	t->seeded = 1;
+	t->foreign = api.PyThreadState_GetInterpreter(t->tstate) != py_main_interp;
+	if (t->foreign)
+		goto out; /* a subinterpreter: not ours */
+	t->depth = 0;
+	for (f = api.PyFrame_GetBack(frame); f; f = api.PyFrame_GetBack(f)) {
+		if (n == cap) {
+			PyFrameObject **c;
+
+			cap = cap ? cap * 2 : 64;
+			c = realloc(chain, cap * sizeof(*c));
+			if (!c)
+				break;
+			chain = c;
+		}
+		chain[n++] = f;
+		api.Py_DecRef((PyObject *)f); /* its running frame keeps it */
+	}
+	for (i = n; i > 0; i--)
+		py_push(t, chain[i - 1], 1);
+	free(chain);
+	if (what != PY_TRACE_RETURN)
+		py_push(t, frame, what != PY_TRACE_CALL);
+out:
+	py_unguard(g);
+}
+
+/* The C-level profile function: the per-call path. */
+static int py_profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	struct py_thread *t = py_self;
+
+	(void)obj;
+	(void)arg;
+	if (what != PY_TRACE_CALL && what != PY_TRACE_RETURN)
+		return 0;
+	if (MP_UNLIKELY(!t || !t->seeded)) {
+		py_thread_start(frame, what);
+		return 0;
+	}
+	if (MP_UNLIKELY(t->foreign))
+		return 0;
+	if (what == PY_TRACE_CALL)
+		py_push(t, frame, 0);
+	else if (t->depth)
+		py_pop(t, frame);
+	return 0;
+}
+
+/*
+ * threading._profile_hook(frame, event, arg): called through
+ * sys.setprofile in a new thread; swaps itself for py_profile.
+ */
+static PyObject *py_hook_call(PyObject *self, PyObject *args)
+{
+	PyFrameObject *frame = NULL;
+	PyObject *ev = NULL;
+	int what = 1;
+
+	(void)self;
+	if (api.PyTuple_Size(args) >= 2) {
+		frame = (PyFrameObject *)api.PyTuple_GetItem(args, 0);
+		ev = api.PyTuple_GetItem(args, 1);
+	}
+	api.PyEval_SetProfile(py_profile, NULL);
+	if (ev && !api.PyUnicode_CompareWithASCIIString(ev, "call"))
+		what = PY_TRACE_CALL;
+	else if (ev && !api.PyUnicode_CompareWithASCIIString(ev, "return"))
+		what = PY_TRACE_RETURN;
+	if (frame && (PyObject *)frame != api.none && py_state == PY_ARMED &&
+	    (!py_self || !py_self->seeded))
+		py_thread_start(frame, what);
+	api.PyErr_Clear();
+	api.Py_IncRef(api.none);
+	return api.none;
+}
+
+static struct py_methoddef py_hook_def = {
+	"memprov_profile_hook", py_hook_call, PY_METH_VARARGS,
+	"memprov: installs its C profile function in this thread",
+};
+
+/* Where PyThreadState keeps c_profilefunc: found by looking for py_profile. */
+static void py_find_profile_slot(PyThreadState *ts)
+{
+	void *const *p = (void *const *)ts;
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		if (p[i] == (void *)py_profile) {
+			py_profile_off = i * (int)sizeof(void *);
+			return;
+		}
+	}
+}
+
+static void py_parse_marks(void)
+{
+	char *s, *tok, *save = NULL;
+	int n = 1;
+
+	if (!mp_config.mark_on[0])
+		return;
+	for (s = mp_config.mark_on; *s; s++)
+		n += *s == ',';
+	py_marks = calloc((size_t)n, sizeof(*py_marks));
+	s = strdup(mp_config.mark_on);
+	if (!py_marks || !s)
+		return;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(tok, ':');
+		struct py_mark *m = &py_marks[py_nmarks];
+
+		if (!colon || colon == tok || !colon[1]) {
+			mp_warn("MEMPROV_MARK_ON: expected MODULE:FUNCTION, ignoring ", tok);
+			continue;
+		}
+		m->label = strdup(tok);
+		*colon = 0;
+		m->module = tok;
+		m->function = colon + 1;
+		if (m->label)
+			py_nmarks++;
+	}
+}
+
+/* Install the profile function everywhere. Pending call: main thread, GIL. */
+static int py_install(void *arg)
+{
+	PyObject *et, *ev, *tb;
+	PyThreadState *ts, *me;
+	int g = py_guard();
+
+	(void)arg;
+	if (!mp_tracing || py_state != PY_SCHEDULED)
+		goto out_unguard;
+	api.PyErr_Fetch(&et, &ev, &tb);
+	me = api.PyThreadState_Get();
+	py_main_interp = api.PyThreadState_GetInterpreter(me);
+	if (py_main_interp != api.PyInterpreterState_Main())
+		goto out; /* not the main interpreter: leave it alone */
+	py_main_thread = pthread_self();
+	if (pthread_key_create(&py_key, py_thread_free))
+		goto out;
+	if (api.request_extra) {
+		py_extra_index = api.request_extra(NULL);
+		if (py_extra_index < 0)
+			api.PyErr_Clear();
+	}
+	py_parse_marks();
+	py_hook = api.PyCFunction_NewEx(&py_hook_def, NULL, NULL);
+	if (!py_hook)
+		api.PyErr_Clear();
+	py_state = PY_ARMED;
+
+	api.PyEval_SetProfile(py_profile, NULL);
+	py_find_profile_slot(me);
+	if (api.PyEval_SetProfileAllThreads) {
+		api.PyEval_SetProfileAllThreads(py_profile, NULL);
+	} else if (api._PyEval_SetProfile) {
+		for (ts = api.PyInterpreterState_ThreadHead(py_main_interp); ts;
+		     ts = api.PyThreadState_Next(ts))
+			if (ts != me)
+				api._PyEval_SetProfile(ts, py_profile, NULL);
+	}
+	api.PyErr_Clear();
+	if (py_hook) {
+		PyObject *mod = api.PyDict_GetItemString(api.PyImport_GetModuleDict(),
+							 "threading");
+		PyObject *cur = mod ? api.PyObject_GetAttrString(mod, "_profile_hook") : NULL;
+
+		if (cur && cur == api.none &&
+		    api.PyObject_SetAttrString(mod, "_profile_hook", py_hook))
+			api.PyErr_Clear();
+		if (cur)
+			api.Py_DecRef(cur);
+		api.PyErr_Clear();
+	}
+out:
+	api.PyErr_Restore(et, ev, tb);
+out_unguard:
+	py_unguard(g);
+	return 0;
+}
+
+/* In an allocation hook: schedule py_install once Python is up. */
+static void py_try_arm(void)
+{
+	int s = py_state;
+
+	if (s != PY_WAITING)
+		return;
+	if (!mp_config.python) {
+		py_state = PY_OFF;
+		mp_python_capture = NULL;
+		return;
+	}
+	if (!api.Py_IsInitialized())
+		return;
+	if (!__atomic_compare_exchange_n(&py_state, &s, PY_SCHEDULED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	if (api.Py_AddPendingCall(py_install, NULL) != 0)
+		py_state = PY_WAITING; /* queue full: try again later */
+}
+
+/* mp_python_capture: the calling thread's Python frames, innermost first. */
+static int py_capture(struct mp_pyframe *out, int max)
+{
+	struct py_thread *t = py_self;
+	uint32_t i;
+	int n = 0;
+
+	if (MP_UNLIKELY(py_state != PY_ARMED)) {
+		py_try_arm();
+		return 0;
+	}
+	if (!t || !t->depth || !t->seeded || t->foreign)
+		return 0;
+	/* Someone replaced our profile function (sys.setprofile, cProfile):
+	 * the frames we hold may be gone. */
+	if (py_profile_off >= 0 &&
+	    *(void **)((char *)t->tstate + py_profile_off) != (void *)py_profile) {
+		t->depth = 0;
+		t->seeded = 0;
+		return 0;
+	}
+	i = t->depth < t->cap ? t->depth : t->cap;
+	while (i > 0 && n < max) {
+		struct py_ent *e = &t->ent[--i];
+		int line = api.PyFrame_GetLineNumber(e->frame);
+
+		out[n].code_id = e->code_id;
+		out[n].line = line > 0 ? (uint32_t)line : 0;
+		n++;
+	}
+	return n;
+}
+
+static void *py_sym(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+static int py_version(void)
+{
+	const unsigned long *v = py_sym("Py_Version");
+	const char *s;
+
+	if (v)
+		return (int)((*v >> 16) & 0xff) | (int)((*v >> 24) << 8);
+	s = api.Py_GetVersion();
+	if (s[0] != '3' || s[1] != '.')
+		return 0;
+	return 3 << 8 | atoi(s + 2);
+}
+
+/* At load: is CPython in this process? Resolve its API; arm the capture. */
+__attribute__((constructor)) static void py_init(void)
+{
+	int g = py_guard(), ver;
+
+	if (!py_sym("Py_IsInitialized"))
+		goto out;
+#define PY_API_RESOLVE(ret, name, args, req)                           \
+	*(void **)&api.name = py_sym(#name);                           \
+	if (req && !api.name)                                          \
+		goto out;
+	PY_API(PY_API_RESOLVE)
+#undef PY_API_RESOLVE
+	ver = py_version();
+	if ((ver >> 8) != 3 || (ver & 0xff) < 9)
+		goto out; /* 3.9 has everything we use */
+	py_minor = ver & 0xff;
+	if (py_sym("_Py_MergeZeroLocalRefcount"))
+		goto out; /* a free-threaded build: no GIL to rely on */
+	api.none = py_sym("_Py_NoneStruct");
+	if (!api.none)
+		goto out;
+	*(void **)&api.request_extra = py_sym("PyUnstable_Eval_RequestCodeExtraIndex");
+	*(void **)&api.get_extra = py_sym("PyUnstable_Code_GetExtra");
+	*(void **)&api.set_extra = py_sym("PyUnstable_Code_SetExtra");
+	if (!api.request_extra || !api.get_extra || !api.set_extra) {
+		*(void **)&api.request_extra = py_sym("_PyEval_RequestCodeExtraIndex");
+		*(void **)&api.get_extra = py_sym("_PyCode_GetExtra");
+		*(void **)&api.set_extra = py_sym("_PyCode_SetExtra");
+	}
+	if (!api.get_extra || !api.set_extra)
+		api.request_extra = NULL;
+	py_state = PY_WAITING;
+	mp_python_capture = py_capture;
+out:
+	py_unguard(g);
+}
