@@ -1,0 +1,118 @@
+/*
+ * main.c - the memprov command line: subcommand dispatch, usage and help.
+ * Only this file exits; subcommands return their exit status.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+struct subcommand {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage;
+	const char *help;
+};
+
+static const struct subcommand subcommands[] = {
+	{ "run", cmd_run,
+	  "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... -- CMD [ARGS...]",
+	  "Run CMD with libmemprov.so preloaded and write its trace.\n"
+	  "  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
+	  "  --mark-on MODULE:FUNC    put a mark each time this Python function returns\n"
+	  "Exits with CMD's status (128+N if killed by signal N), 127 if CMD is not found.\n"
+	  "The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
+	  "next to this program.\n" },
+	{ "leaks", cmd_leaks,
+	  "memprov leaks [--json] [--native|--python-only] [--all] TRACE",
+	  "Memory still live at the end of the Python main module (if the trace marks it),\n"
+	  "else at exit or at the point of death, grouped by allocation site, biggest first.\n"
+	  "  --json         one JSON object on stdout\n"
+	  "  --native       show every native frame, interpreter frames included\n"
+	  "  --python-only  show Python frames only\n"
+	  "  --all          show every site, not the top 20\n" },
+	{ "stats", cmd_stats,
+	  "memprov stats [--json] TRACE",
+	  "Calls, bytes and failures per function; allocations, frees, peak and live\n"
+	  "memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
+	  "  --json         one JSON object on stdout\n" },
+	{ "dump", cmd_dump,
+	  "memprov dump TRACE",
+	  "Every record of the trace in time order, one line each.\n" },
+};
+
+static const struct subcommand *find_subcommand(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(subcommands[i].name, name))
+			return &subcommands[i];
+	return NULL;
+}
+
+int show_usage(FILE *f, const char *cmd)
+{
+	const struct subcommand *s = cmd ? find_subcommand(cmd) : NULL;
+	size_t i;
+
+	if (s) {
+		fprintf(f, "usage: %s\n\n%s", s->usage, s->help);
+		return 0;
+	}
+	fprintf(f, "usage: memprov SUBCOMMAND [OPTIONS] ...\n\n");
+	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
+		fprintf(f, "  %s\n", subcommands[i].usage);
+	fprintf(f, "\n  memprov help SUBCOMMAND    details of one subcommand\n"
+		   "\nExit status: 0 success, 1 failure (unreadable trace, command failed),\n"
+		   "2 bad command line; run exits with the command's status.\n");
+	return 0;
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	const struct subcommand *s = cmd ? find_subcommand(cmd) : NULL;
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "memprov: error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (s)
+		fprintf(stderr, "usage: %s\n", s->usage);
+	else
+		show_usage(stderr, NULL);
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	const struct subcommand *s;
+
+	if (argc < 2)
+		return usage_error(NULL, "no subcommand given");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		show_usage(stdout, NULL);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			show_usage(stdout, NULL);
+			return EXIT_OK;
+		}
+		if (!find_subcommand(argv[2]))
+			return usage_error(NULL, "unknown subcommand '%s'", argv[2]);
+		show_usage(stdout, argv[2]);
+		return EXIT_OK;
+	}
+	if (argv[1][0] == '-')
+		return usage_error(NULL, "unknown option '%s'", argv[1]);
+	s = find_subcommand(argv[1]);
+	if (!s)
+		return usage_error(NULL, "unknown subcommand '%s'", argv[1]);
+	return s->fn(argc - 1, argv + 1);
+}

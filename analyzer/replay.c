@@ -1,0 +1,587 @@
+/*
+ * replay.c - apply a trace's records to a model of live memory: blocks per
+ * kind, realloc pairs, partial munmap, CUDA frees and context resets, and
+ * the tables of stacks, code objects, modules, marks and threads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "util.h"
+
+void replay_init(struct replay *r, struct trace *t)
+{
+	memset(r, 0, sizeof(*r));
+	r->trace = t;
+}
+
+static struct replay_block **table_of(struct replay *r, unsigned kind)
+{
+	return kind == MP_KIND_MMAP ? &r->mmaps : &r->blocks;
+}
+
+static struct replay_block *block_find(struct replay *r, unsigned kind, uint64_t addr)
+{
+	struct replay_block_key key;
+	struct replay_block *b;
+
+	memset(&key, 0, sizeof(key));
+	key.addr = addr;
+	key.kind = (uint8_t)kind;
+	HASH_FIND(hh, *table_of(r, kind), &key, sizeof(key), b);
+	return b;
+}
+
+static void kind_add(struct replay *r, unsigned kind, uint64_t size)
+{
+	struct replay_kind *k = &r->kinds[kind];
+
+	k->live_bytes += size;
+	k->live_blocks++;
+	if (k->live_bytes > k->peak_bytes) {
+		k->peak_bytes = k->live_bytes;
+		k->peak_ts = r->now;
+	}
+	if (k->live_blocks > k->peak_blocks)
+		k->peak_blocks = k->live_blocks;
+}
+
+static void block_insert(struct replay *r, struct replay_block *b)
+{
+	struct replay_block *old;
+
+	old = block_find(r, b->key.kind, b->key.addr);
+	if (old) {
+		/* its free was not seen (untraced path): the new block wins */
+		HASH_DEL(*table_of(r, old->key.kind), old);
+		r->kinds[old->key.kind].live_bytes -= old->size;
+		r->kinds[old->key.kind].live_blocks--;
+		free(old);
+	}
+	HASH_ADD(hh, *table_of(r, b->key.kind), key, sizeof(b->key), b);
+	kind_add(r, b->key.kind, b->size);
+}
+
+static struct replay_block *block_new(unsigned kind, uint64_t addr, uint64_t size,
+				      uint64_t stack, unsigned func, int device, uint64_t ts)
+{
+	struct replay_block *b = xcalloc(1, sizeof(*b));
+
+	b->key.addr = addr;
+	b->key.kind = (uint8_t)kind;
+	b->size = size;
+	b->stack = stack;
+	b->func = (uint16_t)func;
+	b->device = device;
+	b->ts = ts;
+	return b;
+}
+
+/* Take b out of the live set (it stays allocated for the caller). */
+static void block_remove(struct replay *r, struct replay_block *b)
+{
+	struct replay_kind *k = &r->kinds[b->key.kind];
+
+	HASH_DEL(*table_of(r, b->key.kind), b);
+	k->live_bytes -= b->size;
+	k->live_blocks--;
+	k->frees++;
+}
+
+static struct replay_thread *thread_get(struct replay *r, uint32_t serial)
+{
+	struct replay_thread *th;
+
+	HASH_FIND(hh, r->threads, &serial, sizeof(serial), th);
+	if (!th) {
+		th = xcalloc(1, sizeof(*th));
+		th->serial = serial;
+		th->first_ts = r->now;
+		HASH_ADD(hh, r->threads, serial, sizeof(serial), th);
+	}
+	return th;
+}
+
+static void drop_stash(struct replay_thread *th)
+{
+	free(th->stash);
+	th->stash = NULL;
+	th->realloc_pending = 0;
+}
+
+static void note_failure(struct replay *r, unsigned func, unsigned kind, uint64_t size, int result)
+{
+	struct replay_failure_key key;
+	struct replay_failure *f;
+
+	memset(&key, 0, sizeof(key));
+	key.func = (uint16_t)func;
+	key.kind = (uint8_t)kind;
+	key.size = size;
+	key.result = result;
+	HASH_FIND(hh, r->failures, &key, sizeof(key), f);
+	if (!f) {
+		f = xcalloc(1, sizeof(*f));
+		f->key = key;
+		HASH_ADD(hh, r->failures, key, sizeof(key), f);
+	}
+	f->count++;
+}
+
+static struct replay_func *func_of(struct replay *r, unsigned func)
+{
+	return &r->funcs[func < MP_FN_MAX ? func : 0];
+}
+
+static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp_rec_alloc *a)
+{
+	unsigned kind = a->h.kind == MP_KIND_MMAP ? MP_KIND_MMAP : MP_KIND_HEAP;
+	int is_realloc = a->h.flags & MP_RF_REALLOC;
+	struct replay_func *fn = func_of(r, a->h.func);
+
+	if (!(is_realloc && th->realloc_pending))
+		fn->calls++;
+	if (a->h.flags & MP_RF_FAILED || !a->addr) {
+		fn->failed++;
+		note_failure(r, a->h.func, kind, a->size, 0);
+		if (is_realloc && th->stash) {
+			/* realloc failed: the old block is still there */
+			r->kinds[th->stash->key.kind].frees--;
+			block_insert(r, th->stash);
+			th->stash = NULL;
+		}
+		drop_stash(th);
+		return;
+	}
+	drop_stash(th);
+	fn->bytes += a->size;
+	r->kinds[kind].allocs++;
+	r->kinds[kind].alloc_bytes += a->size;
+	block_insert(r, block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts));
+}
+
+/* munmap of [addr, addr+len): trims, splits or removes mmap blocks. */
+static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
+{
+	uint64_t page = r->trace->hdr.page_size ? r->trace->hdr.page_size : 4096;
+	uint64_t end = addr + ((len + page - 1) / page) * page;
+	struct replay_block *b, *tmp;
+	struct replay_kind *k = &r->kinds[MP_KIND_MMAP];
+	int touched = 0;
+
+	HASH_ITER(hh, r->mmaps, b, tmp) {
+		uint64_t bs = b->key.addr, be = b->key.addr + b->size;
+
+		if (be <= addr || bs >= end)
+			continue;
+		touched = 1;
+		if (addr <= bs && end >= be) {
+			block_remove(r, b);
+			free(b);
+			continue;
+		}
+		HASH_DEL(r->mmaps, b);
+		k->live_bytes -= b->size;
+		k->live_blocks--;
+		if (bs < addr && be > end) {
+			/* a hole in the middle: the tail becomes its own block */
+			struct replay_block *t2 = block_new(MP_KIND_MMAP, end, be - end, b->stack,
+							    b->func, b->device, b->ts);
+
+			HASH_ADD(hh, r->mmaps, key, sizeof(t2->key), t2);
+			k->live_bytes += t2->size;
+			k->live_blocks++;
+		}
+		if (bs < addr) {
+			b->size = addr - bs;
+		} else {
+			b->key.addr = end;
+			b->size = be - end;
+		}
+		HASH_ADD(hh, r->mmaps, key, sizeof(b->key), b);
+		k->live_bytes += b->size;
+		k->live_blocks++;
+	}
+	if (touched)
+		k->frees++;
+	else
+		r->unmatched_frees++;
+}
+
+static void do_free(struct replay *r, struct replay_thread *th, const struct mp_rec_free *f)
+{
+	unsigned kind = f->h.kind == MP_KIND_MMAP ? MP_KIND_MMAP : MP_KIND_HEAP;
+	struct replay_block *b;
+
+	drop_stash(th);
+	if (f->h.func == MP_FN_munmap) {
+		func_of(r, f->h.func)->calls++;
+		do_unmap(r, f->addr, ((const struct mp_rec_unmap *)f)->len);
+		return;
+	}
+	func_of(r, f->h.func)->calls++;
+	if (f->h.flags & MP_RF_REALLOC)
+		th->realloc_pending = 1;
+	if (!f->addr)
+		return;
+	b = block_find(r, kind, f->addr);
+	if (!b) {
+		r->unmatched_frees++;
+		return;
+	}
+	block_remove(r, b);
+	if (f->h.flags & MP_RF_REALLOC)
+		th->stash = b;
+	else
+		free(b);
+}
+
+static void do_gpu_alloc(struct replay *r, struct replay_thread *th, const struct mp_rec_gpu_alloc *a)
+{
+	unsigned kind = a->h.kind < MP_KIND_COUNT ? a->h.kind : MP_KIND_NONE;
+	struct replay_func *fn = func_of(r, a->h.func);
+
+	drop_stash(th);
+	fn->calls++;
+	if (a->h.flags & MP_RF_FAILED || a->result || !a->addr) {
+		fn->failed++;
+		note_failure(r, a->h.func, kind, a->size, a->result);
+		return;
+	}
+	fn->bytes += a->size;
+	r->kinds[kind].allocs++;
+	r->kinds[kind].alloc_bytes += a->size;
+	block_insert(r, block_new(kind, a->addr, a->size, a->stack, a->h.func, a->device, a->h.ts));
+}
+
+static void do_gpu_free(struct replay *r, struct replay_thread *th, const struct mp_rec_gpu_free *f)
+{
+	struct replay_func *fn = func_of(r, f->h.func);
+	struct replay_block *b;
+
+	drop_stash(th);
+	fn->calls++;
+	if (f->result) {
+		fn->failed++;
+		note_failure(r, f->h.func, f->h.kind, 0, f->result);
+		return;
+	}
+	if (!f->addr)
+		return;
+	b = block_find(r, f->h.kind, f->addr);
+	if (!b && f->h.kind == MP_KIND_DEVICE)
+		b = block_find(r, MP_KIND_MANAGED, f->addr);
+	if (!b) {
+		r->unmatched_frees++;
+		return;
+	}
+	block_remove(r, b);
+	free(b);
+}
+
+static void do_ctx_reset(struct replay *r, struct replay_thread *th, const struct mp_rec_ctx_reset *c)
+{
+	struct replay_block *b, *tmp;
+
+	drop_stash(th);
+	func_of(r, c->h.func)->calls++;
+	HASH_ITER(hh, r->blocks, b, tmp) {
+		unsigned k = b->key.kind;
+
+		if (k != MP_KIND_DEVICE && k != MP_KIND_MANAGED && k != MP_KIND_PINNED)
+			continue;
+		if (c->device != -1 && b->device != c->device)
+			continue;
+		block_remove(r, b);
+		free(b);
+		r->ctx_reset_frees++;
+	}
+}
+
+static void do_stack(struct replay *r, const struct mp_rec_stack *s)
+{
+	struct replay_stack *st;
+
+	HASH_FIND(hh, r->stacks, &s->id, sizeof(s->id), st);
+	if (st)
+		return; /* written twice (two threads raced): same frames */
+	st = xcalloc(1, sizeof(*st));
+	st->id = s->id;
+	st->ts = s->h.ts;
+	st->n_native = s->n_native;
+	st->n_python = s->n_python;
+	st->native = xmalloc(8u * s->n_native);
+	memcpy(st->native, s->native, 8u * s->n_native);
+	st->python = xmalloc(sizeof(struct mp_pyframe) * s->n_python);
+	memcpy(st->python, s->native + s->n_native, sizeof(struct mp_pyframe) * s->n_python);
+	HASH_ADD(hh, r->stacks, id, sizeof(st->id), st);
+}
+
+static void do_pycode(struct replay *r, const struct mp_rec_pycode *p)
+{
+	struct replay_pycode *pc;
+
+	HASH_FIND(hh, r->pycodes, &p->code_id, sizeof(p->code_id), pc);
+	if (pc)
+		return;
+	pc = xcalloc(1, sizeof(*pc));
+	pc->id = p->code_id;
+	pc->first_line = p->first_line;
+	pc->file = xstrdup(p->names);
+	pc->name = xstrdup(p->names + p->file_len);
+	HASH_ADD(hh, r->pycodes, id, sizeof(pc->id), pc);
+}
+
+static void do_module(struct replay *r, const struct mp_rec_module *m)
+{
+	struct replay_module *mod;
+
+	if (r->n_modules == r->alloc_modules) {
+		r->alloc_modules = r->alloc_modules ? 2 * r->alloc_modules : 32;
+		r->modules = xrealloc(r->modules, r->alloc_modules * sizeof(*r->modules));
+	}
+	mod = &r->modules[r->n_modules++];
+	memset(mod, 0, sizeof(*mod));
+	mod->path = xstrdup(m->path);
+	mod->base = m->base;
+	mod->lo = m->lo;
+	mod->hi = m->hi;
+	mod->build_id_len = m->build_id_len;
+	memcpy(mod->build_id, m->build_id, m->build_id_len);
+	mod->load_ts = m->h.ts;
+}
+
+static void do_unload(struct replay *r, const struct mp_rec_unload *u)
+{
+	size_t i;
+
+	for (i = r->n_modules; i-- > 0;) {
+		if (r->modules[i].base == u->base && !r->modules[i].unload_ts) {
+			r->modules[i].unload_ts = u->h.ts;
+			return;
+		}
+	}
+}
+
+static int do_mark(struct replay *r, const struct mp_rec_mark *m)
+{
+	struct replay_mark *mk;
+
+	if (r->n_marks == r->alloc_marks) {
+		r->alloc_marks = r->alloc_marks ? 2 * r->alloc_marks : 16;
+		r->marks = xrealloc(r->marks, r->alloc_marks * sizeof(*r->marks));
+	}
+	mk = &r->marks[r->n_marks++];
+	mk->label = xstrdup(m->label_len ? m->label : "");
+	mk->serial = m->serial;
+	mk->flags = m->h.flags;
+	mk->ts = m->h.ts;
+	return r->on_mark ? r->on_mark(r, mk, r->arg) : 0;
+}
+
+static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
+{
+	th->tid = t->tid;
+	th->parent_serial = t->parent_serial;
+	memcpy(th->name, t->name, sizeof(t->name));
+	th->name[16] = 0;
+}
+
+/* Apply one record. Returns nonzero when a callback asks to stop. */
+static int apply(struct replay *r, const struct mp_rec_head *h)
+{
+	struct replay_thread *th = thread_get(r, trace_last_serial(r->trace));
+	int stop = 0;
+
+	r->now = h->ts;
+	r->events++;
+	switch (h->type) {
+	case MP_REC_ALLOC: do_alloc(r, th, (const void *)h); break;
+	case MP_REC_FREE: do_free(r, th, (const void *)h); break;
+	case MP_REC_GPU_ALLOC: do_gpu_alloc(r, th, (const void *)h); break;
+	case MP_REC_GPU_FREE: do_gpu_free(r, th, (const void *)h); break;
+	case MP_REC_CTX_RESET: do_ctx_reset(r, th, (const void *)h); break;
+	case MP_REC_STACK: do_stack(r, (const void *)h); break;
+	case MP_REC_PYCODE: do_pycode(r, (const void *)h); break;
+	case MP_REC_MODULE: do_module(r, (const void *)h); break;
+	case MP_REC_UNLOAD: do_unload(r, (const void *)h); break;
+	case MP_REC_THREAD: do_thread(th, (const void *)h); break;
+	case MP_REC_MARK:
+		drop_stash(th);
+		stop = do_mark(r, (const void *)h);
+		break;
+	case MP_REC_EXIT: {
+		const struct mp_rec_exit *e = (const void *)h;
+
+		drop_stash(th);
+		r->have_exit = 1;
+		r->exit_status = e->status;
+		r->exit_ts = h->ts;
+		break;
+	}
+	default:
+		break;
+	}
+	if (!stop && r->on_record)
+		stop = r->on_record(r, h, r->arg);
+	return stop;
+}
+
+int replay_run(struct replay *r)
+{
+	const struct mp_rec_head *h;
+
+	while ((h = trace_next(r->trace)))
+		if (apply(r, h))
+			break;
+	return 0;
+}
+
+struct replay_live *replay_snapshot(const struct replay *r)
+{
+	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
+	struct replay_live *live = NULL;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const struct replay_block *b, *tmp;
+
+		HASH_ITER(hh, tables[i], b, tmp) {
+			struct replay_live_key key;
+			struct replay_live *l;
+
+			memset(&key, 0, sizeof(key));
+			key.stack = b->stack;
+			key.func = b->func;
+			key.kind = b->key.kind;
+			HASH_FIND(hh, live, &key, sizeof(key), l);
+			if (!l) {
+				l = xcalloc(1, sizeof(*l));
+				l->key = key;
+				HASH_ADD(hh, live, key, sizeof(key), l);
+			}
+			l->blocks++;
+			l->bytes += b->size;
+		}
+	}
+	return live;
+}
+
+void replay_live_free(struct replay_live **live)
+{
+	struct replay_live *l, *tmp;
+
+	HASH_ITER(hh, *live, l, tmp) {
+		HASH_DEL(*live, l);
+		free(l);
+	}
+}
+
+struct replay_stack *replay_find_stack(const struct replay *r, uint64_t id)
+{
+	struct replay_stack *st;
+
+	HASH_FIND(hh, r->stacks, &id, sizeof(id), st);
+	return st;
+}
+
+struct replay_pycode *replay_find_pycode(const struct replay *r, uint32_t id)
+{
+	struct replay_pycode *pc;
+
+	HASH_FIND(hh, r->pycodes, &id, sizeof(id), pc);
+	return pc;
+}
+
+const struct replay_module *replay_find_module(const struct replay *r, uint64_t addr, uint64_t ts)
+{
+	const struct replay_module *best = NULL;
+	size_t i;
+
+	/* the latest load covering addr that was not unloaded before ts */
+	for (i = 0; i < r->n_modules; i++) {
+		const struct replay_module *m = &r->modules[i];
+
+		if (addr < m->lo || addr >= m->hi)
+			continue;
+		if (m->unload_ts && m->unload_ts < ts)
+			continue;
+		if (!best || m->load_ts <= ts)
+			best = m;
+	}
+	return best;
+}
+
+const char *replay_ending(const struct replay *r, char *buf, size_t len)
+{
+	const struct mp_file_header *h = &r->trace->hdr;
+
+	switch (h->state) {
+	case MP_STATE_EXITED:
+		if (h->exit_status == MP_EXIT_UNKNOWN)
+			snprintf(buf, len, "exited (main returned; status not recorded)");
+		else
+			snprintf(buf, len, "exited with status %d", h->exit_status);
+		break;
+	case MP_STATE_EXEC:
+		snprintf(buf, len, "replaced by exec (a new trace continues)");
+		break;
+	case MP_STATE_STOPPED:
+		snprintf(buf, len, "tracing stopped: %s",
+			 h->stop_message[0] ? h->stop_message :
+			 h->stop_reason == MP_STOP_NOSPACE ? "no space left for the trace" :
+			 h->stop_reason == MP_STOP_MAP ? "cannot map the trace" : "internal limit");
+		break;
+	default:
+		snprintf(buf, len, "killed or still running: live at point of death");
+		break;
+	}
+	return buf;
+}
+
+void replay_release(struct replay *r)
+{
+	struct replay_block *b, *bt;
+	struct replay_failure *f, *ft;
+	struct replay_stack *s, *st;
+	struct replay_pycode *p, *pt;
+	struct replay_thread *t, *tt;
+	size_t i;
+
+	HASH_ITER(hh, r->blocks, b, bt) {
+		HASH_DEL(r->blocks, b);
+		free(b);
+	}
+	HASH_ITER(hh, r->mmaps, b, bt) {
+		HASH_DEL(r->mmaps, b);
+		free(b);
+	}
+	HASH_ITER(hh, r->failures, f, ft) {
+		HASH_DEL(r->failures, f);
+		free(f);
+	}
+	HASH_ITER(hh, r->stacks, s, st) {
+		HASH_DEL(r->stacks, s);
+		free(s->native);
+		free(s->python);
+		free(s);
+	}
+	HASH_ITER(hh, r->pycodes, p, pt) {
+		HASH_DEL(r->pycodes, p);
+		free(p->file);
+		free(p->name);
+		free(p);
+	}
+	HASH_ITER(hh, r->threads, t, tt) {
+		HASH_DEL(r->threads, t);
+		free(t->stash);
+		free(t);
+	}
+	for (i = 0; i < r->n_modules; i++)
+		free(r->modules[i].path);
+	free(r->modules);
+	for (i = 0; i < r->n_marks; i++)
+		free(r->marks[i].label);
+	free(r->marks);
+}

@@ -1,0 +1,158 @@
+/*
+ * replay.h - the replay engine every report is built on.
+ *
+ * replay_run() feeds a trace's records, in time order, through a model of
+ * the process's memory: live blocks per kind (heap, mmap, pinned, device,
+ * managed, registered), per-kind and per-function counters, interned
+ * stacks, Python code objects, modules, marks and threads. Reports hook
+ * in with callbacks (after each record, at each mark) and take snapshots
+ * of live memory per stack with replay_snapshot(). Memory grows with live
+ * blocks and distinct stacks, never with the number of events.
+ */
+#ifndef MEMPROV_REPLAY_H
+#define MEMPROV_REPLAY_H
+
+#include <stdint.h>
+#include <uthash.h>
+
+#include "memprov_trace.h"
+#include "trace_reader.h"
+
+struct replay_block {
+	UT_hash_handle hh;
+	struct replay_block_key {
+		uint64_t addr;
+		uint8_t kind;
+		uint8_t pad[7];
+	} key;
+	uint64_t size;
+	uint64_t stack;
+	uint64_t ts;
+	int32_t device;
+	uint16_t func;
+};
+
+struct replay_kind {
+	uint64_t live_bytes, live_blocks;
+	uint64_t peak_bytes, peak_blocks, peak_ts;
+	uint64_t allocs, frees, alloc_bytes;
+};
+
+struct replay_func {
+	uint64_t calls, bytes, failed;
+};
+
+struct replay_failure {
+	UT_hash_handle hh;
+	struct replay_failure_key {
+		uint64_t size;
+		int32_t result;
+		uint16_t func;
+		uint8_t kind;
+		uint8_t pad;
+	} key;
+	uint64_t count;
+};
+
+struct replay_stack {
+	UT_hash_handle hh;
+	uint64_t id;
+	uint64_t ts;             /* when it was written: picks the modules */
+	uint16_t n_native, n_python;
+	uint64_t *native;
+	struct mp_pyframe *python;
+};
+
+struct replay_pycode {
+	UT_hash_handle hh;
+	uint32_t id;
+	uint32_t first_line;
+	char *file, *name;
+};
+
+struct replay_module {
+	char *path;
+	uint64_t base, lo, hi;
+	uint8_t build_id[32];
+	uint8_t build_id_len;
+	uint64_t load_ts, unload_ts; /* unload_ts 0: never unloaded */
+};
+
+struct replay_mark {
+	char *label;
+	uint32_t serial;
+	uint32_t flags;
+	uint64_t ts;
+};
+
+struct replay_thread {
+	UT_hash_handle hh;
+	uint32_t serial;
+	uint32_t tid, parent_serial;
+	char name[17];
+	uint64_t first_ts;
+	int realloc_pending;          /* a realloc FREE waits for its ALLOC */
+	struct replay_block *stash;   /* the block that realloc gave up */
+};
+
+struct replay;
+typedef int (*replay_record_fn)(struct replay *r, const struct mp_rec_head *h, void *arg);
+typedef int (*replay_mark_fn)(struct replay *r, const struct replay_mark *m, void *arg);
+
+struct replay {
+	struct trace *trace;
+	struct replay_block *blocks;      /* every kind but mmap */
+	struct replay_block *mmaps;       /* mmap blocks: searched by range */
+	struct replay_kind kinds[MP_KIND_COUNT];
+	struct replay_func funcs[MP_FN_MAX];
+	struct replay_failure *failures;
+	struct replay_stack *stacks;
+	struct replay_pycode *pycodes;
+	struct replay_thread *threads;
+	struct replay_module *modules;
+	size_t n_modules, alloc_modules;
+	struct replay_mark *marks;
+	size_t n_marks, alloc_marks;
+	uint64_t events;                  /* records replayed */
+	uint64_t unmatched_frees;         /* frees of blocks allocated before tracing */
+	uint64_t ctx_reset_frees;
+	int have_exit;                    /* an MP_REC_EXIT was seen */
+	int32_t exit_status;
+	uint64_t exit_ts;
+	uint64_t now;                     /* timestamp of the last record */
+	/* optional callbacks; a nonzero return stops the replay */
+	replay_record_fn on_record;       /* after each record is applied */
+	replay_mark_fn on_mark;           /* after each mark is applied */
+	void *arg;
+};
+
+/* Live memory of one (stack, kind, func) at an instant. */
+struct replay_live {
+	UT_hash_handle hh;
+	struct replay_live_key {
+		uint64_t stack;
+		uint16_t func;
+		uint8_t kind;
+		uint8_t pad[5];
+	} key;
+	uint64_t blocks, bytes;
+};
+
+void replay_init(struct replay *r, struct trace *t);
+/* Replay every record (or until a callback returns nonzero). Returns 0. */
+int replay_run(struct replay *r);
+void replay_release(struct replay *r);
+
+/* Live bytes and blocks per (stack, kind, func) now; free with replay_live_free. */
+struct replay_live *replay_snapshot(const struct replay *r);
+void replay_live_free(struct replay_live **live);
+
+struct replay_stack *replay_find_stack(const struct replay *r, uint64_t id);
+struct replay_pycode *replay_find_pycode(const struct replay *r, uint32_t id);
+/* The module that covered addr when the stack was written (ts), or NULL. */
+const struct replay_module *replay_find_module(const struct replay *r, uint64_t addr, uint64_t ts);
+
+/* "exited with status 3", "killed or still running: ...": how it ended. */
+const char *replay_ending(const struct replay *r, char *buf, size_t len);
+
+#endif /* MEMPROV_REPLAY_H */

@@ -1,0 +1,182 @@
+/*
+ * report_dump.c - `memprov dump`: every record in merged time order, one
+ * line each, for debugging the writer and for tests.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+static void dump_flags(unsigned flags)
+{
+	static const char *const names[] = { "failed", "realloc", "stream", "sampled", "main-end" };
+	unsigned i;
+	int first = 1;
+
+	if (!flags)
+		return;
+	printf(" flags=");
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (flags & (1u << i)) {
+			printf("%s%s", first ? "" : ",", names[i]);
+			first = 0;
+		}
+	}
+	if (flags >> ARRAY_SIZE(names))
+		printf("%s0x%x", first ? "" : ",", flags >> ARRAY_SIZE(names) << ARRAY_SIZE(names));
+}
+
+static void dump_stack(const struct mp_rec_stack *s)
+{
+	const struct mp_pyframe *py = (const void *)(s->native + s->n_native);
+	unsigned i;
+
+	printf(" id=0x%" PRIx64 " native=%u python=%u", s->id, s->n_native, s->n_python);
+	for (i = 0; i < s->n_native; i++)
+		printf(" 0x%" PRIx64, s->native[i]);
+	for (i = 0; i < s->n_python; i++)
+		printf(" py:%u:%u", py[i].code_id, py[i].line);
+}
+
+static void dump_module(const struct mp_rec_module *m)
+{
+	unsigned i;
+
+	printf(" base=0x%" PRIx64 " lo=0x%" PRIx64 " hi=0x%" PRIx64 " build_id=", m->base, m->lo, m->hi);
+	for (i = 0; i < m->build_id_len; i++)
+		printf("%02x", m->build_id[i]);
+	printf(" path=");
+	json_str(stdout, m->path);
+}
+
+static void dump_record(const struct mp_rec_head *h)
+{
+	switch (h->type) {
+	case MP_REC_ALLOC: {
+		const struct mp_rec_alloc *a = (const void *)h;
+
+		printf("alloc %s %s addr=0x%" PRIx64 " size=%" PRIu64 " stack=0x%" PRIx64,
+		       func_name(h->func), kind_name(h->kind), a->addr, a->size, a->stack);
+		break;
+	}
+	case MP_REC_FREE: {
+		const struct mp_rec_free *f = (const void *)h;
+
+		printf("free %s %s addr=0x%" PRIx64, func_name(h->func), kind_name(h->kind), f->addr);
+		if (h->func == MP_FN_munmap)
+			printf(" len=%" PRIu64, ((const struct mp_rec_unmap *)f)->len);
+		break;
+	}
+	case MP_REC_STACK: printf("stack"); dump_stack((const void *)h); break;
+	case MP_REC_MODULE: printf("module"); dump_module((const void *)h); break;
+	case MP_REC_UNLOAD:
+		printf("unload base=0x%" PRIx64, ((const struct mp_rec_unload *)h)->base);
+		break;
+	case MP_REC_THREAD: {
+		const struct mp_rec_thread *t = (const void *)h;
+		char name[17];
+
+		memcpy(name, t->name, 16);
+		name[16] = 0;
+		printf("thread tid=%u serial=%u parent=%u name=", t->tid, t->serial, t->parent_serial);
+		json_str(stdout, name);
+		break;
+	}
+	case MP_REC_MARK: {
+		const struct mp_rec_mark *m = (const void *)h;
+
+		printf("mark serial=%u label=", m->serial);
+		json_str(stdout, m->label_len ? m->label : "");
+		break;
+	}
+	case MP_REC_PYCODE: {
+		const struct mp_rec_pycode *p = (const void *)h;
+
+		printf("pycode id=%u first_line=%u file=", p->code_id, p->first_line);
+		json_str(stdout, p->names);
+		printf(" name=");
+		json_str(stdout, p->names + p->file_len);
+		break;
+	}
+	case MP_REC_RSS: {
+		const struct mp_rec_rss *s = (const void *)h;
+
+		printf("rss rss=%" PRIu64 " vm=%" PRIu64, s->rss_bytes, s->vm_bytes);
+		break;
+	}
+	case MP_REC_EXIT: {
+		const struct mp_rec_exit *e = (const void *)h;
+
+		printf("exit status=%d how=%s", e->status, e->how ? "_exit" : "exit");
+		break;
+	}
+	case MP_REC_GPU_ALLOC: {
+		const struct mp_rec_gpu_alloc *a = (const void *)h;
+
+		printf("gpu_alloc %s %s addr=0x%" PRIx64 " size=%" PRIu64 " stack=0x%" PRIx64
+		       " stream=0x%" PRIx64 " device=%d result=%d extra=%" PRIu64,
+		       func_name(h->func), kind_name(h->kind), a->addr, a->size, a->stack, a->stream,
+		       a->device, a->result, a->extra);
+		break;
+	}
+	case MP_REC_GPU_FREE: {
+		const struct mp_rec_gpu_free *f = (const void *)h;
+
+		printf("gpu_free %s %s addr=0x%" PRIx64 " stream=0x%" PRIx64 " device=%d result=%d",
+		       func_name(h->func), kind_name(h->kind), f->addr, f->stream, f->device, f->result);
+		break;
+	}
+	case MP_REC_CTX_RESET:
+		printf("ctx_reset %s device=%d", func_name(h->func),
+		       ((const struct mp_rec_ctx_reset *)h)->device);
+		break;
+	case MP_REC_FORK:
+		printf("fork child=%d", ((const struct mp_rec_fork *)h)->child_pid);
+		break;
+	}
+	dump_flags(h->flags);
+	putchar('\n');
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct mp_rec_head *h;
+	struct trace t;
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'h')
+			return show_usage(stdout, "dump"), EXIT_OK;
+		return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return usage_error("dump", optind == argc ? "no trace given" : "more than one trace given");
+	if (trace_open(&t, argv[optind], 0) < 0)
+		return EXIT_FAIL;
+	printf("# trace %s pid %d ppid %d state %s", t.path, t.hdr.pid, t.hdr.ppid,
+	       state_name(t.hdr.state));
+	if (t.hdr.state == MP_STATE_EXITED)
+		printf(" exit_status %d", t.hdr.exit_status);
+	printf(" chunk_size %u chunks %" PRIu64 " threads %zu\n", t.hdr.chunk_size,
+	       t.hdr.next_chunk, t.n_threads);
+	while ((h = trace_next(&t))) {
+		printf("%" PRIu64 " T%u @%" PRIu64 " ", h->ts, trace_last_serial(&t), trace_last_offset(&t));
+		dump_record(h);
+	}
+	if (t.cut)
+		printf("# trace cut at offset %" PRIu64 "\n", t.cut_at);
+	if (t.damaged)
+		printf("# trace damaged\n");
+	printf("# %" PRIu64 " records\n", t.records);
+	ret = report_status(&t);
+	trace_close(&t);
+	return ret;
+}

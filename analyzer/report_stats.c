@@ -1,0 +1,202 @@
+/*
+ * report_stats.c - `memprov stats`: calls per function, per-kind
+ * allocations, frees, peaks and live memory at the end, failed calls, and
+ * the state of the trace itself (duration, threads, cut, damaged).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+
+static int fail_cmp(const void *a, const void *b)
+{
+	const struct replay_failure *x = *(const struct replay_failure *const *)a;
+	const struct replay_failure *y = *(const struct replay_failure *const *)b;
+
+	if (x->key.func != y->key.func)
+		return x->key.func < y->key.func ? -1 : 1;
+	if (x->key.kind != y->key.kind)
+		return x->key.kind < y->key.kind ? -1 : 1;
+	if (x->key.size != y->key.size)
+		return x->key.size < y->key.size ? -1 : 1;
+	return x->key.result < y->key.result ? -1 : x->key.result > y->key.result;
+}
+
+/* Failures sorted by function, kind, size, result; NULL-terminated. */
+static const struct replay_failure **sorted_failures(const struct replay *r, size_t *n)
+{
+	const struct replay_failure **v, *f, *tmp;
+	size_t i = 0;
+
+	*n = HASH_COUNT(r->failures);
+	v = xcalloc(*n + 1, sizeof(*v));
+	HASH_ITER(hh, r->failures, f, tmp)
+		v[i++] = f;
+	qsort(v, *n, sizeof(*v), fail_cmp);
+	return v;
+}
+
+static uint64_t duration(const struct replay *r)
+{
+	const struct trace *t = r->trace;
+	uint64_t end = t->last_ts;
+
+	if (t->hdr.state != MP_STATE_RUNNING && t->hdr.end_mono_ns > end)
+		end = t->hdr.end_mono_ns;
+	if (!t->hdr.start_mono_ns || end < t->hdr.start_mono_ns)
+		return end > t->first_ts ? end - t->first_ts : 0;
+	return end - t->hdr.start_mono_ns;
+}
+
+static void print_text(const struct replay *r)
+{
+	const struct trace *t = r->trace;
+	const struct replay_failure **fails;
+	char b1[32], b2[32], b3[32];
+	size_t n, i;
+	unsigned k;
+
+	report_header(stdout, r);
+	printf("duration: %s, threads: %u, events: %" PRIu64 ", marks: %zu\n",
+	       human_ns(b1, sizeof(b1), duration(r)), HASH_COUNT(r->threads), r->events, r->n_marks);
+	if (t->cut)
+		printf("trace: cut at offset %" PRIu64 "\n", t->cut_at);
+	else
+		printf("trace: complete\n");
+	printf("unmatched frees: %" PRIu64 " (frees of memory allocated before tracing started)\n",
+	       r->unmatched_frees);
+	printf("\nfunctions:\n");
+	printf("  %-24s %10s %14s %8s\n", "function", "calls", "bytes", "failed");
+	for (i = 1; i < MP_FN_MAX; i++) {
+		const struct replay_func *f = &r->funcs[i];
+
+		if (!f->calls)
+			continue;
+		printf("  %-24s %10" PRIu64 " %14" PRIu64 " %8" PRIu64 "\n", func_name((unsigned)i),
+		       f->calls, f->bytes, f->failed);
+	}
+	printf("\nkinds:\n");
+	for (k = 1; k < MP_KIND_COUNT; k++) {
+		const struct replay_kind *kd = &r->kinds[k];
+
+		if (!kd->allocs && !kd->frees)
+			continue;
+		printf("  %-10s allocs %" PRIu64 ", frees %" PRIu64 ", peak %s (%" PRIu64
+		       " blocks max) at %s, live at end %s in %" PRIu64 " blocks\n",
+		       kind_name(k), kd->allocs, kd->frees, human_bytes(b1, sizeof(b1), kd->peak_bytes),
+		       kd->peak_blocks, human_ns(b2, sizeof(b2), report_rel(t, kd->peak_ts)),
+		       human_bytes(b3, sizeof(b3), kd->live_bytes), kd->live_blocks);
+	}
+	fails = sorted_failures(r, &n);
+	if (n)
+		printf("\nfailed calls:\n");
+	for (i = 0; i < n; i++) {
+		const struct replay_failure *f = fails[i];
+
+		printf("  %s (%s) of %" PRIu64 " bytes", func_name(f->key.func),
+		       kind_name(f->key.kind), f->key.size);
+		if (f->key.result)
+			printf(", error %d", f->key.result);
+		printf(": %" PRIu64 " time%s\n", f->count, f->count == 1 ? "" : "s");
+	}
+	free(fails);
+}
+
+static void print_json(const struct replay *r)
+{
+	const struct trace *t = r->trace;
+	const struct replay_failure **fails;
+	size_t n, i;
+	unsigned k;
+	int first = 1;
+
+	printf("{\"trace\":");
+	json_str(stdout, t->path);
+	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
+	json_str(stdout, report_command(t));
+	printf(",\"state\":\"%s\",\"exit_status\":", state_name(t->hdr.state));
+	if (t->hdr.state == MP_STATE_EXITED && t->hdr.exit_status != MP_EXIT_UNKNOWN)
+		printf("%d", t->hdr.exit_status);
+	else
+		printf("null");
+	printf(",\"duration_ns\":%" PRIu64 ",\"threads\":%u,\"events\":%" PRIu64 ",\"marks\":%zu",
+	       duration(r), HASH_COUNT(r->threads), r->events, r->n_marks);
+	printf(",\"cut\":%s,\"cut_at\":", t->cut ? "true" : "false");
+	if (t->cut)
+		printf("%" PRIu64, t->cut_at);
+	else
+		printf("null");
+	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"functions\":{",
+	       t->damaged ? "true" : "false", r->unmatched_frees);
+	for (i = 1; i < MP_FN_MAX; i++) {
+		const struct replay_func *f = &r->funcs[i];
+
+		if (!f->calls)
+			continue;
+		printf("%s\"%s\":{\"calls\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"failed\":%" PRIu64 "}",
+		       first ? "" : ",", func_name((unsigned)i), f->calls, f->bytes, f->failed);
+		first = 0;
+	}
+	printf("},\"kinds\":{");
+	for (k = 1; k < MP_KIND_COUNT; k++) {
+		const struct replay_kind *kd = &r->kinds[k];
+
+		printf("%s\"%s\":{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"peak_bytes\":%" PRIu64
+		       ",\"peak_blocks\":%" PRIu64 ",\"peak_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64
+		       ",\"live_blocks\":%" PRIu64 "}",
+		       k > 1 ? "," : "", kind_name(k), kd->allocs, kd->frees, kd->peak_bytes,
+		       kd->peak_blocks, kd->peak_bytes ? report_rel(t, kd->peak_ts) : 0,
+		       kd->live_bytes, kd->live_blocks);
+	}
+	printf("},\"failures\":[");
+	fails = sorted_failures(r, &n);
+	for (i = 0; i < n; i++) {
+		const struct replay_failure *f = fails[i];
+
+		printf("%s{\"func\":\"%s\",\"kind\":\"%s\",\"size\":%" PRIu64 ",\"result\":%d,\"count\":%" PRIu64 "}",
+		       i ? "," : "", func_name(f->key.func), kind_name(f->key.kind), f->key.size,
+		       f->key.result, f->count);
+	}
+	free(fails);
+	printf("]}\n");
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct trace t;
+	struct replay r;
+	int c, json = 0, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'h': show_usage(stdout, "stats"); return EXIT_OK;
+		default: return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("stats", optind == argc ? "no trace given" : "more than one trace given");
+	if (trace_open(&t, argv[optind], 0) < 0)
+		return EXIT_FAIL;
+	replay_init(&r, &t);
+	replay_run(&r);
+	if (json)
+		print_json(&r);
+	else
+		print_text(&r);
+	ret = report_status(&t);
+	replay_release(&r);
+	trace_close(&t);
+	return ret;
+}

@@ -1,0 +1,273 @@
+/*
+ * run.c - `memprov run`: start a command with libmemprov.so preloaded,
+ * wait for it, say where its trace (and its children's) went, and exit
+ * with its status as a shell would.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "util.h"
+
+#define DEFAULT_OUTPUT "memprov.%p.trace"
+
+static volatile pid_t child_pid;
+
+/* Pass on signals sent to us by another process; the terminal's reach the child anyway. */
+static void forward(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (child_pid > 0 && si && si->si_code <= 0)
+		kill(child_pid, sig);
+}
+
+static int readable_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, R_OK);
+}
+
+/* The preload object: $MEMPROV_LIB, else beside this program. */
+static char *find_library(void)
+{
+	static const char *const rel[] = { "/../interpose/libmemprov.so", "/../lib/libmemprov.so" };
+	char exe[PATH_MAX], path[PATH_MAX + 64], *slash, *real;
+	const char *env = getenv("MEMPROV_LIB");
+	ssize_t n;
+	size_t i;
+
+	if (env && *env) {
+		if (!readable_file(env)) {
+			error("MEMPROV_LIB is '%s', which is not a readable file: set it to libmemprov.so", env);
+			return NULL;
+		}
+		real = realpath(env, NULL);
+		return real ? real : xstrdup(env);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		error("cannot read /proc/self/exe: %s; set MEMPROV_LIB to libmemprov.so", strerror(errno));
+		return NULL;
+	}
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	for (i = 0; i < ARRAY_SIZE(rel); i++) {
+		snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
+		if (readable_file(path)) {
+			real = realpath(path, NULL);
+			return real ? real : xstrdup(path);
+		}
+	}
+	error("cannot find libmemprov.so in %s/../interpose or %s/../lib: build it with make, or set MEMPROV_LIB",
+	      exe, exe);
+	return NULL;
+}
+
+/* template with every %p replaced by rep. */
+static char *expand(const char *tmpl, const char *rep)
+{
+	size_t n = strlen(tmpl) + 1, rl = strlen(rep);
+	char *out = xmalloc(n * (rl + 1) + 1), *o = out;
+
+	for (; *tmpl; tmpl++) {
+		if (tmpl[0] == '%' && tmpl[1] == 'p') {
+			memcpy(o, rep, rl);
+			o += rl;
+			tmpl++;
+		} else {
+			*o++ = *tmpl;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+static void list_traces(const char *tmpl, glob_t *g)
+{
+	char *pat = expand(tmpl, "*");
+
+	memset(g, 0, sizeof(*g));
+	if (glob(pat, 0, NULL, g))
+		memset(g, 0, sizeof(*g));
+	free(pat);
+}
+
+static int in_glob(const glob_t *g, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < g->gl_pathc; i++)
+		if (!strcmp(g->gl_pathv[i], path))
+			return 1;
+	return 0;
+}
+
+/* Say where the traces are: the command's own, then any new ones (children). */
+static void report_traces(const char *tmpl, pid_t pid, const glob_t *before)
+{
+	char pidstr[16], *mine;
+	glob_t after;
+	size_t i;
+
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	mine = expand(tmpl, pidstr);
+	if (readable_file(mine))
+		fprintf(stderr, "memprov: trace written to %s\n", mine);
+	else
+		fprintf(stderr, "memprov: no trace at %s: the command may not have started under libmemprov.so\n",
+			mine);
+	if (strstr(tmpl, "%p")) {
+		list_traces(tmpl, &after);
+		for (i = 0; i < after.gl_pathc; i++)
+			if (strcmp(after.gl_pathv[i], mine) && !in_glob(before, after.gl_pathv[i]))
+				fprintf(stderr, "memprov: trace of a child process written to %s\n",
+					after.gl_pathv[i]);
+		globfree(&after);
+	}
+	free(mine);
+}
+
+static int set_env(const char *lib, const char *output, const char *mark_on)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *preload;
+	int ret;
+
+	if (old && *old) {
+		preload = xmalloc(strlen(lib) + strlen(old) + 2);
+		sprintf(preload, "%s %s", lib, old);
+	} else {
+		preload = xstrdup(lib);
+	}
+	ret = setenv("LD_PRELOAD", preload, 1) || setenv("MEMPROV_OUTPUT", output, 1) ||
+	      (mark_on && setenv("MEMPROV_MARK_ON", mark_on, 1));
+	free(preload);
+	return ret ? error("cannot set the environment: %s", strerror(errno)) : 0;
+}
+
+/*
+ * Fork and exec cmd, wait for it. Returns its status as a shell gives it,
+ * or -1; *started is 0 when exec failed (a close-on-exec pipe tells).
+ */
+static int spawn_and_wait(char **cmd, int *started)
+{
+	struct sigaction sa;
+	int status, pfd[2], err = 0;
+	pid_t pid, w;
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return error("cannot create a pipe: %s", strerror(errno)), -1;
+	pid = fork();
+	if (pid < 0)
+		return error("cannot fork: %s", strerror(errno)), -1;
+	if (pid == 0) {
+		close(pfd[0]);
+		execvp(cmd[0], cmd);
+		err = errno;
+		fprintf(stderr, "memprov: error: cannot run '%s': %s\n", cmd[0], strerror(err));
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(pfd[1]);
+	do
+		n = read(pfd[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	*started = n != (ssize_t)sizeof(err);
+	child_pid = pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	do
+		w = waitpid(pid, &status, 0);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return error("cannot wait for '%s': %s", cmd[0], strerror(errno)), -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "mark-on", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = getenv("MEMPROV_OUTPUT");
+	char *mark_on = NULL, *lib;
+	size_t mark_len = 0;
+	glob_t before;
+	int c, ret, started = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'm':
+			if (!strchr(optarg, ':') || strchr(optarg, ','))
+				return free(mark_on), usage_error("run", "--mark-on wants MODULE:FUNCTION, not '%s'", optarg);
+			mark_on = xrealloc(mark_on, mark_len + strlen(optarg) + 2);
+			sprintf(mark_on + mark_len, "%s%s", mark_len ? "," : "", optarg);
+			mark_len = strlen(mark_on);
+			break;
+		case 'h':
+			free(mark_on);
+			show_usage(stdout, "run");
+			return EXIT_OK;
+		case '?':
+			free(mark_on);
+			if (optopt)
+				return usage_error("run", "option '-%c' %s", optopt,
+						   optopt == 'o' ? "needs a path" : "is unknown");
+			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
+		default:
+			free(mark_on);
+			return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		free(mark_on);
+		return usage_error("run", "no command given");
+	}
+	if (!output || !*output)
+		output = DEFAULT_OUTPUT;
+	lib = find_library();
+	if (!lib || set_env(lib, output, mark_on) < 0) {
+		free(lib);
+		free(mark_on);
+		return EXIT_FAIL;
+	}
+	list_traces(output, &before);
+	ret = spawn_and_wait(argv + optind, &started);
+	if (ret < 0)
+		ret = EXIT_FAIL;
+	else if (started)
+		report_traces(output, child_pid, &before);
+	globfree(&before);
+	free(lib);
+	free(mark_on);
+	return ret;
+}

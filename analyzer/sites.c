@@ -1,0 +1,169 @@
+/*
+ * sites.c - from (stack, kind, func) live figures to sites: choose the
+ * frames a report shows, build a key from their symbolized text, merge
+ * equal keys, and sort.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sites.h"
+#include "util.h"
+
+struct frames {
+	size_t n_python, n_native;
+	struct site_pyframe python[MP_MAX_PYFRAMES];
+	const struct sym_frame *native[MP_MAX_FRAMES];
+};
+
+static int is_start_code(const struct sym_frame *f)
+{
+	return f->function && (!strcmp(f->function, "__libc_start_main") ||
+			       !strcmp(f->function, "__libc_start_call_main") ||
+			       !strcmp(f->function, "_start"));
+}
+
+static void pick_python(const struct replay *r, const struct replay_stack *st, struct frames *fr)
+{
+	size_t i;
+
+	for (i = 0; i < st->n_python; i++) {
+		const struct replay_pycode *pc = replay_find_pycode(r, st->python[i].code_id);
+		struct site_pyframe *p = &fr->python[fr->n_python++];
+
+		p->function = pc ? pc->name : "<unknown code>";
+		p->file = pc ? pc->file : NULL;
+		p->line = st->python[i].line;
+	}
+}
+
+static void pick_native(struct symbolizer *s, const struct replay_stack *st,
+			enum site_mode mode, struct frames *fr)
+{
+	size_t i;
+
+	for (i = 0; i < st->n_native; i++) {
+		const struct sym_frame *f = sym_lookup(s, st->native[i], st->ts);
+
+		if (f->memprov && fr->n_native == 0) {
+			continue; /* memprov's own frames at the inner end */
+		}
+		if (mode == SITE_DEFAULT && st->n_python && f->interpreter)
+			break;
+		fr->native[fr->n_native++] = f;
+	}
+	if (!st->n_python || mode == SITE_NATIVE)
+		while (fr->n_native && is_start_code(fr->native[fr->n_native - 1]))
+			fr->n_native--;
+}
+
+static void key_frames(FILE *k, const struct frames *fr)
+{
+	size_t i;
+
+	for (i = 0; i < fr->n_python; i++)
+		fprintf(k, "py %s %s:%u\n", fr->python[i].function,
+			fr->python[i].file ? fr->python[i].file : "?", fr->python[i].line);
+	for (i = 0; i < fr->n_native; i++) {
+		const struct sym_frame *f = fr->native[i];
+
+		if (f->function)
+			fprintf(k, "c %s %s:%d %s\n", f->function, f->file ? f->file : "?",
+				f->line, f->module ? f->module : "?");
+		else
+			fprintf(k, "c %s+0x%llx\n", f->module ? f->module : "?",
+				(unsigned long long)(f->module ? f->offset : f->ip));
+	}
+}
+
+static struct site *site_get(struct site **table, const struct frames *fr,
+			     unsigned kind, unsigned func)
+{
+	struct site *site;
+	char *key = NULL;
+	size_t len = 0;
+	FILE *k = open_memstream(&key, &len);
+
+	if (!k)
+		die(1, "out of memory building a site key");
+	fprintf(k, "%u %u\n", kind, func);
+	key_frames(k, fr);
+	fclose(k);
+	HASH_FIND(hh, *table, key, len, site);
+	if (site) {
+		free(key);
+		return site;
+	}
+	site = xcalloc(1, sizeof(*site));
+	site->key = key;
+	site->kind = kind;
+	site->func = func;
+	site->n_python = fr->n_python;
+	site->python = xmalloc(fr->n_python * sizeof(*site->python) + 1);
+	memcpy(site->python, fr->python, fr->n_python * sizeof(*site->python));
+	site->n_native = fr->n_native;
+	site->native = xmalloc(fr->n_native * sizeof(*site->native) + 1);
+	memcpy(site->native, fr->native, fr->n_native * sizeof(*site->native));
+	HASH_ADD_KEYPTR(hh, *table, site->key, len, site);
+	return site;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->blocks != y->blocks)
+		return x->blocks > y->blocks ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+struct site *sites_build(const struct replay *r, struct symbolizer *s,
+			 const struct replay_live *live, enum site_mode mode, size_t *n)
+{
+	struct frames *fr = xmalloc(sizeof(*fr));
+	struct site *table = NULL, *site, *tmp, *out;
+	const struct replay_live *l, *ltmp;
+	size_t i = 0;
+
+	HASH_ITER(hh, live, l, ltmp) {
+		const struct replay_stack *st = replay_find_stack(r, l->key.stack);
+
+		fr->n_python = fr->n_native = 0;
+		if (st) {
+			pick_python(r, st, fr);
+			if (mode != SITE_PYTHON_ONLY)
+				pick_native(s, st, mode, fr);
+		}
+		site = site_get(&table, fr, l->key.kind, l->key.func);
+		site->blocks += l->blocks;
+		site->bytes += l->bytes;
+	}
+	free(fr);
+	*n = HASH_COUNT(table);
+	out = xcalloc(*n + 1, sizeof(*out));
+	HASH_ITER(hh, table, site, tmp) {
+		HASH_DEL(table, site);
+		out[i++] = *site;
+		free(site);
+	}
+	for (i = 0; i < *n; i++)
+		memset(&out[i].hh, 0, sizeof(out[i].hh));
+	qsort(out, *n, sizeof(*out), site_cmp);
+	return out;
+}
+
+void sites_free(struct site *sites, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(sites[i].key);
+		free(sites[i].python);
+		free(sites[i].native);
+	}
+	free(sites);
+}

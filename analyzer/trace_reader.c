@@ -1,0 +1,467 @@
+/*
+ * trace_reader.c - chunk index, per-thread record streams, k-way merge by
+ * timestamp, and the checks that keep a damaged trace readable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace_reader.h"
+#include "util.h"
+
+static int read_full(int fd, void *buf, size_t len, uint64_t off, size_t *got)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	*got = done;
+	return 0;
+}
+
+static uint64_t chunk_offset(const struct trace *t, uint64_t index)
+{
+	return t->hdr.header_size + index * (uint64_t)t->hdr.chunk_size;
+}
+
+static void note_cut(struct trace *t, uint64_t at)
+{
+	if (t->cut && t->cut_at <= at)
+		return;
+	t->cut = 1;
+	t->cut_at = at;
+}
+
+static struct trace_thread *thread_get(struct trace *t, uint32_t serial)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_threads; i++)
+		if (t->threads[i].serial == serial)
+			return &t->threads[i];
+	t->threads = xrealloc(t->threads, (t->n_threads + 1) * sizeof(*t->threads));
+	memset(&t->threads[t->n_threads], 0, sizeof(*t->threads));
+	t->threads[t->n_threads].serial = serial;
+	return &t->threads[t->n_threads++];
+}
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct trace_chunk *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int check_header(struct trace *t)
+{
+	const struct mp_file_header *h = &t->hdr;
+
+	if (memcmp(h->magic, MP_MAGIC, MP_MAGIC_LEN))
+		return error("'%s' is not a memprov trace: bad magic at offset 0", t->path);
+	if (h->version > MP_VERSION)
+		return error("'%s': trace format version %u is newer than this memprov (%d): upgrade memprov",
+			     t->path, h->version, MP_VERSION);
+	if (h->version == 0)
+		return error("'%s': corrupt header: version 0", t->path);
+	if (h->header_size < sizeof(*h) || h->header_size % 8)
+		return error("'%s': corrupt header: header_size %u", t->path, h->header_size);
+	if (h->chunk_size < 4096 || h->chunk_size % 8 || h->chunk_size > (1u << 30))
+		return error("'%s': corrupt header: chunk_size %u", t->path, h->chunk_size);
+	t->hdr.exe[sizeof(h->exe) - 1] = 0;
+	t->hdr.cmdline[sizeof(h->cmdline) - 1] = 0;
+	t->hdr.stop_message[sizeof(h->stop_message) - 1] = 0;
+	return 0;
+}
+
+/* Read every chunk head and give each chunk to its thread. */
+static int index_chunks(struct trace *t)
+{
+	uint64_t body = t->file_size > t->hdr.header_size ? t->file_size - t->hdr.header_size : 0;
+	uint64_t full = body / t->hdr.chunk_size, i;
+	uint64_t n = t->hdr.next_chunk;
+
+	if (n > full) {
+		/* the file ends before the last chunk handed out */
+		if (body % t->hdr.chunk_size)
+			n = full + 1;
+		else
+			n = full;
+		note_cut(t, t->file_size);
+	}
+	t->n_chunks = n;
+	for (i = 0; i < n; i++) {
+		struct mp_chunk_head ch;
+		struct trace_thread *th;
+		struct trace_chunk *c;
+		uint64_t off = chunk_offset(t, i), room;
+		size_t got;
+
+		if (read_full(t->fd, &ch, sizeof(ch), off, &got) < 0)
+			return error("cannot read '%s' at offset %llu: %s", t->path,
+				     (unsigned long long)off, strerror(errno));
+		if (got < sizeof(ch))
+			break;
+		if (ch.magic == 0)
+			continue; /* reserved, never written */
+		if (ch.magic != MP_CHUNK_MAGIC || ch.used > t->hdr.chunk_size - sizeof(ch)) {
+			if (!(t->flags & TRACE_QUIET))
+				warning("corrupt chunk head at offset %llu (chunk %llu): %s; its records are skipped",
+					(unsigned long long)off, (unsigned long long)i,
+					ch.magic != MP_CHUNK_MAGIC ? "bad magic" : "used exceeds the chunk");
+			t->damaged = 1;
+			continue;
+		}
+		th = thread_get(t, ch.thread_serial);
+		if (!th->tid)
+			th->tid = ch.tid;
+		if (th->n_chunks == th->alloc_chunks) {
+			th->alloc_chunks = th->alloc_chunks ? 2 * th->alloc_chunks : 4;
+			th->chunks = xrealloc(th->chunks, th->alloc_chunks * sizeof(*th->chunks));
+		}
+		c = &th->chunks[th->n_chunks++];
+		c->index = i;
+		c->seq = ch.seq;
+		c->used = ch.used;
+		c->cut = 0;
+		room = t->file_size - off - sizeof(ch);
+		if (c->used > room) {
+			c->used = (uint32_t)room;
+			c->cut = 1;
+			note_cut(t, t->file_size);
+		}
+	}
+	for (i = 0; i < t->n_threads; i++)
+		qsort(t->threads[i].chunks, t->threads[i].n_chunks,
+		      sizeof(struct trace_chunk), chunk_cmp);
+	return 0;
+}
+
+/* Load chunk th->cur into th->buf. Returns 0, or -1 when none is left. */
+static int load_chunk(struct trace *t, struct trace_thread *th)
+{
+	while (th->cur < th->n_chunks) {
+		struct trace_chunk *c = &th->chunks[th->cur];
+		size_t got;
+
+		if (read_full(t->fd, th->buf, c->used,
+			      chunk_offset(t, c->index) + sizeof(struct mp_chunk_head), &got) < 0) {
+			if (!(t->flags & TRACE_QUIET))
+				warning("cannot read '%s' (chunk %llu): %s", t->path,
+					(unsigned long long)c->index, strerror(errno));
+			t->damaged = 1;
+			got = 0;
+		}
+		if (got < c->used) {
+			/* the file shrank under us: it is cut here */
+			note_cut(t, chunk_offset(t, c->index) + sizeof(struct mp_chunk_head) + got);
+			c->cut = 1;
+		}
+		th->len = (uint32_t)got;
+		th->pos = 0;
+		if (got)
+			return 0;
+		th->cur++;
+	}
+	return -1;
+}
+
+static const char *check_pycode(const struct mp_rec_pycode *r)
+{
+	size_t room = r->h.size - sizeof(*r);
+
+	if (!r->file_len || !r->name_len)
+		return "pycode name length 0";
+	if ((size_t)r->file_len + r->name_len > room)
+		return "pycode names overrun the record";
+	if (r->names[r->file_len - 1] || r->names[r->file_len + r->name_len - 1])
+		return "pycode name not terminated";
+	return NULL;
+}
+
+/* What is wrong with a record of a known type, or NULL. */
+static const char *check_record(const struct mp_rec_head *h)
+{
+	static const uint16_t min_size[MP_REC_TYPE_COUNT] = {
+		[MP_REC_ALLOC] = sizeof(struct mp_rec_alloc),
+		[MP_REC_FREE] = sizeof(struct mp_rec_free),
+		[MP_REC_STACK] = sizeof(struct mp_rec_stack),
+		[MP_REC_MODULE] = sizeof(struct mp_rec_module),
+		[MP_REC_UNLOAD] = sizeof(struct mp_rec_unload),
+		[MP_REC_THREAD] = sizeof(struct mp_rec_thread),
+		[MP_REC_MARK] = sizeof(struct mp_rec_mark),
+		[MP_REC_PYCODE] = sizeof(struct mp_rec_pycode),
+		[MP_REC_RSS] = sizeof(struct mp_rec_rss),
+		[MP_REC_EXIT] = sizeof(struct mp_rec_exit),
+		[MP_REC_GPU_ALLOC] = sizeof(struct mp_rec_gpu_alloc),
+		[MP_REC_GPU_FREE] = sizeof(struct mp_rec_gpu_free),
+		[MP_REC_CTX_RESET] = sizeof(struct mp_rec_ctx_reset),
+		[MP_REC_FORK] = sizeof(struct mp_rec_fork),
+	};
+
+	if (h->size < min_size[h->type])
+		return "record too short for its type";
+	switch (h->type) {
+	case MP_REC_FREE:
+		if (h->func == MP_FN_munmap && h->size < sizeof(struct mp_rec_unmap))
+			return "munmap record without a length";
+		break;
+	case MP_REC_STACK: {
+		const struct mp_rec_stack *s = (const void *)h;
+
+		if (s->n_native > MP_MAX_FRAMES || s->n_python > MP_MAX_PYFRAMES)
+			return "too many frames in stack";
+		if (sizeof(*s) + 8u * s->n_native + 8u * s->n_python > h->size)
+			return "stack frames overrun the record";
+		if (!s->id)
+			return "stack id 0";
+		break;
+	}
+	case MP_REC_MODULE: {
+		const struct mp_rec_module *m = (const void *)h;
+
+		if (!m->path_len || sizeof(*m) + m->path_len > h->size)
+			return "module path length out of range";
+		if (m->path[m->path_len - 1])
+			return "module path not terminated";
+		if (m->build_id_len > sizeof(m->build_id))
+			return "module build-id length out of range";
+		break;
+	}
+	case MP_REC_MARK: {
+		const struct mp_rec_mark *m = (const void *)h;
+
+		if (sizeof(*m) + (uint64_t)m->label_len > h->size)
+			return "mark label length out of range";
+		if (m->label_len && m->label[m->label_len - 1])
+			return "mark label not terminated";
+		break;
+	}
+	case MP_REC_PYCODE:
+		return check_pycode((const void *)h);
+	}
+	return NULL;
+}
+
+/*
+ * Advance th to its next valid record (th->rec), loading chunks as
+ * needed; th->rec is NULL when the thread has no more.
+ */
+static void thread_advance(struct trace *t, struct trace_thread *th)
+{
+	for (;;) {
+		const struct mp_rec_head *h;
+		const char *bad = NULL;
+		uint32_t left;
+
+		if (th->cur >= th->n_chunks) {
+			th->rec = NULL;
+			return;
+		}
+		left = th->len - th->pos;
+		if (left == 0) {
+			th->cur++;
+			if (load_chunk(t, th) < 0) {
+				th->rec = NULL;
+				return;
+			}
+			continue;
+		}
+		h = (const void *)(th->buf + th->pos);
+		if (left < sizeof(*h) || h->size > left) {
+			if (th->chunks[th->cur].cut) {
+				/* the file ends inside this record: not corruption */
+				th->pos = th->len;
+				continue;
+			}
+			bad = left < sizeof(*h) ? "record head past the used bytes"
+						: "record size past the used bytes";
+		} else if (h->size < sizeof(*h) || h->size % 8) {
+			bad = "record size not a multiple of 8 or under 16";
+		} else if (h->type == MP_REC_INVALID) {
+			bad = "record type 0";
+		} else if (h->type < MP_REC_TYPE_COUNT) {
+			bad = check_record(h);
+		}
+		if (bad) {
+			if (!(t->flags & TRACE_QUIET))
+				warning("corrupt record at offset %llu (chunk %llu, thread %u): %s",
+					(unsigned long long)(chunk_offset(t, th->chunks[th->cur].index) +
+							     sizeof(struct mp_chunk_head) + th->pos),
+					(unsigned long long)th->chunks[th->cur].index, th->serial, bad);
+			t->damaged = 1;
+			th->pos = th->len;
+			continue;
+		}
+		th->pos += h->size;
+		if (h->type >= MP_REC_TYPE_COUNT) {
+			t->skipped++;
+			continue;
+		}
+		th->rec = h;
+		return;
+	}
+}
+
+static int heap_less(const struct trace *t, size_t a, size_t b)
+{
+	const struct trace_thread *x = &t->threads[a], *y = &t->threads[b];
+
+	if (x->rec->ts != y->rec->ts)
+		return x->rec->ts < y->rec->ts;
+	return x->serial < y->serial;
+}
+
+static void heap_down(struct trace *t, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i, tmp;
+
+		if (l < t->heap_len && heap_less(t, t->heap[l], t->heap[m]))
+			m = l;
+		if (r < t->heap_len && heap_less(t, t->heap[r], t->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		tmp = t->heap[i];
+		t->heap[i] = t->heap[m];
+		t->heap[m] = tmp;
+		i = m;
+	}
+}
+
+int trace_open(struct trace *t, const char *path, unsigned flags)
+{
+	struct stat st;
+	size_t got, i;
+
+	memset(t, 0, sizeof(*t));
+	t->path = xstrdup(path);
+	t->flags = flags;
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		goto out_free;
+	}
+	if (fstat(t->fd, &st) < 0) {
+		error("cannot stat '%s': %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		error("'%s' is not a regular file", path);
+		goto out_close;
+	}
+	t->file_size = (uint64_t)st.st_size;
+	if (read_full(t->fd, &t->hdr, sizeof(t->hdr), 0, &got) < 0) {
+		error("cannot read '%s': %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (got < MP_MAGIC_LEN || memcmp(t->hdr.magic, MP_MAGIC, MP_MAGIC_LEN)) {
+		error("'%s' is not a memprov trace: bad magic at offset 0", path);
+		goto out_close;
+	}
+	if (got < sizeof(t->hdr)) {
+		error("'%s' is cut inside its header (%zu of %zu bytes): nothing to read",
+		      path, got, sizeof(t->hdr));
+		goto out_close;
+	}
+	if (check_header(t) < 0 || index_chunks(t) < 0)
+		goto out_close;
+
+	t->heap = xcalloc(t->n_threads + 1, sizeof(*t->heap));
+	for (i = 0; i < t->n_threads; i++) {
+		struct trace_thread *th = &t->threads[i];
+
+		th->buf = xmalloc(t->hdr.chunk_size);
+		th->cur = 0;
+		if (load_chunk(t, th) < 0)
+			continue;
+		thread_advance(t, th);
+		if (th->rec)
+			t->heap[t->heap_len++] = i;
+	}
+	for (i = t->heap_len; i-- > 0;)
+		heap_down(t, i);
+	return 0;
+
+out_close:
+	close(t->fd);
+out_free:
+	free(t->path);
+	t->path = NULL;
+	return -1;
+}
+
+const struct mp_rec_head *trace_next(struct trace *t)
+{
+	struct trace_thread *th;
+	const struct mp_rec_head *h;
+
+	if (t->last) {
+		/* the previous record's thread moves on now, not before */
+		thread_advance(t, t->last);
+		if (t->last->rec)
+			heap_down(t, 0);
+		else {
+			t->heap[0] = t->heap[--t->heap_len];
+			heap_down(t, 0);
+		}
+		t->last = NULL;
+	}
+	if (!t->heap_len)
+		return NULL;
+	th = &t->threads[t->heap[0]];
+	h = th->rec;
+	t->last = th;
+	if (!t->records++)
+		t->first_ts = h->ts;
+	if (h->ts > t->last_ts)
+		t->last_ts = h->ts;
+	return h;
+}
+
+uint32_t trace_last_serial(const struct trace *t)
+{
+	return t->last ? t->last->serial : 0;
+}
+
+uint64_t trace_last_offset(const struct trace *t)
+{
+	const struct trace_thread *th = t->last;
+
+	if (!th)
+		return 0;
+	return chunk_offset(t, th->chunks[th->cur].index) + sizeof(struct mp_chunk_head) +
+	       (uint64_t)((const unsigned char *)th->rec - th->buf);
+}
+
+void trace_close(struct trace *t)
+{
+	size_t i;
+
+	if (!t->path)
+		return;
+	for (i = 0; i < t->n_threads; i++) {
+		free(t->threads[i].chunks);
+		free(t->threads[i].buf);
+	}
+	free(t->threads);
+	free(t->heap);
+	close(t->fd);
+	free(t->path);
+	t->path = NULL;
+}

@@ -1,0 +1,49 @@
+/*
+ * util.h - small helpers shared by the memprov analyzer: error reporting
+ * in git's error()/die() style, allocation that dies on exhaustion, human
+ * byte units, size parsing and JSON string output.
+ */
+#ifndef MEMPROV_UTIL_H
+#define MEMPROV_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Print "memprov: error: ..." on stderr and return -1. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "memprov: warning: ..." on stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "memprov: ..." on stderr and exit(status). Only main() calls it. */
+void die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* Allocation that cannot fail: out of memory ends the analyzer. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* "1.5 MiB" into buf (at least 32 bytes); bytes under 1 KiB as "N B". */
+const char *human_bytes(char *buf, size_t len, uint64_t bytes);
+/* "1.234 s", "12.0 ms" ... */
+const char *human_ns(char *buf, size_t len, uint64_t ns);
+
+/*
+ * Parse "4096", "10K", "10M", "512KiB", "1.5GiB", "2kB" (binary units for
+ * both spellings). Returns 0, or -1 on a malformed or overflowing value.
+ */
+int parse_size(const char *s, uint64_t *out);
+
+/* Write s as a JSON string literal, quotes included; NULL writes null. */
+void json_str(FILE *f, const char *s);
+
+/* Name of an mp_func / mp_kind / mp_state number ("func#N" if unknown). */
+const char *func_name(unsigned fn);
+const char *kind_name(unsigned kind);
+const char *state_name(unsigned state);
+
+#endif /* MEMPROV_UTIL_H */
