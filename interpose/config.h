@@ -20,6 +20,7 @@ struct mp_config {
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */
 	char output[4096];        /* MEMPROV_OUTPUT (memprov.%p.trace), %p = pid */
 	char mark_on[1024];       /* MEMPROV_MARK_ON=MODULE:FUNCTION[,...] */
+	int disable;              /* MEMPROV_DISABLE=1: trace nothing, no file */
 };
 
 extern struct mp_config mp_config MP_HIDDEN;

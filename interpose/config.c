@@ -1,0 +1,116 @@
+/*
+ * config.c - read libmemprov.so's settings (struct mp_config) from the
+ * environment once, at start-up, without stdio or malloc. A malformed or
+ * out-of-range value gives one warning naming the variable and the value,
+ * and the default is used.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "internal.h"
+
+struct mp_config mp_config MP_HIDDEN;
+
+size_t mp_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size) {
+		size_t c = n < size - 1 ? n : size - 1;
+		memcpy(dst, src, c);
+		dst[c] = 0;
+	}
+	return n;
+}
+
+char *mp_utoa(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*buf++ = tmp[--n];
+	*buf = 0;
+	return buf;
+}
+
+static void bad_value(const char *var, const char *val)
+{
+	char msg[160];
+	char *p = msg;
+
+	p += mp_strlcpy(p, "ignoring ", 16);
+	p += mp_strlcpy(p, var, 48);
+	p += mp_strlcpy(p, "='", 4);
+	mp_strlcpy(p, val, 64);
+	if (strlen(val) > 63)
+		mp_strlcpy(p + 63, "...", 4);
+	mp_warn(msg, "': malformed or out of range, using the default");
+}
+
+/* Parse a decimal integer in [lo, hi]; 1 and *out on success. */
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		if (v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (v < lo || v > hi)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+static uint64_t env_num(const char *var, uint64_t lo, uint64_t hi, uint64_t def)
+{
+	const char *s = getenv(var);
+	uint64_t v;
+
+	if (!s)
+		return def;
+	if (parse_u64(s, lo, hi, &v))
+		return v;
+	bad_value(var, s);
+	return def;
+}
+
+static void env_str(const char *var, char *dst, size_t size, const char *def)
+{
+	const char *s = getenv(var);
+
+	if (s && !*s)
+		s = NULL;
+	if (s && strlen(s) >= size) {
+		bad_value(var, s);
+		s = NULL;
+	}
+	mp_strlcpy(dst, s ? s : def, size);
+}
+
+void mp_config_load(void)
+{
+	struct mp_config *c = &mp_config;
+
+	c->disable = (int)env_num("MEMPROV_DISABLE", 0, 1, 0);
+	c->heap = (int)env_num("MEMPROV_HEAP", 0, 1, 1);
+	c->mmap = (int)env_num("MEMPROV_MMAP", 0, 1, 1);
+	c->cuda = (int)env_num("MEMPROV_CUDA", 0, 1, 1);
+	c->python = (int)env_num("MEMPROV_PYTHON", 0, 1, 1);
+	c->depth = (int)env_num("MEMPROV_DEPTH", 1, MP_MAX_FRAMES, 64);
+	c->rss_interval_ms = (unsigned)env_num("MEMPROV_RSS_INTERVAL_MS", 0, 60000, 250);
+	c->sample_bytes = env_num("MEMPROV_SAMPLE_BYTES", 0, UINT32_MAX, 0);
+	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
+	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
+}

@@ -1,0 +1,65 @@
+/*
+ * hooks.h - the libc functions libmemprov.so interposes, listed once.
+ *
+ * MP_LIBC_HOOKS(X) expands X(return type, name, parameter types) for each
+ * hooked function; hooks_libc.c expands it for the real-function pointers
+ * and their resolution with dlsym(RTLD_NEXT, ...), and defines the memory
+ * hooks; init.c defines the process hooks (exit, fork, exec).
+ */
+#ifndef MEMPROV_HOOKS_H
+#define MEMPROV_HOOKS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "recorder.h"
+
+#define MP_LIBC_HOOKS(X)                                                  \
+	X(void *, malloc, (size_t))                                       \
+	X(void, free, (void *))                                           \
+	X(void *, calloc, (size_t, size_t))                               \
+	X(void *, realloc, (void *, size_t))                              \
+	X(void *, reallocarray, (void *, size_t, size_t))                 \
+	X(int, posix_memalign, (void **, size_t, size_t))                 \
+	X(void *, aligned_alloc, (size_t, size_t))                        \
+	X(void *, memalign, (size_t, size_t))                             \
+	X(void *, valloc, (size_t))                                       \
+	X(void *, pvalloc, (size_t))                                      \
+	X(void, free_sized, (void *, size_t))                             \
+	X(void, free_aligned_sized, (void *, size_t, size_t))             \
+	X(void *, mmap, (void *, size_t, int, int, int, off_t))           \
+	X(void *, mmap64, (void *, size_t, int, int, int, off_t))         \
+	X(int, munmap, (void *, size_t))                                  \
+	X(void *, mremap, (void *, size_t, size_t, int, ...))             \
+	X(void *, dlopen, (const char *, int))                            \
+	X(int, dlclose, (void *))                                         \
+	X(void, exit, (int))                                              \
+	X(void, _exit, (int))                                             \
+	X(void, _Exit, (int))                                             \
+	X(pid_t, fork, (void))                                            \
+	X(int, execve, (const char *, char *const *, char *const *))      \
+	X(int, execv, (const char *, char *const *))                      \
+	X(int, execvp, (const char *, char *const *))                     \
+	X(int, execvpe, (const char *, char *const *, char *const *))     \
+	X(int, fexecve, (int, char *const *, char *const *))
+
+#define MP_REAL_DECL(ret, name, params) extern ret(*mp_real_##name) params MP_HIDDEN;
+MP_LIBC_HOOKS(MP_REAL_DECL)
+#undef MP_REAL_DECL
+
+/* 1 once mp_hooks_resolve has run (acquire). */
+extern int mp_hooks_ready MP_HIDDEN;
+
+void mp_hooks_resolve(void) MP_HIDDEN;
+
+static inline void mp_hooks_need(void)
+{
+	if (MP_UNLIKELY(!__atomic_load_n(&mp_hooks_ready, __ATOMIC_ACQUIRE)))
+		mp_hooks_resolve();
+}
+
+/* Not declared by glibc 2.36 (C23). */
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t align, size_t size);
+
+#endif /* MEMPROV_HOOKS_H */

@@ -1,0 +1,361 @@
+/*
+ * hooks_libc.c - the malloc family, anonymous mmap, and dlopen/dlclose,
+ * interposed. Each hook calls the real function, then records on success
+ * (frees are recorded before the real call: the address can be reused by
+ * another thread at once). Real functions are found with
+ * dlsym(RTLD_NEXT, ...); dlsym itself may call calloc/malloc before they
+ * are known, so those calls are served from a static bootstrap arena
+ * whose blocks are never freed.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "config.h"
+#include "hooks.h"
+#include "internal.h"
+
+#define MP_REAL_DEF(ret, name, params) ret(*mp_real_##name) params;
+MP_LIBC_HOOKS(MP_REAL_DEF)
+#undef MP_REAL_DEF
+
+int mp_hooks_ready;
+static __thread volatile int resolving __attribute__((tls_model("initial-exec")));
+
+/* Bootstrap arena: each block is preceded by 16 bytes holding its size. */
+static char arena[256 << 10] __attribute__((aligned(16)));
+static uint64_t arena_used;
+
+static void *arena_alloc(size_t n)
+{
+	size_t len = ((n + 15) & ~(size_t)15) + 16;
+	uint64_t off;
+
+	if (n > sizeof(arena))
+		return NULL;
+	off = mp_atomic_add_relaxed_u64(&arena_used, len);
+	if (off + len > sizeof(arena))
+		return NULL;
+	*(size_t *)(arena + off) = n;
+	return arena + off + 16;
+}
+
+static inline int in_arena(const void *p)
+{
+	return (const char *)p >= arena && (const char *)p < arena + sizeof(arena);
+}
+
+void mp_hooks_resolve(void)
+{
+	if (resolving)
+		return;
+	resolving = 1;
+#define MP_RESOLVE(ret, name, params) \
+	mp_real_##name = (ret(*) params)dlsym(RTLD_NEXT, #name);
+	MP_LIBC_HOOKS(MP_RESOLVE)
+#undef MP_RESOLVE
+	resolving = 0;
+	__atomic_store_n(&mp_hooks_ready, 1, __ATOMIC_RELEASE);
+}
+
+static inline int heap_enter(void)
+{
+	return mp_config.heap && mp_enter();
+}
+
+static inline int mmap_enter(void)
+{
+	return mp_config.mmap && mp_enter();
+}
+
+static inline void *record_new(enum mp_func fn, void *p, size_t n)
+{
+	if (heap_enter()) {
+		mp_record_alloc(fn, MP_KIND_HEAP, p, n, p ? 0 : MP_RF_FAILED);
+		mp_leave();
+	}
+	return p;
+}
+
+MP_EXPORT void *malloc(size_t n)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_malloc))
+		return arena_alloc(n);
+	return record_new(MP_FN_malloc, mp_real_malloc(n), n);
+}
+
+MP_EXPORT void *calloc(size_t n, size_t m)
+{
+	size_t sz;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_calloc)) {
+		if (__builtin_mul_overflow(n, m, &sz))
+			return NULL;
+		return arena_alloc(sz); /* static memory is zero */
+	}
+	if (__builtin_mul_overflow(n, m, &sz))
+		sz = SIZE_MAX; /* recorded as a failure of SIZE_MAX bytes */
+	return record_new(MP_FN_calloc, mp_real_calloc(n, m), sz);
+}
+
+static void free_common(enum mp_func fn, void *p)
+{
+	if (!p || in_arena(p))
+		return;
+	mp_hooks_need();
+	if (heap_enter()) {
+		mp_record_free(fn, MP_KIND_HEAP, p, 0);
+		mp_leave();
+	}
+	if (MP_LIKELY(mp_real_free != NULL))
+		mp_real_free(p);
+}
+
+MP_EXPORT void free(void *p)
+{
+	free_common(MP_FN_free, p);
+}
+
+MP_EXPORT void free_sized(void *p, size_t size)
+{
+	(void)size;
+	free_common(MP_FN_free_sized, p);
+}
+
+MP_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+	(void)align;
+	(void)size;
+	free_common(MP_FN_free_aligned_sized, p);
+}
+
+/* realloc of a bootstrap block: move it to real memory. */
+static void *realloc_arena(void *p, size_t n)
+{
+	size_t old = *(size_t *)((char *)p - 16);
+	void *q = malloc(n);
+
+	if (q)
+		memcpy(q, p, old < n ? old : n);
+	return q;
+}
+
+/*
+ * The free half of a resize (before the call), the call, then the alloc
+ * half. glibc's realloc(p, 0) frees p and returns NULL: the FREE stands
+ * alone. A failed resize leaves the old block valid: ALLOC with
+ * MP_RF_FAILED tells the reader to restore it.
+ */
+static void *resize(enum mp_func fn, void *p, size_t n, size_t m)
+{
+	size_t sz;
+	int rec;
+	void *q;
+
+	if (__builtin_mul_overflow(n, m, &sz))
+		sz = SIZE_MAX;
+	if (!p) {
+		q = fn == MP_FN_realloc ? mp_real_realloc(NULL, n) :
+					  mp_real_reallocarray(NULL, n, m);
+		return record_new(fn, q, sz);
+	}
+	rec = heap_enter();
+	if (rec) {
+		mp_record_free(fn, MP_KIND_HEAP, p, MP_RF_REALLOC);
+		mp_leave();
+	}
+	q = fn == MP_FN_realloc ? mp_real_realloc(p, n) : mp_real_reallocarray(p, n, m);
+	if (rec && mp_enter()) {
+		if (q)
+			mp_record_alloc(fn, MP_KIND_HEAP, q, sz, MP_RF_REALLOC);
+		else if (sz != 0)
+			mp_record_alloc(fn, MP_KIND_HEAP, NULL, sz,
+					MP_RF_REALLOC | MP_RF_FAILED);
+		mp_leave();
+	}
+	return q;
+}
+
+MP_EXPORT void *realloc(void *p, size_t n)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(in_arena(p)))
+		return realloc_arena(p, n);
+	if (MP_UNLIKELY(!mp_real_realloc))
+		return p ? NULL : arena_alloc(n);
+	return resize(MP_FN_realloc, p, n, 1);
+}
+
+MP_EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t sz;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(in_arena(p) || !mp_real_reallocarray)) {
+		if (__builtin_mul_overflow(n, m, &sz)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return realloc(p, sz);
+	}
+	return resize(MP_FN_reallocarray, p, n, m);
+}
+
+MP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int r;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_posix_memalign))
+		return ENOMEM;
+	r = mp_real_posix_memalign(out, align, n);
+	record_new(MP_FN_posix_memalign, r ? NULL : *out, n);
+	return r;
+}
+
+#define MP_ALIGNED_HOOK(name, params, args, size)                 \
+	MP_EXPORT void *name params                               \
+	{                                                         \
+		mp_hooks_need();                                  \
+		if (MP_UNLIKELY(!mp_real_##name)) {               \
+			errno = ENOMEM;                           \
+			return NULL;                              \
+		}                                                 \
+		return record_new(MP_FN_##name, mp_real_##name args, size); \
+	}
+
+MP_ALIGNED_HOOK(aligned_alloc, (size_t align, size_t n), (align, n), n)
+MP_ALIGNED_HOOK(memalign, (size_t align, size_t n), (align, n), n)
+MP_ALIGNED_HOOK(valloc, (size_t n), (n), n)
+MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
+
+/*
+ * Anonymous mappings are MP_KIND_MMAP blocks; file mappings are not
+ * recorded. MAP_FIXED replaces whatever was mapped there: recorded as an
+ * unmap of the range first.
+ */
+static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int, int, off_t),
+			 void *a, size_t len, int prot, int flags, int fd, off_t off)
+{
+	int anon = (flags & MAP_ANONYMOUS) != 0;
+	int rec = mmap_enter();
+	void *q;
+
+	if (rec) {
+		if (flags & MAP_FIXED)
+			mp_record_unmap(a, len);
+		mp_leave();
+	}
+	q = real ? real(a, len, prot, flags, fd, off) : mp_sys_mmap(a, len, prot, flags, fd, off);
+	if (rec && anon && mp_enter()) {
+		if (q == MAP_FAILED)
+			mp_record_alloc(fn, MP_KIND_MMAP, NULL, len, MP_RF_FAILED);
+		else
+			mp_record_alloc(fn, MP_KIND_MMAP, q, len, 0);
+		mp_leave();
+	}
+	return q;
+}
+
+MP_EXPORT void *mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
+{
+	mp_hooks_need();
+	return mmap_common(MP_FN_mmap, mp_real_mmap, a, len, prot, flags, fd, off);
+}
+
+MP_EXPORT void *mmap64(void *a, size_t len, int prot, int flags, int fd, off_t off)
+{
+	mp_hooks_need();
+	return mmap_common(MP_FN_mmap64, mp_real_mmap64, a, len, prot, flags, fd, off);
+}
+
+MP_EXPORT int munmap(void *a, size_t len)
+{
+	mp_hooks_need();
+	if (mmap_enter()) {
+		mp_record_unmap(a, len);
+		mp_leave();
+	}
+	if (MP_UNLIKELY(!mp_real_munmap))
+		return mp_sys_munmap(a, len);
+	return mp_real_munmap(a, len);
+}
+
+MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
+{
+	void *na = NULL, *q;
+	va_list ap;
+	int rec;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		na = va_arg(ap, void *);
+		va_end(ap);
+	}
+	mp_hooks_need();
+	rec = mmap_enter();
+	if (rec) {
+		mp_record_free(MP_FN_mremap, MP_KIND_MMAP, old, MP_RF_REALLOC);
+		mp_leave();
+	}
+	if (MP_UNLIKELY(!mp_real_mremap))
+		q = (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, na);
+	else
+		q = mp_real_mremap(old, oldlen, newlen, flags, na);
+	if (rec && mp_enter()) {
+		if (q == MAP_FAILED)
+			mp_record_alloc(MP_FN_mremap, MP_KIND_MMAP, NULL, newlen,
+					MP_RF_REALLOC | MP_RF_FAILED);
+		else
+			mp_record_alloc(MP_FN_mremap, MP_KIND_MMAP, q, newlen, MP_RF_REALLOC);
+		mp_leave();
+	}
+	return q;
+}
+
+/* After the loader changed the module list: record what is new or gone. */
+static void rescan(void)
+{
+	int g;
+
+	if (!mp_tracing || mp_self.disabled)
+		return;
+	g = mp_self.guard;
+	mp_self.guard = 1;
+	mp_modules_scan();
+	mp_self.guard = g;
+}
+
+MP_EXPORT void *dlopen(const char *file, int mode)
+{
+	void *h;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_dlopen))
+		return NULL;
+	h = mp_real_dlopen(file, mode);
+	if (h)
+		rescan();
+	return h;
+}
+
+MP_EXPORT int dlclose(void *h)
+{
+	int r;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_dlclose))
+		return -1;
+	r = mp_real_dlclose(h);
+	rescan();
+	return r;
+}

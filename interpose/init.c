@@ -1,0 +1,258 @@
+/*
+ * init.c - the life of a traced process: start-up (settings, trace file,
+ * modules), exit()/_exit() and the end of main, fork() (the child writes
+ * its own trace), and the exec family (the trace says the process image
+ * was replaced). Also the public API of include/memprov.h.
+ */
+#include <stdarg.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hooks.h"
+#include "internal.h"
+
+/* include/memprov.h declares these weak for callers; defined strong here. */
+MP_EXPORT void memprov_mark(const char *label);
+MP_EXPORT int memprov_active(void);
+
+static int atfork_done;
+static int traced_before_fork;
+
+static void start_tracing(void)
+{
+	mp_self.guard++;
+	if (mp_trace_open() == 0) {
+		mp_modules_scan();
+		mp_tracing = 1;
+	}
+	mp_self.guard--;
+}
+
+static void atfork_prepare(void)
+{
+	traced_before_fork = mp_tracing;
+	mp_trace_fork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	mp_trace_fork_parent();
+}
+
+/* The child never writes to its parent's file: it opens its own. */
+static void atfork_child(void)
+{
+	mp_trace_fork_child();
+	mp_stack_reset();
+	mp_modules_reset();
+	if (traced_before_fork)
+		start_tracing();
+}
+
+__attribute__((constructor(101))) static void mp_init(void)
+{
+	mp_self.guard++;
+	mp_hooks_resolve();
+	if (getauxval(AT_SECURE))
+		goto out; /* setuid/setgid: leave it alone */
+	mp_config_load();
+	if (mp_config.disable)
+		goto out;
+	if (mp_stack_init())
+		mp_warn("cannot map the stack table; stacks are written repeatedly", NULL);
+	if (!atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atfork_done = 1;
+	}
+	mp_self.guard--;
+	start_tracing();
+	return;
+out:
+	mp_self.guard--;
+}
+
+/* main returned (libc's own exit() call is not interposable). */
+__attribute__((destructor)) static void mp_fini(void)
+{
+	if (mp_header && mp_header->state == MP_STATE_RUNNING)
+		mp_trace_set_state(MP_STATE_EXITED, MP_EXIT_UNKNOWN);
+}
+
+static void record_exit(int status, unsigned how)
+{
+	int g = mp_self.guard;
+
+	if (!mp_tracing || mp_self.disabled || !mp_header ||
+	    mp_header->pid != (int32_t)syscall(SYS_getpid))
+		return;
+	mp_self.guard = 1;
+	mp_record_exit(status, how);
+	mp_trace_set_state(MP_STATE_EXITED, status);
+	mp_self.guard = g;
+}
+
+MP_EXPORT void exit(int status)
+{
+	mp_hooks_need();
+	record_exit(status, 0);
+	if (mp_real_exit)
+		mp_real_exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+MP_EXPORT void _exit(int status)
+{
+	mp_hooks_need();
+	record_exit(status, 1);
+	if (mp_real__exit)
+		mp_real__exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+MP_EXPORT void _Exit(int status)
+{
+	mp_hooks_need();
+	record_exit(status, 1);
+	if (mp_real__Exit)
+		mp_real__Exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+MP_EXPORT pid_t fork(void)
+{
+	pid_t pid;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_fork)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	pid = mp_real_fork();
+	if (pid > 0 && mp_enter()) {
+		mp_record_fork(pid);
+		mp_leave();
+	}
+	return pid;
+}
+
+/*
+ * Around every exec: the header says EXEC while the call runs, RUNNING
+ * again if it failed. A vfork child shares our memory but has its own
+ * pid: it must not touch the parent's header.
+ */
+static int exec_begin(void)
+{
+	if (!mp_tracing || !mp_header || mp_header->pid != (int32_t)syscall(SYS_getpid))
+		return 0;
+	mp_trace_set_state(MP_STATE_EXEC, 0);
+	return 1;
+}
+
+static int exec_end(int marked, int r)
+{
+	int saved = errno;
+
+	if (marked)
+		mp_trace_set_state(MP_STATE_RUNNING, 0);
+	errno = saved;
+	return r;
+}
+
+#define MP_EXEC_HOOK(name, params, args)                                  \
+	MP_EXPORT int name params                                         \
+	{                                                                 \
+		mp_hooks_need();                                          \
+		if (MP_UNLIKELY(!mp_real_##name)) {                       \
+			errno = ENOSYS;                                   \
+			return -1;                                        \
+		}                                                         \
+		int marked = exec_begin();                                \
+		return exec_end(marked, mp_real_##name args);             \
+	}
+
+MP_EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]),
+	     (path, argv, envp))
+MP_EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
+MP_EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
+MP_EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]),
+	     (file, argv, envp))
+MP_EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
+
+#define MAX_EXECL_ARGS 4096
+
+/* Collect execl-style arguments up to the NULL; -1 (E2BIG) if too many. */
+static int collect_args(const char *arg0, va_list ap, char **argv)
+{
+	int n = 0;
+	const char *a = arg0;
+
+	while (a) {
+		if (n == MAX_EXECL_ARGS - 1) {
+			errno = E2BIG;
+			return -1;
+		}
+		argv[n++] = (char *)a;
+		a = va_arg(ap, const char *);
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+MP_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS];
+	va_list ap;
+	int n;
+
+	va_start(ap, arg);
+	n = collect_args(arg, ap, argv);
+	va_end(ap);
+	return n < 0 ? -1 : execv(path, argv);
+}
+
+MP_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS];
+	va_list ap;
+	int n;
+
+	va_start(ap, arg);
+	n = collect_args(arg, ap, argv);
+	va_end(ap);
+	return n < 0 ? -1 : execvp(file, argv);
+}
+
+MP_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS];
+	char *const *envp;
+	va_list ap;
+	int n;
+
+	va_start(ap, arg);
+	n = collect_args(arg, ap, argv);
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return n < 0 ? -1 : execve(path, argv, envp);
+}
+
+MP_EXPORT void memprov_mark(const char *label)
+{
+	if (mp_enter()) {
+		mp_record_mark(label, 0);
+		mp_leave();
+	}
+}
+
+MP_EXPORT int memprov_active(void)
+{
+	return mp_tracing != 0;
+}

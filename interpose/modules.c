@@ -1,0 +1,195 @@
+/*
+ * modules.c - record the objects loaded in the process (MP_REC_MODULE:
+ * path, load bias, PT_LOAD range, GNU build-id) at start-up and after each
+ * dlopen/dlclose, and MP_REC_UNLOAD for those that went away, so that the
+ * analyzer can symbolize offline. A fixed table remembers what was already
+ * recorded: no malloc.
+ */
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_MODULES 4096
+
+struct known {
+	uintptr_t base, lo;
+	int seen;
+};
+
+static struct known mods[MAX_MODULES];
+static int nmods;
+static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
+static char exe_path[512];
+
+static void range_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi,
+		     int exec_only)
+{
+	int i;
+
+	*lo = UINTPTR_MAX;
+	*hi = 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || (exec_only && !(ph->p_flags & PF_X)))
+			continue;
+		if (a < *lo)
+			*lo = a;
+		if (a + ph->p_memsz > *hi)
+			*hi = a + ph->p_memsz;
+	}
+	if (*lo > *hi)
+		*lo = *hi = 0;
+}
+
+/* Copy the GNU build-id from the PT_NOTE segments; returns its length. */
+static int build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof(*nh);
+			const uint8_t *desc = (const uint8_t *)name + ((nh->n_namesz + 3) & ~3u);
+
+			if ((const char *)desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4)) {
+				int n = nh->n_descsz > 32 ? 32 : (int)nh->n_descsz;
+
+				memcpy(out, desc, (size_t)n);
+				return n;
+			}
+			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static void emit_module(const struct dl_phdr_info *info, const char *path)
+{
+	size_t plen = strnlen(path, 4000) + 1;
+	struct mp_rec_module *r = mp_record_begin(MP_REC_MODULE, sizeof(*r) + plen);
+	uintptr_t lo, hi;
+
+	if (!r)
+		return;
+	range_of(info, &lo, &hi, 0);
+	r->base = info->dlpi_addr;
+	r->lo = lo;
+	r->hi = hi;
+	memset(r->build_id, 0, sizeof(r->build_id));
+	r->build_id_len = (uint8_t)build_id(info, r->build_id);
+	r->reserved1 = 0;
+	r->path_len = (uint16_t)plen;
+	r->reserved2 = 0;
+	memset(r->path, 0, r->h.size - sizeof(*r));
+	memcpy(r->path, path, plen - 1);
+	mp_record_commit(r);
+}
+
+static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *path = info->dlpi_name;
+	uintptr_t lo, hi;
+	int i;
+
+	(void)size;
+	(void)arg;
+	range_of(info, &lo, &hi, 0);
+	for (i = 0; i < nmods; i++) {
+		if (mods[i].base == info->dlpi_addr && mods[i].lo == lo) {
+			mods[i].seen = 1;
+			return 0;
+		}
+	}
+	if (!path || !*path) {
+		if (!exe_path[0]) {
+			ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+
+			exe_path[n > 0 ? n : 0] = 0;
+		}
+		path = exe_path;
+	}
+	if (nmods < MAX_MODULES) {
+		mods[nmods].base = info->dlpi_addr;
+		mods[nmods].lo = lo;
+		mods[nmods].seen = 1;
+		nmods++;
+	}
+	emit_module(info, path);
+	return 0;
+}
+
+/* Record new modules and the unloading of those gone since the last scan. */
+void mp_modules_scan(void)
+{
+	int i, j;
+
+	pthread_mutex_lock(&mods_lock);
+	for (i = 0; i < nmods; i++)
+		mods[i].seen = 0;
+	dl_iterate_phdr(scan_one, NULL);
+	for (i = j = 0; i < nmods; i++) {
+		if (mods[i].seen) {
+			mods[j++] = mods[i];
+			continue;
+		}
+		struct mp_rec_unload *r = mp_record_begin(MP_REC_UNLOAD, sizeof(*r));
+
+		if (r) {
+			r->base = mods[i].base;
+			mp_record_commit(r);
+		}
+	}
+	nmods = j;
+	pthread_mutex_unlock(&mods_lock);
+}
+
+void mp_modules_reset(void)
+{
+	pthread_mutex_init(&mods_lock, NULL);
+	nmods = 0;
+}
+
+struct self_find {
+	uintptr_t addr, lo, hi;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct self_find *f = arg;
+	uintptr_t lo, hi;
+
+	(void)size;
+	range_of(info, &lo, &hi, 0);
+	if (f->addr < lo || f->addr >= hi)
+		return 0;
+	range_of(info, &f->lo, &f->hi, 1);
+	return 1;
+}
+
+/* The executable address range of libmemprov.so itself. */
+int mp_self_text(uintptr_t *lo, uintptr_t *hi)
+{
+	struct self_find f = { (uintptr_t)&mp_self_text, 0, 0 };
+
+	dl_iterate_phdr(find_self, &f);
+	*lo = f.lo;
+	*hi = f.hi;
+	return f.hi ? 0 : -1;
+}

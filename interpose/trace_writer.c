@@ -1,0 +1,581 @@
+/*
+ * trace_writer.c - the trace file: open, map in segments, hand chunks to
+ * threads, and append records lock-free (see memprov_trace.h).
+ *
+ * The file is mapped MAP_SHARED in SEG_SIZE windows, never as one big
+ * mapping, so programs under an address-space limit still run. A segment's
+ * disk space is reserved with fallocate before any chunk in it is handed
+ * out: a full disk stops tracing, it never raises SIGBUS. Threads take
+ * chunks with one atomic add on header->next_chunk; only the thread that
+ * first needs a new segment takes seg_lock (once per segment). Within its
+ * chunk a thread appends with plain stores and publishes each record with
+ * a release store of head->used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "config.h"
+#include "internal.h"
+
+#define SEG_SIZE (8u << 20)
+#define MAX_SEGS 65536 /* 512 GiB of trace */
+
+__thread struct mp_thread mp_self __attribute__((tls_model("initial-exec")));
+volatile int mp_tracing;
+struct mp_file_header *mp_header;
+
+static int trace_fd = -1;
+static int trace_ok;                    /* open and not stopped */
+static int stopped;
+static uint32_t chunks_per_seg;
+static void *segs[MAX_SEGS];            /* published with release */
+static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t thread_serials;         /* last serial handed out */
+static uint32_t mark_serials;
+static int warn_count;
+
+#define MAX_WARNINGS 10
+
+uint64_t mp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int mp_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void write_all(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(2, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+void mp_warn(const char *msg1, const char *msg2)
+{
+	char buf[512];
+	size_t n;
+	int saved = errno;
+
+	if (mp_atomic_add_relaxed_u32((uint32_t *)&warn_count, 1) >= MAX_WARNINGS)
+		return;
+	n = mp_strlcpy(buf, "memprov: ", sizeof(buf));
+	if (msg1 && n < sizeof(buf))
+		n += mp_strlcpy(buf + n, msg1, sizeof(buf) - n);
+	if (msg2 && n < sizeof(buf))
+		n += mp_strlcpy(buf + n, msg2, sizeof(buf) - n);
+	if (n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	write_all(buf, n);
+	errno = saved;
+}
+
+void mp_stop(enum mp_stop why, const char *msg)
+{
+	if (mp_atomic_xchg_acq_rel_int(&stopped, 1))
+		return;
+	trace_ok = 0;
+	mp_tracing = 0;
+	if (mp_header) {
+		mp_header->stop_reason = why;
+		mp_strlcpy(mp_header->stop_message, msg, sizeof(mp_header->stop_message));
+		mp_header->end_mono_ns = mp_now();
+		__atomic_store_n(&mp_header->state, MP_STATE_STOPPED, __ATOMIC_RELEASE);
+	}
+	mp_warn(msg, ": tracing stopped; the program goes on");
+}
+
+void mp_trace_set_state(enum mp_state st, int32_t status)
+{
+	if (!mp_header || stopped)
+		return;
+	if (st == MP_STATE_EXITED)
+		mp_header->exit_status = status;
+	mp_header->end_mono_ns = st == MP_STATE_RUNNING ? 0 : mp_now();
+	__atomic_store_n(&mp_header->state, st, __ATOMIC_RELEASE);
+}
+
+/* Reserve and map segment i; called with seg_lock held. */
+static void *map_segment(uint32_t i)
+{
+	off_t off = (off_t)MP_HEADER_SIZE + (off_t)i * SEG_SIZE;
+	void *p;
+	int err;
+
+	err = fallocate(trace_fd, 0, off, SEG_SIZE) ? errno : 0;
+	if (err == EOPNOTSUPP)
+		err = posix_fallocate(trace_fd, off, SEG_SIZE);
+	if (err) {
+		mp_stop(MP_STOP_NOSPACE, err == ENOSPC || err == EDQUOT ?
+			"cannot reserve trace space (disk or quota full)" :
+			"cannot reserve trace space (fallocate failed)");
+		return NULL;
+	}
+	p = mp_sys_mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			trace_fd, off);
+	if (p == MAP_FAILED) {
+		mp_stop(MP_STOP_MAP, "cannot map the trace file (address space limit?)");
+		return NULL;
+	}
+	return p;
+}
+
+/* Hand this thread a fresh chunk; NULL when tracing stopped. */
+static struct mp_chunk_head *take_chunk(uint64_t ts)
+{
+	uint64_t idx;
+	uint32_t si;
+	char *seg;
+	struct mp_chunk_head *c;
+
+	if (!trace_ok)
+		return NULL;
+	idx = mp_atomic_add_relaxed_u64(&mp_header->next_chunk, 1);
+	si = (uint32_t)(idx / chunks_per_seg);
+	if (MP_UNLIKELY(idx / chunks_per_seg >= MAX_SEGS)) {
+		mp_stop(MP_STOP_INTERNAL, "trace file reached its size limit (512 GiB)");
+		return NULL;
+	}
+	seg = mp_atomic_load_acquire_ptr(&segs[si]);
+	if (MP_UNLIKELY(!seg)) {
+		pthread_mutex_lock(&seg_lock);
+		seg = segs[si];
+		if (!seg && trace_ok) {
+			seg = map_segment(si);
+			if (seg)
+				mp_atomic_store_release_ptr(&segs[si], seg);
+		}
+		pthread_mutex_unlock(&seg_lock);
+		if (!seg)
+			return NULL;
+	}
+	c = (struct mp_chunk_head *)(seg + (idx % chunks_per_seg) * MP_DEFAULT_CHUNK_SIZE);
+	c->used = 0;
+	c->tid = mp_self.tid;
+	c->thread_serial = mp_self.serial;
+	c->seq = mp_self.seq++;
+	c->reserved = 0;
+	c->first_ts = ts;
+	mp_atomic_store_release_u32(&c->magic, MP_CHUNK_MAGIC);
+	mp_self.chunk = c;
+	mp_self.pos = (char *)(c + 1);
+	mp_self.end = (char *)c + MP_DEFAULT_CHUNK_SIZE;
+	return c;
+}
+
+static void thread_start(void)
+{
+	struct mp_rec_thread *r;
+
+	mp_self.tid = (uint32_t)syscall(SYS_gettid);
+	mp_self.serial = mp_atomic_add_relaxed_u32(&thread_serials, 1) + 1;
+	r = mp_record_begin(MP_REC_THREAD, sizeof(*r));
+	if (!r)
+		return;
+	r->tid = mp_self.tid;
+	r->serial = mp_self.serial;
+	r->parent_serial = 0;
+	r->reserved = 0;
+	memset(r->name, 0, sizeof(r->name));
+	prctl(PR_GET_NAME, r->name, 0, 0, 0);
+	r->name[15] = 0;
+	mp_record_commit(r);
+}
+
+void *mp_record_begin(enum mp_rec_type type, size_t len)
+{
+	struct mp_rec_head *h;
+	uint64_t ts;
+
+	if (MP_UNLIKELY(!trace_ok))
+		return NULL;
+	if (MP_UNLIKELY(!mp_self.serial))
+		thread_start();
+	len = MP_REC_ALIGN(len);
+	if (MP_UNLIKELY(len > MP_MAX_RECORD))
+		return NULL;
+	ts = mp_now();
+	if (MP_UNLIKELY(!mp_self.chunk || mp_self.pos + len > mp_self.end)) {
+		if (!take_chunk(ts))
+			return NULL;
+	}
+	h = (struct mp_rec_head *)mp_self.pos;
+	h->type = (uint8_t)type;
+	h->flags = 0;
+	h->size = (uint16_t)len;
+	h->func = 0;
+	h->kind = 0;
+	h->reserved = 0;
+	h->ts = ts;
+	return h;
+}
+
+void mp_record_commit(void *rec)
+{
+	struct mp_rec_head *h = rec;
+	struct mp_chunk_head *c = mp_self.chunk;
+
+	mp_self.pos = (char *)rec + h->size;
+	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.pos - (char *)(c + 1)));
+}
+
+void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
+		     size_t size, unsigned flags)
+{
+	uint64_t stack = mp_capture_stack(1);
+	struct mp_rec_alloc *r = mp_record_begin(MP_REC_ALLOC, sizeof(*r));
+
+	if (!r)
+		return;
+	r->h.flags = (uint8_t)flags;
+	r->h.func = (uint16_t)fn;
+	r->h.kind = (uint8_t)kind;
+	r->addr = (uintptr_t)addr;
+	r->size = size;
+	r->stack = stack;
+	mp_record_commit(r);
+}
+
+void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,
+		    unsigned flags)
+{
+	struct mp_rec_free *r = mp_record_begin(MP_REC_FREE, sizeof(*r));
+
+	if (!r)
+		return;
+	r->h.flags = (uint8_t)flags;
+	r->h.func = (uint16_t)fn;
+	r->h.kind = (uint8_t)kind;
+	r->addr = (uintptr_t)addr;
+	mp_record_commit(r);
+}
+
+void mp_record_unmap(const void *addr, size_t len)
+{
+	struct mp_rec_unmap *r = mp_record_begin(MP_REC_FREE, sizeof(*r));
+
+	if (!r)
+		return;
+	r->h.func = MP_FN_munmap;
+	r->h.kind = MP_KIND_MMAP;
+	r->addr = (uintptr_t)addr;
+	r->len = len;
+	mp_record_commit(r);
+}
+
+void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,
+			 uint64_t size, uint64_t stream, int device, int result,
+			 uint64_t extra, unsigned flags)
+{
+	uint64_t stack = mp_capture_stack(1);
+	struct mp_rec_gpu_alloc *r = mp_record_begin(MP_REC_GPU_ALLOC, sizeof(*r));
+
+	if (!r)
+		return;
+	r->h.flags = (uint8_t)flags;
+	r->h.func = (uint16_t)fn;
+	r->h.kind = (uint8_t)kind;
+	r->addr = addr;
+	r->size = size;
+	r->stack = stack;
+	r->stream = stream;
+	r->device = device;
+	r->result = result;
+	r->extra = extra;
+	mp_record_commit(r);
+}
+
+void mp_record_gpu_free(enum mp_func fn, enum mp_kind kind, uint64_t addr,
+			uint64_t stream, int device, int result, unsigned flags)
+{
+	struct mp_rec_gpu_free *r = mp_record_begin(MP_REC_GPU_FREE, sizeof(*r));
+
+	if (!r)
+		return;
+	r->h.flags = (uint8_t)flags;
+	r->h.func = (uint16_t)fn;
+	r->h.kind = (uint8_t)kind;
+	r->addr = addr;
+	r->stream = stream;
+	r->device = device;
+	r->result = result;
+	mp_record_commit(r);
+}
+
+void mp_record_ctx_reset(enum mp_func fn, int device)
+{
+	struct mp_rec_ctx_reset *r = mp_record_begin(MP_REC_CTX_RESET, sizeof(*r));
+
+	if (!r)
+		return;
+	r->h.func = (uint16_t)fn;
+	r->device = device;
+	r->reserved = 0;
+	mp_record_commit(r);
+}
+
+void mp_record_mark(const char *label, unsigned flags)
+{
+	size_t n = label ? strnlen(label, 255) : 0;
+	struct mp_rec_mark *r = mp_record_begin(MP_REC_MARK, sizeof(*r) + n + 1);
+
+	if (!r)
+		return;
+	r->h.flags = (uint8_t)flags;
+	r->label_len = (uint32_t)n + 1;
+	r->serial = mp_atomic_add_relaxed_u32(&mark_serials, 1) + 1;
+	memset(r->label, 0, r->h.size - sizeof(*r));
+	if (n)
+		memcpy(r->label, label, n);
+	mp_record_commit(r);
+}
+
+void mp_record_exit(int status, unsigned how)
+{
+	struct mp_rec_exit *r = mp_record_begin(MP_REC_EXIT, sizeof(*r));
+
+	if (!r)
+		return;
+	r->status = status;
+	r->how = how;
+	mp_record_commit(r);
+}
+
+void mp_record_fork(pid_t child)
+{
+	struct mp_rec_fork *r = mp_record_begin(MP_REC_FORK, sizeof(*r));
+
+	if (!r)
+		return;
+	r->child_pid = child;
+	r->reserved = 0;
+	mp_record_commit(r);
+}
+
+/* Expand %p (pid) and %% in the MEMPROV_OUTPUT pattern; 0 if too long. */
+static int expand_name(char *out, size_t size, const char *pat)
+{
+	char num[24];
+	size_t n = 0;
+
+	for (; *pat; pat++) {
+		const char *add = NULL;
+		char one[2] = { *pat, 0 };
+
+		if (pat[0] == '%' && pat[1] == 'p') {
+			mp_utoa(num, (uint64_t)getpid());
+			add = num;
+			pat++;
+		} else if (pat[0] == '%' && pat[1] == '%') {
+			add = "%";
+			pat++;
+		} else {
+			add = one;
+		}
+		if (n + strlen(add) >= size)
+			return 0;
+		n += mp_strlcpy(out + n, add, size - n);
+	}
+	return 1;
+}
+
+/* NAME.trace -> NAME.<k>.trace; other names get .<k> appended. */
+static int numbered_name(char *out, size_t size, const char *base, unsigned k)
+{
+	size_t len = strlen(base), stem = len;
+	char num[24];
+
+	if (len >= 6 && !strcmp(base + len - 6, ".trace"))
+		stem = len - 6;
+	mp_utoa(num, k);
+	if (len + strlen(num) + 2 >= size)
+		return 0;
+	memcpy(out, base, stem);
+	out[stem] = '.';
+	mp_strlcpy(out + stem + 1, num, size - stem - 1);
+	mp_strlcpy(out + strlen(out), base + stem, size - strlen(out));
+	return 1;
+}
+
+static int create_file(char *name, size_t size)
+{
+	char base[sizeof(mp_config.output)];
+	unsigned k;
+	int fd;
+
+	if (!expand_name(base, sizeof(base), mp_config.output)) {
+		mp_warn("MEMPROV_OUTPUT is too long after expanding %p", NULL);
+		return -1;
+	}
+	mp_strlcpy(name, base, size);
+	for (k = 1; k < 10000; k++) {
+		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+		if (!numbered_name(name, size, base, k))
+			break;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static void read_cmdline(char *dst, size_t size)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, i;
+
+	dst[0] = 0;
+	if (fd < 0)
+		return;
+	while (n < (ssize_t)size - 1) {
+		ssize_t r = read(fd, dst + n, size - 1 - (size_t)n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	while (n > 0 && dst[n - 1] == 0)
+		n--;
+	for (i = 0; i < n; i++)
+		if (!dst[i])
+			dst[i] = ' ';
+	dst[n] = 0;
+}
+
+static void fill_header(struct mp_file_header *h)
+{
+	ssize_t n;
+
+	h->version = MP_VERSION;
+	h->header_size = MP_HEADER_SIZE;
+	h->chunk_size = MP_DEFAULT_CHUNK_SIZE;
+	h->flags = (mp_config.heap ? MP_HF_HEAP : 0) | (mp_config.mmap ? MP_HF_MMAP : 0) |
+		   (mp_config.cuda ? MP_HF_CUDA : 0) | (mp_config.python ? MP_HF_PYTHON : 0);
+	h->next_chunk = 0;
+	h->pid = getpid();
+	h->ppid = getppid();
+	h->state = MP_STATE_RUNNING;
+	h->exit_status = 0;
+	h->start_mono_ns = mp_now();
+	h->start_real_ns = now_real();
+	h->end_mono_ns = 0;
+	h->stop_reason = MP_STOP_NONE;
+	h->stack_depth = (uint32_t)mp_config.depth;
+	h->page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	h->sample_bytes = (uint32_t)mp_config.sample_bytes;
+	h->rss_interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
+	n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
+	h->exe[n > 0 ? n : 0] = 0;
+	read_cmdline(h->cmdline, sizeof(h->cmdline));
+	memcpy(h->magic, MP_MAGIC, MP_MAGIC_LEN);
+}
+
+int mp_trace_open(void)
+{
+	char name[sizeof(mp_config.output) + 32];
+	void *p;
+	int err;
+
+	chunks_per_seg = SEG_SIZE / MP_DEFAULT_CHUNK_SIZE;
+	trace_fd = create_file(name, sizeof(name));
+	if (trace_fd < 0) {
+		mp_warn("cannot create the trace file ", name);
+		return -1;
+	}
+	err = fallocate(trace_fd, 0, 0, MP_HEADER_SIZE) ? errno : 0;
+	if (err == EOPNOTSUPP)
+		err = posix_fallocate(trace_fd, 0, MP_HEADER_SIZE);
+	p = err ? MAP_FAILED :
+		mp_sys_mmap(NULL, MP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    trace_fd, 0);
+	if (p == MAP_FAILED) {
+		mp_warn("cannot reserve or map the trace header of ", name);
+		close(trace_fd);
+		trace_fd = -1;
+		return -1;
+	}
+	mp_header = p;
+	fill_header(mp_header);
+	stopped = 0;
+	trace_ok = 1;
+	return 0;
+}
+
+/* fork(): no thread may be mapping a segment while the process forks. */
+void mp_trace_fork_prepare(void)
+{
+	pthread_mutex_lock(&seg_lock);
+}
+
+void mp_trace_fork_parent(void)
+{
+	pthread_mutex_unlock(&seg_lock);
+}
+
+/*
+ * In the child: forget the parent's file (never write to it again), and
+ * start over as a fresh process; init.c then opens the child's own trace.
+ */
+void mp_trace_fork_child(void)
+{
+	uint32_t i;
+
+	mp_tracing = 0;
+	trace_ok = 0;
+	pthread_mutex_init(&seg_lock, NULL);
+	for (i = 0; i < MAX_SEGS; i++) {
+		if (segs[i])
+			mp_sys_munmap(segs[i], SEG_SIZE);
+		segs[i] = NULL;
+	}
+	if (mp_header)
+		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
+	mp_header = NULL;
+	if (trace_fd >= 0)
+		close(trace_fd);
+	trace_fd = -1;
+	stopped = 0;
+	thread_serials = 0;
+	mark_serials = 0;
+	mp_self.serial = 0;
+	mp_self.seq = 0;
+	mp_self.chunk = NULL;
+	mp_self.pos = mp_self.end = NULL;
+}
