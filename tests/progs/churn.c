@@ -26,6 +26,8 @@ struct block {
 static struct block queue[QCAP];
 static size_t q_head, q_len;
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+/* all threads exist at once: glibc gives each its own bookkeeping */
+static pthread_barrier_t start;
 
 struct worker {
 	pthread_t t;
@@ -130,6 +132,7 @@ static void *run(void *arg)
 {
 	struct worker *w = arg;
 
+	pthread_barrier_wait(&start);
 	for (long i = 0; i < w->ops; i++)
 		one_op(w);
 	return NULL;
@@ -144,7 +147,7 @@ int main(int argc, char **argv)
 	char line[128];
 	int len;
 
-	if (!w || nt < 1)
+	if (!w || nt < 1 || pthread_barrier_init(&start, NULL, nt))
 		return 2;
 	for (int i = 0; i < nt; i++) {
 		w[i].seed = 7919u * (i + 1);

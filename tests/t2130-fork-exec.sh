@@ -1,0 +1,93 @@
+#!/bin/sh
+# t2130-fork-exec.sh - process life cycle: a forked child writes its own
+# trace named by its pid and the parent's trace has none of the child's
+# allocations; exec with LD_PRELOAD inherited gives a second, traced image
+# and the first trace says "exec"; _exit ends the trace cleanly with its
+# status; a program that defines its own malloc neither hangs nor fails.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+
+# sizes BYTES_OF_EACH_SITE for a leaks report, sorted: "111 333"
+sizes() { jget "$1" '=" ".join(str(s["bytes"]) for s in sorted(j["sites"], key=lambda s: s["bytes"]) if s["kind"] == "heap")'; }
+
+test_expect_success 'fork: parent and child each write a trace named by pid' '
+	mkdir fork &&
+	MEMPROV_OUTPUT=$TRASH/fork/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		timeout 30 "$BIN/forkexec" fork >out &&
+	child=$(sed -n "s/^child=//p" out) &&
+	test -n "$child" &&
+	ls fork >files && cat files &&
+	test $(wc -l <files) = 2 &&
+	test -s "fork/$child.trace"
+'
+
+test_expect_success 'fork: the parent trace has 111 + 333, nothing of the child' '
+	parent=$(ls fork | grep -v "^$(sed -n "s/^child=//p" out)\.trace$") &&
+	memprov leaks --json "fork/$parent" >parent.json &&
+	jget --check parent.json totals.heap.blocks=2 totals.heap.bytes=444 \
+		state=exited &&
+	test "$(sizes parent.json)" = "111 333" &&
+	jget --check parent.json \
+		"=sorted(s[\"frames\"][0][\"function\"] for s in j[\"sites\"])==[\"after_fork\", \"before_fork\"]"
+'
+
+test_expect_success 'fork: the child trace shows its own leak (222 in in_child)' '
+	child=$(sed -n "s/^child=//p" out) &&
+	memprov leaks --json "fork/$child.trace" >child.json &&
+	jget --check child.json pid=$child state=exited exit_status=0 &&
+	jget --check child.json \
+		"=[(s[\"bytes\"], s[\"blocks\"]) for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"in_child\"]==[[222, 1]]" &&
+	! sizes child.json | grep -w 333
+'
+
+test_expect_success 'exec: two traces, the first says exec (444), the second is the new image (555)' '
+	mkdir exec &&
+	MEMPROV_OUTPUT=$TRASH/exec/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		timeout 30 "$BIN/forkexec" exec &&
+	ls exec >files && cat files &&
+	test $(wc -l <files) = 2 &&
+	for f in $(cat files); do
+		memprov leaks --json "exec/$f" >"$f.json" || exit 1
+		echo "$f: $(jget "$f.json" state) $(sizes "$f.json")"
+	done >states &&
+	cat states &&
+	grep -q ": exec 444$" states &&
+	grep -q ": exited 555$" states
+'
+
+test_expect_success 'exec: the new image names exec_child and its command line' '
+	f=$(grep ": exited 555$" states | cut -d: -f1) &&
+	jget --check "$f.json" sites.0.frames.0.function=exec_child \
+		"=\"exec-child\" in j[\"command\"]==True" \
+		totals.heap.blocks=1 totals.heap.bytes=555
+'
+
+test_expect_success '_exit: the trace ends cleanly, with status 7 and the leak' '
+	st=0 && memprov run -o exit.trace -- "$BIN/forkexec" _exit 2>err || st=$? &&
+	test $st = 7 &&
+	memprov leaks --json exit.trace >exit.json &&
+	jget --check exit.json state=exited exit_status=7 damaged=false \
+		totals.heap.blocks=1 totals.heap.bytes=666 \
+		sites.0.frames.0.function=before_exit &&
+	memprov stats --json exit.trace >exit-stats.json &&
+	jget --check exit-stats.json state=exited exit_status=7 cut=false
+'
+
+test_expect_success 'a program with its own malloc runs to the end under memprov run' '
+	timeout 30 memprov run -o own.trace -- "$BIN/ownmalloc" >own.out 2>own.err &&
+	echo "ownmalloc ok 1000" >expect &&
+	test_cmp expect own.out &&
+	memprov leaks --json own.trace >own.json &&
+	jget --check own.json state=exited totals.heap.blocks=0
+'
+
+test_expect_success 'a program with its own malloc runs to the end with LD_PRELOAD' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=$TRASH/own2.trace \
+		timeout 30 "$BIN/ownmalloc" >own2.out 2>own2.err &&
+	test_cmp expect own2.out &&
+	test ! -s own2.err
+'
+
+test_done

@@ -1,0 +1,68 @@
+#!/bin/sh
+# t2140-sigkill.sh - a process killed with SIGKILL leaves a readable
+# trace: `memprov leaks` reports what was live at the point of death (at
+# least what the program had committed and announced), state "running";
+# a trace can also be read while its process still runs.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+
+# wait_lines FILE N: wait (bounded) until FILE has at least N lines
+wait_lines() {
+	timeout 60 sh -c 'until [ -f "$1" ] && [ $(wc -l <"$1") -ge $2 ]; do sleep 0.02; done' \
+		- "$1" "$2"
+}
+
+test_expect_success 'killed mid-run: live at death >= the last announced step, consistent' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=$TRASH/kill.trace \
+		"$BIN/steps" steps.log 1000000 &
+	pid=$! && echo $pid >>"$TRASH/pids" &&
+	wait_lines steps.log 2000 &&
+	kill -9 $pid &&
+	{ wait $pid || :; } &&
+	tail -n 1 steps.log >last && cat last &&
+	step=$(sed -n "s/^step \([0-9]*\) live=.*/\1/p" last) &&
+	live=$(sed -n "s/.* live=\([0-9]*\) .*/\1/p" last) &&
+	blocks=$(sed -n "s/.* blocks=\([0-9]*\)$/\1/p" last) &&
+	test "$step" -lt 1000000 &&
+	timeout 60 memprov leaks --json kill.trace >kill.json &&
+	jget --check kill.json state=running exit_status=null at=end-of-trace &&
+	got=$(jget kill.json totals.heap.bytes totals.heap.blocks | paste -sd " ") &&
+	echo "announced: $live B in $blocks blocks; memprov: $got" &&
+	set -- $got &&
+	test "$1" -ge "$live" && test "$2" -ge "$blocks" &&
+	test "$1" = $(( ($2 - 1) * 100 + 1000001 * 8 ))
+'
+
+test_expect_success 'killed mid-run: stats works and agrees with leaks' '
+	timeout 60 memprov stats --json kill.trace >stats.json &&
+	jget --check stats.json state=running exit_status=null unmatched_frees=0 \
+		threads=1 functions.calloc.calls=1 \
+		"=j[\"functions\"][\"malloc\"][\"calls\"]-j[\"kinds\"][\"heap\"][\"live_blocks\"]==-1" &&
+	test "$(jget stats.json kinds.heap.live_bytes)" = "$(jget kill.json totals.heap.bytes)"
+'
+
+test_expect_success 'read while running, then killed: exact figures both times' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=$TRASH/pause.trace \
+		"$BIN/steps" pause.log 500 &
+	pid=$! && echo $pid >>"$TRASH/pids" &&
+	wait_lines pause.log 500 &&
+	timeout 60 memprov leaks --json pause.trace >alive.json &&
+	kill -9 $pid &&
+	{ wait $pid || :; } &&
+	timeout 60 memprov leaks --json pause.trace >dead.json &&
+	for f in alive.json dead.json; do
+		jget --check $f state=running totals.heap.blocks=501 \
+			totals.heap.bytes=$((500 * 100 + 501 * 8)) || exit 1
+	done &&
+	jget --check dead.json \
+		"=sorted((s[\"frames\"][0][\"function\"], s[\"blocks\"]) for s in j[\"sites\"])==[[\"main\", 1], [\"step_alloc\", 500]]"
+'
+
+# a failed test may have left a traced program running
+for pid in $(cat "$TRASH/pids" 2>/dev/null); do
+	grep -q "tests/bin/steps" "/proc/$pid/cmdline" 2>/dev/null &&
+		kill -9 "$pid" 2>/dev/null
+done
+test_done

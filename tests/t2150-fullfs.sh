@@ -1,0 +1,58 @@
+#!/bin/sh
+# t2150-fullfs.sh - a trace written to a tiny filesystem that fills up:
+# tracing stops with exactly one "memprov:" warning, the program's own
+# output and exit status are unchanged, and the trace stays readable
+# (state "stopped").
+# a run killed by the suite's timeout may have left its mount behind
+umount "$(dirname "$0")/out/t2150-fullfs/fs" 2>/dev/null
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+
+FS=$TRASH/fs
+mkdir -p "$FS"
+if ! mount -t tmpfs -o size=256k tmpfs "$FS" 2>"$TRASH/mount.err"; then
+	test_skip "cannot mount a 256 KiB tmpfs here: $(cat "$TRASH/mount.err")"
+fi
+export FS
+
+test_expect_success 'bare run: known output, status 3' '
+	st=0 && "$BIN/fill" >bare.out 2>bare.err || st=$? &&
+	test $st = 3 && test ! -s bare.err &&
+	head -n 1 bare.out | grep "^fill done checksum="
+'
+
+test_expect_success 'traced to a full filesystem: same output and status, one warning' '
+	st=0 &&
+	MEMPROV_OUTPUT=$FS/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		timeout 120 "$BIN/fill" >out 2>err || st=$? &&
+	cat err &&
+	test $st = 3 &&
+	test_cmp bare.out out &&
+	test $(grep -c "^memprov:" err) = 1 &&
+	test $(wc -l <err) = 1 &&
+	ls -l "$FS" && test $(ls "$FS" | wc -l) = 1
+'
+
+test_expect_success 'the cut-short trace is readable: state stopped' '
+	t=$(ls "$FS"/*.trace) &&
+	timeout 60 memprov stats --json "$t" >stats.json &&
+	jget --check stats.json state=stopped damaged=false unmatched_frees=0 &&
+	jget --check stats.json "=j[\"events\"]>1000==True" &&
+	timeout 60 memprov leaks --json "$t" >leaks.json &&
+	jget --check leaks.json state=stopped &&
+	timeout 60 memprov leaks "$t" >leaks.txt
+'
+
+test_expect_success 'memprov run to the full filesystem keeps the status too' '
+	rm -f "$FS"/* &&
+	st=0 && timeout 120 memprov run -o "$FS/run.trace" -- "$BIN/fill" >out2 2>err2 ||
+		st=$? &&
+	cat err2 &&
+	test $st = 3 && test_cmp bare.out out2 &&
+	test $(grep -v "trace written to" err2 | grep -c "^memprov:") = 1
+'
+
+umount "$FS" || umount -l "$FS"
+test_done

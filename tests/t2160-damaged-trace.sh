@@ -1,0 +1,133 @@
+#!/bin/sh
+# t2160-damaged-trace.sh - truncated and corrupted real traces: a cut in
+# the header is a clear error (nonzero exit); a cut inside the chunks says
+# "trace cut at offset N" and still reports (exit 0); a broken record says
+# "corrupt record at offset N" and the rest is reported; random damage
+# never crashes the analyzer (no signal, no sanitizer report).
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+walk() { /usr/bin/python3 "$TOP/tests/progs/trace_walk.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+
+# analyze REPORT TRACE: run `memprov REPORT --json TRACE` bounded, leave
+# stdout in REPORT.json and stderr in REPORT.err, return its status, and
+# fail on a signal or a sanitizer report
+analyze() {
+	rc=0
+	timeout 60 "$MEMPROV_CLI" "$1" --json "$2" >"$1.json" 2>"$1.err" || rc=$?
+	cat "$1.err" >&2
+	if [ $rc -ge 124 ] || grep -q "Sanitizer\|runtime error" "$1.err"; then
+		echo "crashed or hung: status $rc on $2" >&2
+		return 125
+	fi
+	return $rc
+}
+
+# flip TRACE OFFSET BYTE... -> writes the bytes (decimal) at OFFSET in place
+poke() {
+	/usr/bin/python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2]))
+f.write(bytes(int(b) for b in sys.argv[3:]))' "$@"
+}
+
+test_expect_success 'a real trace with many chunks' '
+	memprov run -o full.trace -- "$BIN/churn" 2 5000 >/dev/null 2>&1 &&
+	walk full.trace >records &&
+	test $(wc -l <records) -gt 5000 &&
+	walk full.trace --header &&
+	analyze stats full.trace &&
+	jget --check stats.json cut=false damaged=false cut_at=null &&
+	jget stats.json events >full-events &&
+	cp stats.json full-stats.json
+'
+
+for off in 0 9 100 2000 4095; do
+	export off
+	test_expect_success "cut inside the header at $off: clear error, nonzero exit" '
+		cp full.trace cut.trace && truncate -s $off cut.trace &&
+		rc=0 && analyze leaks cut.trace || rc=$? &&
+		test $rc != 125 && test $rc != 0 &&
+		test -s leaks.err && ! test -s leaks.json &&
+		rc=0 && analyze stats cut.trace || rc=$? &&
+		test $rc != 125 && test $rc != 0 && test -s stats.err
+	'
+done
+
+test_expect_success 'a trace that is not one: clear error, nonzero exit' '
+	head -c 8192 /dev/zero >zero.trace &&
+	rc=0 && analyze leaks zero.trace || rc=$? &&
+	test $rc != 125 && test $rc != 0 && test -s leaks.err &&
+	cp full.trace newer.trace && poke newer.trace 8 99 0 0 0 &&
+	rc=0 && analyze leaks newer.trace || rc=$? &&
+	test $rc != 125 && test $rc != 0 && grep -i "version" leaks.err
+'
+
+# offsets inside the chunks: within the first record area, at a chunk
+# boundary, mid-file on an odd byte, 5 bytes before the end
+size=$(wc -c <"$TRASH/full.trace" 2>/dev/null || echo 0)
+for off in 4228 69632 $((size / 2 + 13)) $((size - 5)); do
+	export off
+	test_expect_success "cut inside the chunks at $off: says so, partial report, exit 0" '
+		cp full.trace cut.trace && truncate -s $off cut.trace &&
+		analyze stats cut.trace &&
+		grep "trace cut at offset $off\\b" stats.err &&
+		jget --check stats.json cut=true cut_at=$off &&
+		jget stats.json events >ev &&
+		test $(cat ev) -gt 0 && test $(cat ev) -le $(cat full-events) &&
+		analyze leaks cut.trace &&
+		grep "trace cut at offset $off\\b" leaks.err &&
+		jget leaks.json totals.heap.blocks &&
+		memprov leaks cut.trace >leaks.txt 2>/dev/null
+	'
+done
+
+# a record in the middle of the trace, and its type/size fields
+mid=$(awk '$2 == 1 { a[n++] = $1 } END { print a[int(n / 2)] }' "$TRASH/records" 2>/dev/null)
+export mid
+for how in "size 3:3 0" "type 0:0" "size past the chunk:248 255"; do
+	what=${how%%:*} bytes=${how#*:}
+	export what bytes
+	test_expect_success "corrupt record ($what) at a known offset: named, rest reported" '
+		test -n "$mid" &&
+		cp full.trace bad.trace &&
+		case "$what" in
+		type*) poke bad.trace $mid $bytes ;;
+		size*) poke bad.trace $((mid + 2)) $bytes ;;
+		esac &&
+		analyze stats bad.trace &&
+		grep "corrupt record at offset $mid\\b" stats.err &&
+		jget --check stats.json damaged=true &&
+		test $(jget stats.json events) -gt 1000 &&
+		analyze leaks bad.trace &&
+		grep "corrupt record at offset $mid\\b" leaks.err &&
+		jget --check leaks.json damaged=true
+	'
+done
+
+test_expect_success 'an unknown record type is skipped, not an error' '
+	cp full.trace unknown.trace && poke unknown.trace $mid 200 &&
+	analyze stats unknown.trace &&
+	! grep "corrupt record" stats.err &&
+	test $(jget stats.json events) -gt 1000
+'
+
+test_expect_success 'random damage anywhere: never a crash, a hang or a sanitizer report' '
+	i=0 &&
+	while [ $i -lt 24 ]; do
+		cp full.trace fuzz.trace &&
+		/usr/bin/python3 -c "import random, sys
+r = random.Random(int(sys.argv[2])); f = open(sys.argv[1], \"r+b\")
+size = f.seek(0, 2)
+lo = 8 if int(sys.argv[2]) % 6 == 0 else 4096
+for _ in range(64):
+    f.seek(r.randrange(lo, size)); f.write(bytes([r.randrange(256)]))" fuzz.trace $i &&
+		for r in leaks stats; do
+			rc=0 && analyze $r fuzz.trace 2>/dev/null || rc=$?
+			test $rc != 125 || { echo "seed $i: $r failed"; cat $r.err; exit 1; }
+		done
+		i=$((i + 1))
+	done
+'
+
+test_done
