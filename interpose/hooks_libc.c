@@ -153,27 +153,23 @@ static void *realloc_arena(void *p, size_t n)
  * The free half of a resize (before the call), the call, then the alloc
  * half. glibc's realloc(p, 0) frees p and returns NULL: the FREE stands
  * alone. A failed resize leaves the old block valid: ALLOC with
- * MP_RF_FAILED tells the reader to restore it.
+ * MP_RF_FAILED tells the reader to restore it. reallocarray is done here
+ * with the real realloc: glibc's own reallocarray calls realloc through
+ * the PLT, which would record the call twice.
  */
-static void *resize(enum mp_func fn, void *p, size_t n, size_t m)
+static void *resize(enum mp_func fn, void *p, size_t sz)
 {
-	size_t sz;
 	int rec;
 	void *q;
 
-	if (__builtin_mul_overflow(n, m, &sz))
-		sz = SIZE_MAX;
-	if (!p) {
-		q = fn == MP_FN_realloc ? mp_real_realloc(NULL, n) :
-					  mp_real_reallocarray(NULL, n, m);
-		return record_new(fn, q, sz);
-	}
+	if (!p)
+		return record_new(fn, mp_real_realloc(NULL, sz), sz);
 	rec = heap_enter();
 	if (rec) {
 		mp_record_free(fn, MP_KIND_HEAP, p, MP_RF_REALLOC);
 		mp_leave();
 	}
-	q = fn == MP_FN_realloc ? mp_real_realloc(p, n) : mp_real_reallocarray(p, n, m);
+	q = mp_real_realloc(p, sz);
 	if (rec && mp_enter()) {
 		if (q)
 			mp_record_alloc(fn, MP_KIND_HEAP, q, sz, MP_RF_REALLOC);
@@ -192,7 +188,7 @@ MP_EXPORT void *realloc(void *p, size_t n)
 		return realloc_arena(p, n);
 	if (MP_UNLIKELY(!mp_real_realloc))
 		return p ? NULL : arena_alloc(n);
-	return resize(MP_FN_realloc, p, n, 1);
+	return resize(MP_FN_realloc, p, n);
 }
 
 MP_EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -200,14 +196,23 @@ MP_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 	size_t sz;
 
 	mp_hooks_need();
-	if (MP_UNLIKELY(in_arena(p) || !mp_real_reallocarray)) {
-		if (__builtin_mul_overflow(n, m, &sz)) {
-			errno = ENOMEM;
-			return NULL;
+	if (__builtin_mul_overflow(n, m, &sz)) {
+		/* p stays valid: a failed resize, or a failed alloc for NULL */
+		if (heap_enter()) {
+			if (p)
+				mp_record_free(MP_FN_reallocarray, MP_KIND_HEAP, p, MP_RF_REALLOC);
+			mp_record_alloc(MP_FN_reallocarray, MP_KIND_HEAP, NULL, SIZE_MAX,
+					MP_RF_FAILED | (p ? MP_RF_REALLOC : 0));
+			mp_leave();
 		}
-		return realloc(p, sz);
+		errno = ENOMEM;
+		return NULL;
 	}
-	return resize(MP_FN_reallocarray, p, n, m);
+	if (MP_UNLIKELY(in_arena(p)))
+		return realloc_arena(p, sz);
+	if (MP_UNLIKELY(!mp_real_realloc))
+		return p ? NULL : arena_alloc(sz);
+	return resize(MP_FN_reallocarray, p, sz);
 }
 
 MP_EXPORT int posix_memalign(void **out, size_t align, size_t n)

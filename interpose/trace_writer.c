@@ -2,8 +2,8 @@
  * trace_writer.c - the trace file: open, map in segments, hand chunks to
  * threads, and append records lock-free (see memprov_trace.h).
  *
- * The file is mapped MAP_SHARED in SEG_SIZE windows, never as one big
- * mapping, so programs under an address-space limit still run. A segment's
+ * The file is mapped MAP_SHARED in segments of at most 8 MiB, never as
+ * one big mapping, so programs under an address-space limit still run. A segment's
  * disk space is reserved with fallocate before any chunk in it is handed
  * out: a full disk stops tracing, it never raises SIGBUS. Threads take
  * chunks with one atomic add on header->next_chunk; only the thread that
@@ -25,8 +25,14 @@
 #include "config.h"
 #include "internal.h"
 
-#define SEG_SIZE (8u << 20)
-#define MAX_SEGS 65536 /* 512 GiB of trace */
+/*
+ * Segments grow so that a short-lived process costs little disk: chunks
+ * 0-3 are segment 0, then segments of 4, 8, 16, 32, 64 chunks, then
+ * 128 chunks (8 MiB) each.
+ */
+#define SEG_MAX_CHUNKS 128u
+#define SEG_SMALL 6u   /* segments 0..5 cover chunks 0..127 */
+#define MAX_SEGS 65536 /* about 512 GiB of trace */
 
 __thread struct mp_thread mp_self __attribute__((tls_model("initial-exec")));
 volatile int mp_tracing;
@@ -35,7 +41,6 @@ struct mp_file_header *mp_header;
 static int trace_fd = -1;
 static int trace_ok;                    /* open and not stopped */
 static int stopped;
-static uint32_t chunks_per_seg;
 static void *segs[MAX_SEGS];            /* published with release */
 static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t thread_serials;         /* last serial handed out */
@@ -129,24 +134,45 @@ void mp_trace_set_state(enum mp_state st, int32_t status)
 	__atomic_store_n(&mp_header->state, st, __ATOMIC_RELEASE);
 }
 
-/* Reserve and map segment i; called with seg_lock held. */
-static void *map_segment(uint32_t i)
+/* Which segment holds chunk idx, its first chunk and its length in chunks. */
+static uint64_t seg_of(uint64_t idx, uint64_t *first, uint64_t *n)
 {
-	off_t off = (off_t)MP_HEADER_SIZE + (off_t)i * SEG_SIZE;
+	uint64_t s;
+
+	if (idx < 4) {
+		*first = 0;
+		*n = 4;
+		return 0;
+	}
+	if (idx < SEG_MAX_CHUNKS) {
+		s = (uint64_t)(63 - __builtin_clzll(idx)) - 1;
+		*first = *n = 1ull << (s + 1);
+		return s;
+	}
+	s = SEG_SMALL + (idx - SEG_MAX_CHUNKS) / SEG_MAX_CHUNKS;
+	*first = SEG_MAX_CHUNKS * (s - SEG_SMALL + 1);
+	*n = SEG_MAX_CHUNKS;
+	return s;
+}
+
+/* Reserve and map a segment; called with seg_lock held. */
+static void *map_segment(uint64_t first, uint64_t nchunks)
+{
+	off_t off = (off_t)(MP_HEADER_SIZE + first * MP_DEFAULT_CHUNK_SIZE);
+	size_t len = (size_t)(nchunks * MP_DEFAULT_CHUNK_SIZE);
 	void *p;
 	int err;
 
-	err = fallocate(trace_fd, 0, off, SEG_SIZE) ? errno : 0;
+	err = fallocate(trace_fd, 0, off, (off_t)len) ? errno : 0;
 	if (err == EOPNOTSUPP)
-		err = posix_fallocate(trace_fd, off, SEG_SIZE);
+		err = posix_fallocate(trace_fd, off, (off_t)len);
 	if (err) {
 		mp_stop(MP_STOP_NOSPACE, err == ENOSPC || err == EDQUOT ?
 			"cannot reserve trace space (disk or quota full)" :
 			"cannot reserve trace space (fallocate failed)");
 		return NULL;
 	}
-	p = mp_sys_mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			trace_fd, off);
+	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, trace_fd, off);
 	if (p == MAP_FAILED) {
 		mp_stop(MP_STOP_MAP, "cannot map the trace file (address space limit?)");
 		return NULL;
@@ -157,16 +183,15 @@ static void *map_segment(uint32_t i)
 /* Hand this thread a fresh chunk; NULL when tracing stopped. */
 static struct mp_chunk_head *take_chunk(uint64_t ts)
 {
-	uint64_t idx;
-	uint32_t si;
+	uint64_t idx, si, first, n;
 	char *seg;
 	struct mp_chunk_head *c;
 
 	if (!trace_ok)
 		return NULL;
 	idx = mp_atomic_add_relaxed_u64(&mp_header->next_chunk, 1);
-	si = (uint32_t)(idx / chunks_per_seg);
-	if (MP_UNLIKELY(idx / chunks_per_seg >= MAX_SEGS)) {
+	si = seg_of(idx, &first, &n);
+	if (MP_UNLIKELY(si >= MAX_SEGS)) {
 		mp_stop(MP_STOP_INTERNAL, "trace file reached its size limit (512 GiB)");
 		return NULL;
 	}
@@ -175,7 +200,7 @@ static struct mp_chunk_head *take_chunk(uint64_t ts)
 		pthread_mutex_lock(&seg_lock);
 		seg = segs[si];
 		if (!seg && trace_ok) {
-			seg = map_segment(si);
+			seg = map_segment(first, n);
 			if (seg)
 				mp_atomic_store_release_ptr(&segs[si], seg);
 		}
@@ -183,7 +208,7 @@ static struct mp_chunk_head *take_chunk(uint64_t ts)
 		if (!seg)
 			return NULL;
 	}
-	c = (struct mp_chunk_head *)(seg + (idx % chunks_per_seg) * MP_DEFAULT_CHUNK_SIZE);
+	c = (struct mp_chunk_head *)(seg + (idx - first) * MP_DEFAULT_CHUNK_SIZE);
 	c->used = 0;
 	c->tid = mp_self.tid;
 	c->thread_serial = mp_self.serial;
@@ -513,7 +538,6 @@ int mp_trace_open(void)
 	void *p;
 	int err;
 
-	chunks_per_seg = SEG_SIZE / MP_DEFAULT_CHUNK_SIZE;
 	trace_fd = create_file(name, sizeof(name));
 	if (trace_fd < 0) {
 		mp_warn("cannot create the trace file ", name);
@@ -555,14 +579,16 @@ void mp_trace_fork_parent(void)
  */
 void mp_trace_fork_child(void)
 {
-	uint32_t i;
+	uint64_t i, n;
 
 	mp_tracing = 0;
 	trace_ok = 0;
 	pthread_mutex_init(&seg_lock, NULL);
 	for (i = 0; i < MAX_SEGS; i++) {
-		if (segs[i])
-			mp_sys_munmap(segs[i], SEG_SIZE);
+		if (!segs[i])
+			continue;
+		n = i == 0 ? 4 : i < SEG_SMALL ? 1ull << (i + 1) : SEG_MAX_CHUNKS;
+		mp_sys_munmap(segs[i], (size_t)(n * MP_DEFAULT_CHUNK_SIZE));
 		segs[i] = NULL;
 	}
 	if (mp_header)
