@@ -1,0 +1,7 @@
+# tests/helper/helper.mk - the analyzer's test helpers: tracegen writes a
+# memprov trace from a text description (tests/t1*.sh).
+tests/bin/tracegen: tests/helper/tracegen.c include/memprov_trace.h
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ tests/helper/tracegen.c
+
+TEST_BUILD += tests/bin/tracegen
