@@ -23,6 +23,7 @@ import json
 import os
 import sys
 
+sys.dont_write_bytecode = True    # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
@@ -82,6 +83,18 @@ def rss_bytes():
     except ImportError:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def vm_peak_bytes():
+    """VmPeak: the most address space this process has held (for prlimit --as)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmPeak:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def parse_args(argv):
@@ -283,6 +296,9 @@ def summarize(w, pred, completed):
     measured_dirty = [x[2] for x in w.iters]
     predicted_ev = [r[0] for r in pred["per_iter"]]
     predicted_dirty = [r[1] for r in pred["per_iter"]]
+    displaced = [x[3] for x in w.iters]
+    measured_leaked = [b - a for a, b in zip([0] + displaced, displaced)]
+    predicted_leaked = [r[2] * leak_per_array for r in pred["per_iter"]]
     return {
         "completed": completed,
         "mode": a.mode, "backend": a.backend,
@@ -306,11 +322,15 @@ def summarize(w, pred, completed):
         "predicted_evictions": predicted_ev,
         "predicted_dirty": predicted_dirty,
         "evictions": measured_ev, "dirty_evictions": measured_dirty,
+        "predicted_leaked_arrays": predicted_leaked,
+        "leaked_arrays": measured_leaked,
         "prediction_matches": (measured_ev == predicted_ev[:done] and
-                               measured_dirty == predicted_dirty[:done]),
+                               measured_dirty == predicted_dirty[:done] and
+                               measured_leaked == predicted_leaked[:done]),
         "displaced_host_arrays": w.iters[-1][3] if w.iters else 0,
         "rss": [x[0] for x in w.iters],
         "rss_slope_bytes_per_iter": rss_slope,
+        "vm_peak_bytes": vm_peak_bytes(),
         "write_backs": w.rt.write_backs,
         "write_back_site": {"file": site[0], "line": site[1],
                             "function": site[2]},
