@@ -7,7 +7,7 @@ jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 
-LEAK_LINE=$(grep -n 'LEAK-LINE' "$TOP/tests/progs/leak3.c" | cut -d: -f1)
+LEAK_LINE=$(grep -n 'malloc(100); /\* LEAK-LINE' "$TOP/tests/progs/leak3.c" | cut -d: -f1)
 export LEAK_LINE
 
 test_expect_success 'memprov run traces leak3, says where, keeps its status' '
@@ -67,9 +67,12 @@ test_expect_success 'stats --json: heap peak and live are exact' '
 	jget --check leaks2.json totals.heap.blocks=1 totals.heap.bytes=60
 '
 
-test_expect_success 'stats (text) runs and shows the peak' '
+test_expect_success 'stats (text) shows the calls per function' '
 	memprov stats stats.trace >stats.txt &&
-	cat stats.txt && grep -qw 1910 stats.txt
+	cat stats.txt &&
+	grep -Eq "^ *malloc +7 +1710 +1$" stats.txt &&
+	grep -Eq "^ *calloc +2 +100 +1$" stats.txt &&
+	grep -Eq "^ *free +6 " stats.txt
 '
 
 test_done
