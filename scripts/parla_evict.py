@@ -139,6 +139,9 @@ def parse_args(argv):
                    help="memprov mark label, %%d = iteration ('iter %%d')")
     p.add_argument("--json-summary", metavar="FILE",
                    help="write the summary figures as JSON to FILE")
+    p.add_argument("--plan", action="store_true",
+                   help="print the predicted figures and exit, allocating "
+                   "nothing")
     p.add_argument("--free-at-end", action="store_true",
                    help="drop every array and pool before exiting (default: "
                    "keep them referenced until interpreter exit)")
@@ -377,6 +380,33 @@ def print_summary(s):
     print("\n".join(out), flush=True)
 
 
+def print_plan(args, pred):
+    """The figures a run with these flags will show, without running it."""
+    leak = [r[2] if args.mode == "bug" else 0 for r in pred["per_iter"]]
+    data = args.groups * args.arrays_per_group * args.array_bytes
+    on_gpu = min(args.gpu_budget // args.array_bytes,
+                 args.groups * args.arrays_per_group) * args.array_bytes
+    print("plan: user arrays %d bytes (%s); device copies up to %d bytes per "
+          "GPU%s" % (data, human(data), on_gpu,
+                     " (host memory with --backend host)"
+                     if args.backend == "host" else ""))
+    if pred["steady_first"] is None:
+        print("plan: everything fits on the GPU: no eviction")
+        return
+    print("plan: first eviction in iteration %d; from iteration %d: %d "
+          "evictions, %d dirty per iteration" %
+          (pred["first_eviction"], pred["steady_first"],
+           pred["steady_evictions"], pred["steady_dirty"]))
+    print("plan: host growth %d bytes per iteration over iterations %d-%d, "
+          "%d bytes in all by iteration %d" %
+          (args.array_bytes * pred["steady_dirty"] *
+           (args.mode == "bug"), pred["steady_first"], pred["leak_last"],
+           args.array_bytes * sum(leak), args.iters - 1))
+    for i, (ev, dirty, lk) in enumerate(pred["per_iter"]):
+        print("plan: iter %d: evictions %d (dirty %d), leaked arrays %d" %
+              (i, ev, dirty, lk if args.mode == "bug" else 0))
+
+
 def write_json(path, s):
     with open(path, "w") as f:
         json.dump(s, f, indent=1)
@@ -391,6 +421,9 @@ def main(argv):
           (args.mode, args.backend, args.groups, args.arrays_per_group,
            human(args.array_bytes), human(args.gpu_budget),
            args.gpu_budget // args.array_bytes, args.iters), flush=True)
+    if args.plan:
+        print_plan(args, pred)
+        return None, EXIT_OK
     try:
         w = Workload(args)
     except BackendError as e:

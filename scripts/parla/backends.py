@@ -367,13 +367,15 @@ class CupyBackend:
         mem, stage = self._staging(buf.nbytes)
         np.copyto(stage, _flat_bytes(host))
         with self.cp.cuda.Device(buf.device):
-            buf.obj.data.copy_from_host(mem.ptr, buf.nbytes)
+            buf.obj.data.copy_from_host(ctypes.c_void_p(mem.ptr),
+                                            buf.nbytes)
         del stage, mem
 
     def to_host(self, host, buf):
         mem, stage = self._staging(buf.nbytes)
         with self.cp.cuda.Device(buf.device):
-            buf.obj.data.copy_to_host(mem.ptr, buf.nbytes)
+            buf.obj.data.copy_to_host(ctypes.c_void_p(mem.ptr),
+                                          buf.nbytes)
         np.copyto(_flat_bytes(host), stage)
         del stage, mem
 
