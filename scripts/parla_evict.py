@@ -336,7 +336,8 @@ def summarize(w, pred, completed):
         "vm_peak_bytes": vm_peak_bytes(),
         "write_backs": w.rt.write_backs,
         "write_back_site": {"file": site[0], "line": site[1],
-                            "function": site[2]},
+                            "function": site[2],
+                            "qualname": "PArray." + site[2]},
         "mark_label": a.mark_label, "memprov_present": memprov_present(),
         "backend_stats": w.backend.stats(),
     }
@@ -376,7 +377,7 @@ def print_summary(s):
                 s["displaced_host_arrays"]))
     ws = s["write_back_site"]
     out.append("summary: write-back allocation at %s:%d (%s)" %
-               (ws["file"], ws["line"], ws["function"]))
+               (ws["file"], ws["line"], ws["qualname"]))
     print("\n".join(out), flush=True)
 
 

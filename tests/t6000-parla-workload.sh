@@ -49,7 +49,7 @@ test_expect_success 'bug mode: rss grows by array bytes x dirty evictions per it
 
 test_expect_success 'bug mode: the summary names the write-back line' '
 	line=$(grep -n "= np.empty(.*# memprov: write-back allocation" "$TOP/scripts/parla/parray.py" | cut -d: -f1) &&
-	grep -q "^summary: write-back allocation at $TOP/scripts/parla/parray.py:$line (_write_back_to_host)$" out &&
+	grep -q "^summary: write-back allocation at $TOP/scripts/parla/parray.py:$line (PArray._write_back_to_host)$" out &&
 	sed -n "${line}p" "$TOP/scripts/parla/parray.py" | grep -q "host = np.empty(" &&
 	test "$(j bug.json s[\"write_back_site\"][\"line\"])" = "$line"
 '
