@@ -177,7 +177,9 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 			continue;
 		touched = 1;
 		if (addr <= bs && end >= be) {
-			block_remove(r, b);
+			HASH_DEL(r->mmaps, b);
+			k->live_bytes -= b->size;
+			k->live_blocks--;
 			free(b);
 			continue;
 		}
