@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from parla import (CPU, PArray, Runtime, run_task_graph, make_backend,  # noqa: E402
+from parla import (PArray, Runtime, run_task_graph, make_backend,  # noqa: E402
                    memprov_mark, write_back_site, BackendError,
                    DeviceOutOfMemory)
 from parla.marks import memprov_present  # noqa: E402
@@ -235,7 +235,6 @@ class Workload:
 
     def __init__(self, args):
         self.args = args
-        self.status = EXIT_OK
         self.backend = make_backend(args.backend,
                                     device_pool=not args.no_device_pool,
                                     pinned_pool=not args.no_pinned_pool,
@@ -263,7 +262,7 @@ class Workload:
             ev0, dirty0 = man.evictions, man.dirty_evictions
             run_task_graph(self.rt, self.parrays[i % a.groups], a.gpus,
                            a.write_every, label="g%d" % (i % a.groups))
-            memprov_mark(a.mark_label % i if "%" in a.mark_label
+            memprov_mark(a.mark_label % i if "%d" in a.mark_label
                          else a.mark_label)
             rss = rss_bytes()
             ev, dirty = man.evictions - ev0, man.dirty_evictions - dirty0
@@ -276,8 +275,7 @@ class Workload:
     def free(self):
         for pas in self.parrays:
             for pa in pas:
-                for d in [d for d in pa._buffers if d != CPU]:
-                    pa._drop_device_copy(d)
+                pa.drop_device_copies()
         self.parrays = self.groups = None
         self.backend.close()
 

@@ -84,6 +84,11 @@ class PArray:
         self._drop_device_copy(device)
         return dirty
 
+    def drop_device_copies(self):
+        """Free every GPU copy without writing back (the run is over)."""
+        for device in [d for d in self._buffers if d != CPU]:
+            self._drop_device_copy(device)
+
     # -- coherence ---------------------------------------------------------
 
     def _other_valid(self, device):
