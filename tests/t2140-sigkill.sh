@@ -26,7 +26,7 @@ test_expect_success 'killed mid-run: live at death >= the last announced step, c
 	live=$(sed -n "s/.* live=\([0-9]*\) .*/\1/p" last) &&
 	blocks=$(sed -n "s/.* blocks=\([0-9]*\)$/\1/p" last) &&
 	test "$step" -lt 1000000 &&
-	timeout 60 memprov leaks --json kill.trace >kill.json &&
+	timeout 60 "$MEMPROV_CLI" leaks --json kill.trace >kill.json &&
 	jget --check kill.json state=running exit_status=null at=end-of-trace &&
 	got=$(jget kill.json totals.heap.bytes totals.heap.blocks | paste -sd " ") &&
 	echo "announced: $live B in $blocks blocks; memprov: $got" &&
@@ -36,7 +36,7 @@ test_expect_success 'killed mid-run: live at death >= the last announced step, c
 '
 
 test_expect_success 'killed mid-run: stats works and agrees with leaks' '
-	timeout 60 memprov stats --json kill.trace >stats.json &&
+	timeout 60 "$MEMPROV_CLI" stats --json kill.trace >stats.json &&
 	jget --check stats.json state=running exit_status=null unmatched_frees=0 \
 		threads=1 functions.calloc.calls=1 \
 		"=j[\"functions\"][\"malloc\"][\"calls\"]-j[\"kinds\"][\"heap\"][\"live_blocks\"]==-1" &&
@@ -48,10 +48,10 @@ test_expect_success 'read while running, then killed: exact figures both times' 
 		"$BIN/steps" pause.log 500 &
 	pid=$! && echo $pid >>"$TRASH/pids" &&
 	wait_lines pause.log 500 &&
-	timeout 60 memprov leaks --json pause.trace >alive.json &&
+	timeout 60 "$MEMPROV_CLI" leaks --json pause.trace >alive.json &&
 	kill -9 $pid &&
 	{ wait $pid || :; } &&
-	timeout 60 memprov leaks --json pause.trace >dead.json &&
+	timeout 60 "$MEMPROV_CLI" leaks --json pause.trace >dead.json &&
 	for f in alive.json dead.json; do
 		jget --check $f state=running totals.heap.blocks=501 \
 			totals.heap.bytes=$((500 * 100 + 501 * 8)) || exit 1

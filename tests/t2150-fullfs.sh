@@ -25,8 +25,8 @@ test_expect_success 'bare run: known output, status 3' '
 
 test_expect_success 'traced to a full filesystem: same output and status, one warning' '
 	st=0 &&
-	MEMPROV_OUTPUT=$FS/%p.trace LD_PRELOAD=$MEMPROV_LIB \
-		timeout 120 "$BIN/fill" >out 2>err || st=$? &&
+	timeout 120 env MEMPROV_OUTPUT=$FS/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		"$BIN/fill" >out 2>err || st=$? &&
 	cat err &&
 	test $st = 3 &&
 	test_cmp bare.out out &&
@@ -37,17 +37,17 @@ test_expect_success 'traced to a full filesystem: same output and status, one wa
 
 test_expect_success 'the cut-short trace is readable: state stopped' '
 	t=$(ls "$FS"/*.trace) &&
-	timeout 60 memprov stats --json "$t" >stats.json &&
+	timeout 60 "$MEMPROV_CLI" stats --json "$t" >stats.json &&
 	jget --check stats.json state=stopped damaged=false unmatched_frees=0 &&
 	jget --check stats.json "=j[\"events\"]>1000==True" &&
-	timeout 60 memprov leaks --json "$t" >leaks.json &&
+	timeout 60 "$MEMPROV_CLI" leaks --json "$t" >leaks.json &&
 	jget --check leaks.json state=stopped &&
-	timeout 60 memprov leaks "$t" >leaks.txt
+	timeout 60 "$MEMPROV_CLI" leaks "$t" >leaks.txt
 '
 
 test_expect_success 'memprov run to the full filesystem keeps the status too' '
 	rm -f "$FS"/* &&
-	st=0 && timeout 120 memprov run -o "$FS/run.trace" -- "$BIN/fill" >out2 2>err2 ||
+	st=0 && timeout 120 "$MEMPROV_CLI" run -o "$FS/run.trace" -- "$BIN/fill" >out2 2>err2 ||
 		st=$? &&
 	cat err2 &&
 	test $st = 3 && test_cmp bare.out out2 &&

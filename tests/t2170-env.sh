@@ -14,8 +14,9 @@ test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 traced() {
 	name=$1 && shift
 	st=0
-	env "$@" MEMPROV_OUTPUT="$TRASH/$name.trace" LD_PRELOAD="$MEMPROV_LIB" \
-		timeout 30 "$BIN/exitcode" 5 >"$name.out" 2>"$name.err" || st=$?
+	timeout 30 env "$@" MEMPROV_OUTPUT="$TRASH/$name.trace" \
+		LD_PRELOAD="$MEMPROV_LIB" "$BIN/exitcode" 5 >"$name.out" 2>"$name.err" ||
+		st=$?
 	cat "$name.err"
 	test $st = 5
 }
@@ -63,8 +64,8 @@ test_expect_success 'two bad variables: one warning each' '
 test_expect_success 'MEMPROV_DISABLE=1: no trace file, no output of ours' '
 	mkdir off &&
 	st=0 &&
-	MEMPROV_DISABLE=1 MEMPROV_OUTPUT=$TRASH/off/%p.trace \
-		LD_PRELOAD=$MEMPROV_LIB timeout 30 "$BIN/exitcode" 5 >off.out 2>off.err ||
+	timeout 30 env MEMPROV_DISABLE=1 MEMPROV_OUTPUT=$TRASH/off/%p.trace \
+		LD_PRELOAD=$MEMPROV_LIB "$BIN/exitcode" 5 >off.out 2>off.err ||
 		st=$? &&
 	test $st = 5 && test_cmp bare.out off.out && test ! -s off.err &&
 	test -z "$(ls off)"

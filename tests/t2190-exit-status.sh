@@ -13,7 +13,7 @@ for c in "0 0" "3 3" "return3 3" "kill 143" "abort 134" "255 255"; do
 	test_expect_success "exitcode $how: memprov run returns $want, same stdout" '
 		st=0 && "$BIN/exitcode" $how >bare.out 2>/dev/null || st=$? &&
 		test $st = $want &&
-		st=0 && timeout 30 memprov run -o $how.trace -- "$BIN/exitcode" $how \
+		st=0 && timeout 30 "$MEMPROV_CLI" run -o $how.trace -- "$BIN/exitcode" $how \
 			>run.out 2>run.err || st=$? &&
 		cat run.err &&
 		test $st = $want &&
