@@ -96,7 +96,7 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 		for (j = 0; j < s->n_native; j++)
 			print_native_text(stdout, s->native[j]);
 		if (!s->n_python && !s->n_native)
-			printf("      (no stack recorded)\n");
+			printf("      %s\n", lk->mode == SITE_PYTHON_ONLY ? "(no Python frames)" : "(no stack recorded)");
 	}
 }
 

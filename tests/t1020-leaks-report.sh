@@ -1,0 +1,166 @@
+#!/bin/sh
+# t1020-leaks-report.sh - `memprov leaks`: the text report, sites with
+# Python frames first and native frames up to the interpreter, --native,
+# --python-only, the top 20 and --all, and the JSON shape.
+. "$(dirname "$0")/test-lib.sh"
+. "$TOP/tests/helper/lib-trace.sh"
+
+# Two stacks that differ only inside libpython (one site by default), one
+# with another Python line, one native-only.
+test_expect_success 'text report: header, kinds, sites merged past the interpreter' '
+	gen py <<-EOF &&
+	header pid=99 state=running cmd="python3 app.py" start=1000
+	thread 1
+	module ts=1001 base=0x7e0000000000 lo=0x7e0000000000 hi=0x7e0000400000 path=/nonexistent/libpython3.11.so.1.0
+	module ts=1001 base=0x7d0000000000 lo=0x7d0000000000 hi=0x7d0000100000 path=/nonexistent/_multiarray_umath.so
+	pycode ts=1002 id=1 file=/app/app.py name=grow
+	pycode ts=1002 id=2 file=/app/app.py name=<module>
+	stack ts=1003 id=1 native=0x7d0000000010,0x7d0000000020,0x7e0000000100,0x7e0000000200 python=1:10,2:30
+	stack ts=1003 id=2 native=0x7d0000000010,0x7d0000000020,0x7e0000000300 python=1:10,2:30
+	stack ts=1003 id=3 native=0x7e0000000400 python=1:11,2:30
+	stack ts=1003 id=4 native=0x7d0000000050
+	alloc ts=1010 addr=0x1 size=1000 stack=1
+	alloc ts=1011 addr=0x2 size=1000 stack=2
+	alloc ts=1012 addr=0x3 size=64 stack=3
+	alloc ts=1013 func=calloc addr=0x4 size=16 stack=4
+	EOF
+	memprov leaks py.trace >out &&
+	cat >expect <<-EOF &&
+	trace: py.trace
+	pid: 99, command: python3 app.py
+	ended: killed or still running: live at point of death
+	at: end of the trace, 13 ns after start
+
+	live memory by kind:
+	  heap                4 blocks      2.0 KiB
+
+	3 sites:
+	  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)
+	      grow /app/app.py:10
+	      <module> /app/app.py:30
+	      _multiarray_umath.so+0x10
+	      _multiarray_umath.so+0x20
+	  #2 heap malloc: 1 block, 64 B (64 B)
+	      grow /app/app.py:11
+	      <module> /app/app.py:30
+	  #3 heap calloc: 1 block, 16 B (16 B)
+	      _multiarray_umath.so+0x50
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success '--native keeps interpreter frames: the stacks stay apart' '
+	memprov leaks --native --json py.trace >n.json &&
+	jget n.json "=len(j[\"sites\"])" sites.0.frames.2.function sites.0.frames.2.module \
+		sites.0.frames.2.address sites.0.frames.2.file sites.0.frames.2.line >out &&
+	cat >expect <<-EOF &&
+	4
+	libpython3.11.so.1.0+0x100
+	/nonexistent/libpython3.11.so.1.0
+	0x7e0000000100
+	null
+	null
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success '--python-only shows Python frames only' '
+	memprov leaks --python-only py.trace >out &&
+	! grep "_multiarray" out &&
+	grep -F "  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)" out &&
+	grep -F "(no Python frames)" out
+'
+
+test_expect_success 'JSON shape: header fields, totals of every kind, sites' '
+	memprov leaks --json py.trace >l.json &&
+	jget l.json trace pid command state exit_status at at_ns damaged \
+		totals.heap.blocks totals.heap.bytes totals.device.bytes totals.registered.blocks \
+		sites.0.kind sites.0.func sites.0.blocks sites.0.bytes \
+		sites.0.python.0.function sites.0.python.0.file sites.0.python.0.line \
+		sites.0.frames.0.function "=len(j[\"sites\"][0][\"frames\"])" sites.2.func >out &&
+	cat >expect <<-EOF &&
+	py.trace
+	99
+	python3 app.py
+	running
+	null
+	end-of-trace
+	13
+	false
+	4
+	2080
+	0
+	0
+	heap
+	malloc
+	2
+	2000
+	grow
+	/app/app.py
+	10
+	_multiarray_umath.so+0x10
+	2
+	calloc
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'the top 20 sites unless --all; JSON always lists all' '
+	{
+		echo "thread 1"
+		i=1
+		while [ $i -le 25 ]; do
+			echo "stack ts=$((1000 + i)) id=$i native=$((4096 * i))"
+			echo "alloc ts=$((2000 + i)) addr=$i size=$((100 * i)) stack=$i"
+			i=$((i + 1))
+		done
+	} >many.txt &&
+	gen many <many.txt &&
+	memprov leaks many.trace >out &&
+	grep -F "top 20 of 25 sites (--all shows every site):" out &&
+	test $(grep -c "^  #" out) = 20 &&
+	grep -F "  #1 heap malloc: 1 block, 2.4 KiB (2500 B)" out &&
+	memprov leaks --all many.trace >all &&
+	test $(grep -c "^  #" all) = 25 &&
+	grep -F "  #25 heap malloc: 1 block, 100 B (100 B)" all &&
+	memprov leaks --json many.trace >m.json &&
+	jget m.json "=len(j[\"sites\"])" sites.24.bytes >out &&
+	printf "25\n100\n" >expect && test_cmp expect out
+'
+
+test_expect_success 'how the process ended: exited, exec, stopped' '
+	gen ex <<-EOF &&
+	header state=exited exit=3
+	thread 1
+	alloc ts=1010 addr=0x1 size=5
+	EOF
+	memprov leaks ex.trace >out &&
+	grep -Fx "ended: exited with status 3" out && grep -Fx "at: exit, 10 ns after start" out &&
+	gen exu <<-EOF &&
+	header state=exited exit=-2147483648
+	EOF
+	memprov leaks --json exu.trace >j && jget j state exit_status at >out &&
+	printf "exited\nnull\nexit\n" >expect && test_cmp expect out &&
+	gen exe <<-EOF &&
+	header state=exec
+	EOF
+	memprov leaks exe.trace | grep -Fx "ended: replaced by exec (a new trace continues)" &&
+	gen stp <<-EOF &&
+	header state=stopped stop=1 stop_msg="no space left on device"
+	EOF
+	memprov leaks stp.trace | grep -Fx "ended: tracing stopped: no space left on device" &&
+	memprov leaks --json stp.trace >j && jget j state at >out &&
+	printf "stopped\nend-of-trace\n" >expect && test_cmp expect out
+'
+
+test_expect_success 'usage errors exit 2 with the usage' '
+	st=0 && memprov leaks --bogus x.trace 2>err || st=$? &&
+	test $st = 2 &&
+	head -n 1 err >first && echo "memprov: error: unknown option '\''--bogus'\''" >expect &&
+	test_cmp expect first &&
+	grep -F "usage: memprov leaks" err &&
+	st=0 && memprov leaks 2>err || st=$? && test $st = 2 &&
+	grep -F "no trace given" err
+'
+
+test_done
