@@ -138,6 +138,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 /* Record new modules and the unloading of those gone since the last scan. */
 void mp_modules_scan(void)
 {
+	struct mp_rec_unload *r;
 	int i, j;
 
 	pthread_mutex_lock(&mods_lock);
@@ -149,8 +150,7 @@ void mp_modules_scan(void)
 			mods[j++] = mods[i];
 			continue;
 		}
-		struct mp_rec_unload *r = mp_record_begin(MP_REC_UNLOAD, sizeof(*r));
-
+		r = mp_record_begin(MP_REC_UNLOAD, sizeof(*r));
 		if (r) {
 			r->base = mods[i].base;
 			mp_record_commit(r);
