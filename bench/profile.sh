@@ -1,0 +1,66 @@
+#!/bin/bash
+# profile.sh - where memprov's recording time goes on the churn workload.
+#
+#   bench/profile.sh perf [THREADS OPS]        sampled CPU time (perf record -g)
+#   bench/profile.sh callgrind [THREADS OPS]   instruction counts, repeatable
+#
+# perf prints the share of samples per object and the top functions (self
+# time) of churn run under LD_PRELOAD=libmemprov.so. callgrind prints the
+# instruction count bare and traced, their ratio, the top functions by
+# self count and memprov's functions by inclusive count. Defaults: 1 thread,
+# 1,000,000 ops for perf, 200,000 for callgrind. BENCH_LIB picks another
+# preload object. Needs `make bench-progs` and the library; files go to
+# bench/out/profile/.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+LIB=${BENCH_LIB:-$TOP/interpose/libmemprov.so}
+CHURN=$TOP/bench/bin/churn
+OUT=$TOP/bench/out/profile
+tool=${1:-perf}
+threads=${2:-1}
+unset LD_PRELOAD MEMPROV_OUTPUT
+
+for f in "$LIB" "$CHURN"; do
+	[ -e "$f" ] || { echo "profile.sh: $f is missing: run 'make' and 'make bench-progs'" >&2; exit 2; }
+done
+rm -rf "$OUT" && mkdir -p "$OUT" || exit 2
+traced() { env LD_PRELOAD="$LIB" MEMPROV_OUTPUT="$OUT/memprov.%p.trace" "$@"; }
+
+case $tool in
+perf)
+	ops=${3:-1000000}
+	command -v perf >/dev/null || { echo "profile.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
+	echo "perf record -F 2000 -g -- env LD_PRELOAD=$LIB churn $threads $ops"
+	perf record -q -F 2000 -g -o "$OUT/perf.data" -- \
+		env LD_PRELOAD="$LIB" MEMPROV_OUTPUT="$OUT/memprov.%p.trace" \
+		"$CHURN" "$threads" "$ops" >/dev/null || exit 1
+	echo "== samples per object"
+	perf report -i "$OUT/perf.data" --no-children --sort dso -g none --stdio 2>/dev/null | grep '%'
+	echo "== top functions (self)"
+	perf report -i "$OUT/perf.data" --no-children --sort dso,sym -g none --stdio \
+		--percent-limit 0.8 2>/dev/null | grep '%'
+	;;
+callgrind)
+	ops=${3:-200000}
+	command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed" >&2; exit 2; }
+	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.bare" \
+		"$CHURN" "$threads" "$ops" >/dev/null 2>"$OUT/cg.bare.log" || exit 1
+	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$OUT/cg.%p" \
+		env LD_PRELOAD="$LIB" MEMPROV_OUTPUT="$OUT/memprov.%p.trace" \
+		"$CHURN" "$threads" "$ops" >/dev/null 2>"$OUT/cg.traced.log" || exit 1
+	traced_out=$(ls -S "$OUT"/cg.[0-9]* | head -n 1)
+	bare=$(callgrind_annotate "$OUT/cg.bare" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+	tr=$(callgrind_annotate "$traced_out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+	echo "instructions: bare $bare, traced $tr, ratio $(awk -v a="$tr" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
+	echo "per churn op: $(awk -v a="$tr" -v b="$bare" -v n="$((threads * ops))" 'BEGIN {printf "%.0f", (a - b) / n}') extra instructions (one free + one allocation)"
+	echo "== top functions (self)"
+	callgrind_annotate --inclusive=no "$traced_out" 2>/dev/null | grep '%)' | sed -n '2,16p'
+	echo "== memprov and libunwind (inclusive)"
+	callgrind_annotate --inclusive=yes "$traced_out" 2>/dev/null |
+		grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^=].*(libmemprov|libunwind|vdso)' | head -n 12
+	;;
+*)
+	echo "usage: profile.sh perf|callgrind [THREADS OPS]" >&2
+	exit 2
+	;;
+esac
