@@ -194,8 +194,8 @@ static void fill_frame(struct symbolizer *s, struct sym_frame *f, size_t i)
 	if (sm->state != 1)
 		return;
 	name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
-	if (name)
-		f->function = xstrdup(name);
+	if (name) /* "__libc_start_main@@GLIBC_2.34": the version is noise */
+		f->function = xstrndup(name, strcspn(name, "@"));
 	line = dwfl_module_getsrc(sm->mod, pc);
 	if (line) {
 		int lineno = 0;

@@ -5,3 +5,10 @@ tests/bin/tracegen: tests/helper/tracegen.c include/memprov_trace.h
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ tests/helper/tracegen.c
 
 TEST_BUILD += tests/bin/tracegen
+
+# A -g program with known allocation lines for the symbolization test.
+tests/bin/symprog: tests/helper/symprog.c
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -fno-omit-frame-pointer -o $@ tests/helper/symprog.c
+
+TEST_BUILD += tests/bin/symprog

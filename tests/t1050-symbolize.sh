@@ -1,0 +1,85 @@
+#!/bin/sh
+# t1050-symbolize.sh - frames become function and file:line from DWARF,
+# at the recorded load bias; a rebuilt module (build-id differs) is not
+# trusted; a missing module gives module+0xOFF; a real run under
+# libmemprov.so names the allocating lines of a -g program.
+. "$(dirname "$0")/test-lib.sh"
+. "$TOP/tests/helper/lib-trace.sh"
+
+PROG=$BIN/symprog
+[ -x "$PROG" ] || test_skip "tests/bin/symprog not built"
+command -v addr2line >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null ||
+	test_skip "binutils (nm, addr2line, readelf) not installed"
+
+BASE=0x555555554000
+# return addresses 0x10 bytes into leak_here and into main
+fn_off() { nm "$PROG" | awk -v f="$1" '$3 == f { print "0x" $1 }'; }
+L=$(printf '0x%x' $((BASE + $(fn_off leak_here) + 0x10)))
+M=$(printf '0x%x' $((BASE + $(fn_off main) + 0x10)))
+BID=$(readelf -n "$PROG" | awk '/Build ID/ { print $3 }')
+export PROG BASE L M BID
+
+test_expect_success 'DWARF function and file:line at the load bias, as addr2line says' '
+	gen sym <<-EOF &&
+	header state=exited
+	thread 1
+	module ts=1001 base=$BASE lo=$BASE hi=$((BASE + 0x10000)) buildid=$BID path=$PROG
+	module ts=1001 base=0x7f0000000000 lo=0x7f0000000000 hi=0x7f0000100000 path=/nonexistent/libfoo.so
+	stack ts=1002 id=1 native=$L,$M,0x7f0000000123
+	alloc ts=1010 addr=0x1 size=10 stack=1
+	EOF
+	memprov leaks --json sym.trace >l.json 2>err &&
+	jget l.json sites.0.frames.0.function sites.0.frames.0.line sites.0.frames.1.function \
+		sites.0.frames.1.line sites.0.frames.2.function sites.0.frames.2.file sites.0.frames.0.module >out &&
+	for a in $L $M; do
+		addr2line -f -e "$PROG" $(printf "0x%x" $((a - BASE - 1))) | sed "s/.*://; s/ .*//"
+	done >a2l &&
+	sed -n "1p;3p" a2l >e1 && sed -n "2p;4p" a2l >e2 &&
+	printf "%s\n%s\n%s\n%s\nlibfoo.so+0x123\nnull\n%s\n" "$(sed -n 1p e1)" "$(sed -n 1p e2)" \
+		"$(sed -n 2p e1)" "$(sed -n 2p e2)" "$PROG" >expect &&
+	test_cmp expect out &&
+	sed -n 1p out >f && echo leak_here >expect && test_cmp expect f &&
+	! test -s err
+'
+
+test_expect_success 'a module whose build-id changed is not symbolized, with one warning' '
+	gen old <<-EOF &&
+	thread 1
+	module ts=1001 base=$BASE lo=$BASE hi=$((BASE + 0x10000)) buildid=00112233 path=$PROG
+	stack ts=1002 id=1 native=$L,$M
+	alloc ts=1010 addr=0x1 size=10 stack=1
+	EOF
+	memprov leaks --json old.trace >l.json 2>err &&
+	echo "memprov: warning: '\''$PROG'\'' changed since the trace was written: build-id differs; its frames are not symbolized" >expect &&
+	test_cmp expect err &&
+	jget l.json sites.0.frames.0.function sites.0.frames.0.file >out &&
+	printf "symprog+0x%x\nnull\n" $(( $(fn_off leak_here) + 0x10 )) >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'a module path that is not a regular file is left alone' '
+	gen fifo <<-EOF &&
+	thread 1
+	module ts=1001 base=0x1000 lo=0x1000 hi=0x2000 path=/dev/zero
+	stack ts=1002 id=1 native=0x1010
+	alloc ts=1010 addr=0x1 size=10 stack=1
+	EOF
+	timeout 10 "$MEMPROV_CLI" leaks --json fifo.trace >l.json &&
+	jget l.json sites.0.frames.0.function >out &&
+	echo "zero+0x10" >expect && test_cmp expect out
+'
+
+test_expect_success 'memprov run on a -g program names leak_here symprog.c:11 and main :22' '
+	test -f "$MEMPROV_LIB" || { echo "skip: $MEMPROV_LIB not built"; exit 0; } &&
+	timeout 60 "$MEMPROV_CLI" run -o run.trace -- "$PROG" 2>err &&
+	grep -Fx "memprov: trace written to run.trace" err &&
+	memprov leaks --json run.trace >l.json &&
+	jget l.json totals.heap.blocks totals.heap.bytes sites.0.blocks \
+		sites.0.frames.0.function sites.0.frames.0.line \
+		sites.0.frames.1.function sites.0.frames.1.line "=len(j[\"sites\"][0][\"frames\"])" >out &&
+	printf "3\n3000\n3\nleak_here\n11\nmain\n22\n2\n" >expect &&
+	test_cmp expect out &&
+	jget l.json sites.0.frames.0.file | grep "symprog\.c$"
+'
+
+test_done
