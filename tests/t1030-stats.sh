@@ -1,0 +1,105 @@
+#!/bin/sh
+# t1030-stats.sh - `memprov stats`: the text report and its JSON, with
+# exact figures for calls, kinds, failures, threads, marks and the cut.
+. "$(dirname "$0")/test-lib.sh"
+. "$TOP/tests/helper/lib-trace.sh"
+
+test_expect_success 'stats text: functions, kinds, failures' '
+	gen s <<-EOF &&
+	header pid=5 state=exited exit=0 start=1000 end=3000 cmd="prog"
+	thread 1
+	alloc ts=1100 addr=0x1 size=100
+	alloc ts=1200 func=calloc addr=0x2 size=2048
+	free ts=1300 addr=0x1
+	alloc ts=1400 addr=0 size=99999999 flags=failed
+	mark ts=1500 serial=1 label=step
+	thread 2
+	gpu_alloc ts=1600 func=cudaMalloc kind=device addr=0 size=1073741824 result=2 flags=failed
+	gpu_alloc ts=1610 func=cudaMalloc kind=device addr=0 size=1073741824 result=2 flags=failed
+	gpu_alloc ts=1700 func=cudaHostAlloc kind=pinned addr=0x9000 size=4096
+	EOF
+	memprov stats s.trace >out &&
+	cat >expect <<-EOF &&
+	trace: s.trace
+	pid: 5, command: prog
+	ended: exited with status 0
+	duration: 2.0 us, threads: 2, events: 8, marks: 1
+	trace: complete
+	unmatched frees: 0 (frees of memory allocated before tracing started)
+
+	functions:
+	  function                      calls          bytes   failed
+	  malloc                            2            100        1
+	  calloc                            1           2048        0
+	  free                              1              0        0
+	  cudaMalloc                        2              0        2
+	  cudaHostAlloc                     1           4096        0
+
+	kinds:
+	  heap       allocs 2, frees 1, peak 2.1 KiB (2 blocks max) at 200 ns, live at end 2.0 KiB in 1 blocks
+	  pinned     allocs 1, frees 0, peak 4.0 KiB (1 blocks max) at 700 ns, live at end 4.0 KiB in 1 blocks
+
+	failed calls:
+	  malloc (heap) of 99999999 bytes: 1 time
+	  cudaMalloc (device) of 1073741824 bytes, error 2: 2 times
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'stats JSON: every documented field' '
+	memprov stats --json s.trace >s.json &&
+	jget s.json trace pid command state exit_status duration_ns threads events marks cut cut_at \
+		damaged unmatched_frees functions.calloc.bytes functions.malloc.failed \
+		kinds.heap.allocs kinds.heap.frees kinds.heap.peak_bytes kinds.heap.peak_blocks \
+		kinds.heap.live_bytes kinds.heap.live_blocks kinds.device.allocs \
+		failures.1.func failures.1.kind failures.1.size failures.1.result failures.1.count \
+		"=len(j[\"failures\"])" >out &&
+	cat >expect <<-EOF &&
+	s.trace
+	5
+	prog
+	exited
+	0
+	2000
+	2
+	8
+	1
+	false
+	null
+	false
+	0
+	2048
+	1
+	2
+	1
+	2148
+	2
+	2048
+	1
+	0
+	cudaMalloc
+	device
+	1073741824
+	2
+	2
+	2
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'a running trace cut short: duration to the last record, cut offset' '
+	gen r -t 4208 <<-EOF &&
+	header state=running start=1000
+	thread 1
+	alloc ts=1100 addr=0x1 size=100
+	alloc ts=1200 addr=0x2 size=100
+	alloc ts=1300 addr=0x3 size=100
+	EOF
+	memprov stats --json r.trace >r.json 2>err &&
+	jget r.json state exit_status duration_ns events cut cut_at >out &&
+	printf "running\nnull\n200\n2\ntrue\n4208\n" >expect &&
+	test_cmp expect out &&
+	memprov stats r.trace 2>/dev/null | grep -Fx "trace: cut at offset 4208"
+'
+
+test_done
