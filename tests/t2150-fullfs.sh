@@ -2,20 +2,27 @@
 # t2150-fullfs.sh - a trace written to a tiny filesystem that fills up:
 # tracing stops with exactly one "memprov:" warning, the program's own
 # output and exit status are unchanged, and the trace stays readable
-# (state "stopped").
+# (state "stopped"). Two sizes: 512 KiB holds a few chunks; 256 KiB holds
+# not even the writer's first segment, so the trace is a header alone,
+# which must still read as a stopped trace with no events.
 # a run killed by the suite's timeout may have left its mount behind
 umount "$(dirname "$0")/out/t2150-fullfs/fs" 2>/dev/null
+umount "$(dirname "$0")/out/t2150-fullfs/fs256" 2>/dev/null
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 
-FS=$TRASH/fs
-mkdir -p "$FS"
-if ! mount -t tmpfs -o size=256k tmpfs "$FS" 2>"$TRASH/mount.err"; then
+FS=$TRASH/fs FS256=$TRASH/fs256
+mkdir -p "$FS" "$FS256"
+if ! mount -t tmpfs -o size=512k tmpfs "$FS" 2>"$TRASH/mount.err"; then
+	test_skip "cannot mount a 512 KiB tmpfs here: $(cat "$TRASH/mount.err")"
+fi
+if ! mount -t tmpfs -o size=256k tmpfs "$FS256" 2>"$TRASH/mount.err"; then
+	umount "$FS"
 	test_skip "cannot mount a 256 KiB tmpfs here: $(cat "$TRASH/mount.err")"
 fi
-export FS
+export FS FS256
 
 test_expect_success 'bare run: known output, status 3' '
 	st=0 && "$BIN/fill" >bare.out 2>bare.err || st=$? &&
@@ -39,7 +46,7 @@ test_expect_success 'the cut-short trace is readable: state stopped' '
 	t=$(ls "$FS"/*.trace) &&
 	timeout 60 "$MEMPROV_CLI" stats --json "$t" >stats.json &&
 	jget --check stats.json state=stopped damaged=false unmatched_frees=0 &&
-	jget --check stats.json "=j[\"events\"]>1000==True" &&
+	jget --check stats.json "=j[\"events\"]>1000==true" &&
 	timeout 60 "$MEMPROV_CLI" leaks --json "$t" >leaks.json &&
 	jget --check leaks.json state=stopped &&
 	timeout 60 "$MEMPROV_CLI" leaks "$t" >leaks.txt
@@ -54,5 +61,23 @@ test_expect_success 'memprov run to the full filesystem keeps the status too' '
 	test $(grep -v "trace written to" err2 | grep -c "^memprov:") = 1
 '
 
+test_expect_success '256 KiB: same output and status, one warning' '
+	st=0 &&
+	timeout 120 env MEMPROV_OUTPUT=$FS256/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		"$BIN/fill" >out3 2>err3 || st=$? &&
+	cat err3 &&
+	test $st = 3 && test_cmp bare.out out3 &&
+	test $(wc -l <err3) = 1 && grep "^memprov:" err3
+'
+
+test_expect_success '256 KiB: a header-only trace reads as stopped, no events, exit 0' '
+	t=$(ls "$FS256"/*.trace) &&
+	timeout 60 "$MEMPROV_CLI" stats --json "$t" >stats3.json &&
+	jget --check stats3.json state=stopped damaged=false &&
+	timeout 60 "$MEMPROV_CLI" leaks --json "$t" >leaks3.json &&
+	jget --check leaks3.json state=stopped totals.heap.blocks=0
+'
+
 umount "$FS" || umount -l "$FS"
+umount "$FS256" || umount -l "$FS256"
 test_done
