@@ -29,6 +29,7 @@
  * and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -132,7 +133,7 @@ enum py_code_flags {
 struct py_code {
 	uint32_t flags;
 	uint32_t mark;            /* index into py_marks */
-	PyFrameObject *last_marked; /* generators: frame that got the last mark */
+	long start_lasti;         /* generators: f_lasti when a call starts */
 };
 
 struct py_intern {
@@ -190,6 +191,12 @@ static void py_unguard(int g)
 		mp_leave();
 }
 
+/* May we write records now? Inside our guard (ours, maybe an outer call's). */
+static int py_can_record(void)
+{
+	return mp_tracing && mp_self.guard && !mp_self.disabled;
+}
+
 static uint64_t py_hash(const char *s, size_t n, uint32_t line)
 {
 	uint64_t h = 1469598103934665603ull ^ line;
@@ -228,6 +235,21 @@ static long py_attr_long(PyObject *o, const char *name)
 	if (r == -1 || !v)
 		api.PyErr_Clear();
 	return r < 0 ? 0 : r;
+}
+
+static long py_attr_long_signed(PyObject *o, const char *name)
+{
+	PyObject *et, *ev, *tb, *v;
+	long r;
+
+	api.PyErr_Fetch(&et, &ev, &tb);
+	v = api.PyObject_GetAttrString(o, name);
+	r = v ? api.PyLong_AsLong(v) : 0;
+	if (v)
+		api.Py_DecRef(v);
+	api.PyErr_Clear();
+	api.PyErr_Restore(et, ev, tb);
+	return r;
 }
 
 static void py_write_pycode(uint32_t id, uint32_t line, const char *file,
@@ -408,7 +430,8 @@ static uint32_t py_code_intern(PyObject *code, PyFrameObject *frame)
 		flags |= PYC_GEN;
 	py_codes[id].flags = flags;
 	py_codes[id].mark = mark;
-	if (g)
+	py_codes[id].start_lasti = LONG_MAX;
+	if (py_can_record())
 		py_write_pycode(id, line, file, (size_t)flen, qual, (size_t)qlen);
 found:
 	if (py_extra_index >= 0 && api.set_extra(code, py_extra_index,
@@ -462,16 +485,21 @@ static void py_mark(uint32_t id, PyFrameObject *frame)
 	struct py_code *c = &py_codes[id];
 	int g;
 
-	if (c->flags & PYC_GEN) {
-		if (c->last_marked == frame)
-			return; /* a generator resumed, not called */
-		c->last_marked = frame;
-	}
 	g = py_guard();
-	if (g) {
-		mp_record_mark(py_marks[c->mark].label, 0);
-		mp_leave();
+	if (c->flags & PYC_GEN) {
+		/* Resuming a generator is a CALL event too. A call starts at
+		 * the lowest f_lasti the code is ever entered at (-1 before
+		 * 3.11, its first RESUME after); a resume is past a yield. */
+		long lasti = py_attr_long_signed((PyObject *)frame, "f_lasti");
+
+		if (lasti > c->start_lasti)
+			goto out;
+		c->start_lasti = lasti;
 	}
+	if (py_can_record())
+		mp_record_mark(py_marks[c->mark].label, 0);
+out:
+	py_unguard(g);
 }
 
 /* Push a frame entered now (seed: already running when we started). */
@@ -524,10 +552,9 @@ static void py_main_end(void)
 		return;
 	py_main_ended = 1;
 	g = py_guard();
-	if (g) {
+	if (py_can_record())
 		mp_record_mark("__main__ end", MP_RF_MAIN_END);
-		mp_leave();
-	}
+	py_unguard(g);
 }
 
 /* threading.py just ran: make threads started from now on call py_hook. */
