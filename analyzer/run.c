@@ -19,6 +19,7 @@
 #include "util.h"
 
 #define DEFAULT_OUTPUT "memprov.%p.trace"
+#define MAX_LISTED 5 /* other traces named one by one */
 
 static volatile pid_t child_pid;
 
@@ -94,14 +95,28 @@ static char *expand(const char *tmpl, const char *rep)
 	return out;
 }
 
+/*
+ * Trace files the template can produce: %p as any pid, and the numbered
+ * names the writer falls back to (NAME.<k>.trace) when a name is taken,
+ * as after an exec.
+ */
 static void list_traces(const char *tmpl, glob_t *g)
 {
-	char *pat = expand(tmpl, "*");
+	char *pat = expand(tmpl, "*"), *num;
+	size_t len = strlen(pat);
 
 	memset(g, 0, sizeof(*g));
-	if (glob(pat, 0, NULL, g))
+	num = xmalloc(len + 8);
+	if (len >= 6 && !strcmp(pat + len - 6, ".trace"))
+		sprintf(num, "%.*s.*.trace", (int)(len - 6), pat);
+	else
+		sprintf(num, "%s.*", pat);
+	if (glob(pat, 0, NULL, g) && glob(num, 0, NULL, g))
 		memset(g, 0, sizeof(*g));
+	else
+		glob(num, GLOB_APPEND, NULL, g);
 	free(pat);
+	free(num);
 }
 
 static int in_glob(const glob_t *g, const char *path)
@@ -114,12 +129,23 @@ static int in_glob(const glob_t *g, const char *path)
 	return 0;
 }
 
+/* Is entry i of g also an earlier entry (two patterns can match one file)? */
+static int seen_before(const glob_t *g, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if (!strcmp(g->gl_pathv[j], g->gl_pathv[i]))
+			return 1;
+	return 0;
+}
+
 /* Say where the traces are: the command's own, then any new ones (children). */
 static void report_traces(const char *tmpl, pid_t pid, const glob_t *before)
 {
 	char pidstr[16], *mine;
+	size_t i, others = 0;
 	glob_t after;
-	size_t i;
 
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 	mine = expand(tmpl, pidstr);
@@ -128,14 +154,19 @@ static void report_traces(const char *tmpl, pid_t pid, const glob_t *before)
 	else
 		fprintf(stderr, "memprov: no trace at %s: the command may not have started under libmemprov.so\n",
 			mine);
-	if (strstr(tmpl, "%p")) {
-		list_traces(tmpl, &after);
-		for (i = 0; i < after.gl_pathc; i++)
-			if (strcmp(after.gl_pathv[i], mine) && !in_glob(before, after.gl_pathv[i]))
-				fprintf(stderr, "memprov: trace of a child process written to %s\n",
-					after.gl_pathv[i]);
-		globfree(&after);
+	list_traces(tmpl, &after);
+	for (i = 0; i < after.gl_pathc; i++) {
+		const char *p = after.gl_pathv[i];
+
+		if (!strcmp(p, mine) || in_glob(before, p) || seen_before(&after, i))
+			continue;
+		if (++others <= MAX_LISTED)
+			fprintf(stderr, "memprov: trace of a child or exec'd process written to %s\n", p);
 	}
+	if (others > MAX_LISTED)
+		fprintf(stderr, "memprov: and %zu more traces of child or exec'd processes\n",
+			others - MAX_LISTED);
+	globfree(&after);
 	free(mine);
 }
 

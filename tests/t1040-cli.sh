@@ -46,7 +46,7 @@ test_expect_success 'run: an existing LD_PRELOAD is kept after the library' '
 test_expect_success 'run: traces of child processes are named too' '
 	MEMPROV_LIB=$LIBM memprov run -o "c.%p.trace" -- \
 		sh -c "sh -c \": >c.\\\$\\\$.trace; echo \\\$\\\$ >kid\"; : >c.\$\$.trace; echo \$\$ >pid" 2>err &&
-	printf "memprov: trace written to c.%s.trace\nmemprov: trace of a child process written to c.%s.trace\n" \
+	printf "memprov: trace written to c.%s.trace\nmemprov: trace of a child or exec'\''d process written to c.%s.trace\n" \
 		"$(cat pid)" "$(cat kid)" >expect &&
 	test_cmp expect err
 '
