@@ -1,0 +1,75 @@
+#!/bin/sh
+# t4000: Python provenance with no change to the script. A script keeps 5
+# of 10 buffers made in make(); `memprov leaks` (measured at the end of the
+# main module) must show exactly those 5 blocks under script:LINE make, on
+# Debian's python3 (libpython in the executable, numpy) and on pyenv
+# Pythons with a shared libpython (bytearray), from the main thread and
+# from a worker thread.
+. "$(dirname "$0")/test-lib.sh"
+
+PY=$TOP/tests/py
+PYENV=/root/.pyenv/versions
+export PY PYENV
+
+# run_leaks PYTHON SCRIPT [ARGS]: trace it, write leaks.json and sites.txt
+run_leaks() {
+	py=$1 script=$2
+	shift 2
+	rm -f "$TRASH/t.trace"
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/t.trace" \
+		"$py" "$PY/$script" "$@" >out.txt 2>err.txt
+	test_cmp /dev/null err.txt
+	echo 5 >expect-out.txt && test_cmp expect-out.txt out.txt
+	memprov leaks --json "$TRASH/t.trace" >leaks.json
+	/usr/bin/python3 "$PY/sites.py" leaks.json "$script" >sites.txt
+	echo "at main-end" >expect-at.txt && head -n 1 sites.txt >at.txt &&
+	test_cmp expect-at.txt at.txt
+}
+
+# the line of make() that allocates
+np_line=$(grep -n 'np.empty(1_000_000)' "$PY/leak_np.py" | cut -d: -f1)
+pure_line=$(grep -n 'return bytearray(8_000_000)' "$PY/leak_pure.py" | cut -d: -f1)
+np_work=$(grep -n '        a = make()' "$PY/leak_np.py" | cut -d: -f1)
+pure_work=$(grep -n '        a = make()' "$PY/leak_pure.py" | cut -d: -f1)
+np_main=$(grep -n '^    work()' "$PY/leak_np.py" | cut -d: -f1)
+pure_main=$(grep -n '^    work()' "$PY/leak_pure.py" | cut -d: -f1)
+export np_line pure_line np_work pure_work np_main pure_main
+
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	test_expect_success 'numpy arrays under make, /usr/bin/python3' '
+		run_leaks /usr/bin/python3 leak_np.py &&
+		grep "make@" sites.txt >make.txt &&
+		echo "heap 5 40000000 make@leak_np.py:$np_line < work@leak_np.py:$np_work < <module>@leak_np.py:$np_main" >expect &&
+		test_cmp expect make.txt
+	'
+	test_expect_success 'numpy arrays under make, worker thread' '
+		run_leaks /usr/bin/python3 leak_np.py thread &&
+		grep "make@" sites.txt >make.txt &&
+		echo "heap 5 40000000 make@leak_np.py:$np_line < work@leak_np.py:$np_work" >expect &&
+		test_cmp expect make.txt
+	'
+else
+	echo "skip - $TEST_NAME: /usr/bin/python3 has no numpy"
+fi
+
+for v in 3.11.7 3.12.1 3.10.13 3.13.0; do
+	if ! [ -x "$PYENV/$v/bin/python3" ]; then
+		echo "skip - $TEST_NAME: no Python $v"
+		continue
+	fi
+	export v
+	test_expect_success "bytearrays under make, Python $v" '
+		run_leaks "$PYENV/$v/bin/python3" leak_pure.py &&
+		grep "make@" sites.txt >make.txt &&
+		echo "heap 5 40000005 make@leak_pure.py:$pure_line < work@leak_pure.py:$pure_work < <module>@leak_pure.py:$pure_main" >expect &&
+		test_cmp expect make.txt
+	'
+	test_expect_success "bytearrays under make, worker thread, Python $v" '
+		run_leaks "$PYENV/$v/bin/python3" leak_pure.py thread &&
+		grep "make@" sites.txt >make.txt &&
+		echo "heap 5 40000005 make@leak_pure.py:$pure_line < work@leak_pure.py:$pure_work" >expect &&
+		test_cmp expect make.txt
+	'
+done
+
+test_done
