@@ -26,6 +26,13 @@ void *mp_real_dlvsym(void *handle, const char *name, const char *version) MP_HID
  */
 void *mp_dlsym_next_after(const void *caller, const char *name) MP_HIDDEN;
 
+/*
+ * Look name up (default version) in the first loaded object whose file
+ * name starts with prefix. Walks the loaded objects on every call: an
+ * object found once may have been dlclosed since.
+ */
+void *mp_dlsym_in_object(const char *prefix, const char *name) MP_HIDDEN;
+
 /* hooks_cuda.c: nonzero when dlsym(name) may need a wrapper. Cheap. */
 int mp_cuda_wants(const char *name) MP_HIDDEN;
 

@@ -111,9 +111,6 @@ static __thread struct cuda_tls ct __attribute__((tls_model("initial-exec")));
 /* The real pointer behind each wrapper slot; NULL: slot unused. */
 static void *slot_real[HK_COUNT][CU_SLOTS];
 
-/* The driver's handle, as the runtime dlopened it: to find helpers. */
-static void *drv_handle;
-
 static int cuda_on(void)
 {
 	static int on = -1;
@@ -128,26 +125,22 @@ static int cuda_on(void)
 	return v;
 }
 
-/* A driver function we call ourselves (not a hook): handle, then global. */
+/*
+ * A driver function we call ourselves (not a hook), looked up afresh in
+ * the loaded libcuda.so* each time: the runtime may have dlclosed the
+ * driver after a failed start.
+ */
 static void *drv_sym(const char *name)
 {
-	void *h = __atomic_load_n(&drv_handle, __ATOMIC_ACQUIRE), *p = NULL;
-
-	if (h)
-		p = mp_real_dlsym(h, name);
-	if (!p)
-		p = mp_real_dlsym(RTLD_DEFAULT, name);
-	return p;
+	return mp_dlsym_in_object("libcuda.so", name);
 }
 
 /* The calling thread's current device ordinal, -1 when unknown. */
 static int cur_device(void)
 {
-	static CUresult (*get)(CUdevice *);
+	CUresult (*get)(CUdevice *) = (CUresult(*)(CUdevice *))drv_sym("cuCtxGetDevice");
 	CUdevice d = -1;
 
-	if (!get)
-		get = (CUresult(*)(CUdevice *))drv_sym("cuCtxGetDevice");
 	if (!get || get(&d) != CUDA_SUCCESS)
 		return -1;
 	return d;
@@ -156,14 +149,11 @@ static int cur_device(void)
 /* The device a context belongs to: make it current for a moment. */
 static int ctx_device(CUcontext ctx)
 {
-	static CUresult (*push)(CUcontext), (*pop)(CUcontext *);
+	CUresult (*push)(CUcontext) = (CUresult(*)(CUcontext))drv_sym("cuCtxPushCurrent_v2");
+	CUresult (*pop)(CUcontext *) = (CUresult(*)(CUcontext *))drv_sym("cuCtxPopCurrent_v2");
 	CUcontext old;
 	int d;
 
-	if (!push) {
-		pop = (CUresult(*)(CUcontext *))drv_sym("cuCtxPopCurrent_v2");
-		push = (CUresult(*)(CUcontext))drv_sym("cuCtxPushCurrent_v2");
-	}
 	if (!push || !pop || push(ctx) != CUDA_SUCCESS)
 		return -1;
 	d = cur_device();
@@ -482,7 +472,11 @@ static void *const slot_fn[HK_COUNT][CU_SLOTS] = {
 
 /*
  * Direct linking: the program's own calls to cuMemAlloc_v2 & co. bind to
- * these; the real function is the next definition after libmemprov.so.
+ * these; the real function is the next definition after libmemprov.so in
+ * any loaded object (libcuda may be a dependency of an RTLD_LOCAL
+ * library). dlsym never hands these out (mp_cuda_wrap_dlsym): a runtime
+ * probing dlsym(RTLD_DEFAULT, "cuGetProcAddress") must not think a
+ * driver is loaded because memprov is.
  */
 #define CU_EXPORT(name, sym, params, args)                                             \
 	MP_EXPORT CUresult sym params;                                                 \
@@ -491,9 +485,7 @@ static void *const slot_fn[HK_COUNT][CU_SLOTS] = {
 		static void *real;                                                     \
 		void *real_ = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                    \
 		if (MP_UNLIKELY(!real_)) {                                                 \
-			real_ = mp_real_dlsym(RTLD_NEXT, #sym);                            \
-			if (!real_ && drv_handle)                                      \
-				real_ = mp_real_dlsym(drv_handle, #sym);               \
+			real_ = mp_dlsym_next_after((void *)cuda_on, #sym);            \
 			if (!real_)                                                        \
 				return CUDA_ERROR_NOT_INITIALIZED;                     \
 			__atomic_store_n(&real, real_, __ATOMIC_RELEASE);                  \
@@ -575,22 +567,27 @@ static void *wrap_gpa(const char *sym, void *real, int ver)
 	return real;
 }
 
+/* Even with MEMPROV_CUDA=0: our own exports must stay hidden from dlsym. */
 int mp_cuda_wants(const char *name)
 {
 	return name[0] == 'c' && name[1] == 'u' &&
-	       (name[2] == 'M' || name[2] == 'C' || name[2] == 'D' || name[2] == 'G') &&
-	       cuda_on();
+	       (name[2] == 'M' || name[2] == 'C' || name[2] == 'D' || name[2] == 'G');
 }
 
 void *mp_cuda_wrap_dlsym(void *handle, const char *name, void *real)
 {
+	(void)handle;
+	if (is_ours(real)) {
+		/* What the lookup would have found without memprov. */
+		real = mp_real_dlsym(RTLD_NEXT, name);
+		if (!real)
+			return NULL;
+	}
+	if (!cuda_on())
+		return real;
 	for (unsigned i = 0; i < N_ELEM(sym_names); i++) {
 		if (strcmp(name, sym_names[i].name))
 			continue;
-		if (handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
-		    (sym_names[i].hook == HK_cuGetProcAddress ||
-		     sym_names[i].hook == HK_cuGetProcAddress_v2))
-			__atomic_store_n(&drv_handle, handle, __ATOMIC_RELEASE);
 		return wrap(sym_names[i].hook, real);
 	}
 	return real;

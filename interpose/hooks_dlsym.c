@@ -308,6 +308,37 @@ void *mp_dlsym_next_after(const void *caller, const char *name)
 	return na.found;
 }
 
+struct in_object {
+	const char *prefix;
+	const char *name;
+	void *found;
+};
+
+static int in_object_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct in_object *io = data;
+	const char *base;
+	struct elf_syms es;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, io->prefix, strlen(io->prefix)) || elf_syms_init(&es, info))
+		return 0;
+	io->found = elf_lookup(&es, io->name, NULL);
+	return io->found != NULL;
+}
+
+void *mp_dlsym_in_object(const char *prefix, const char *name)
+{
+	struct in_object io = { prefix, name, NULL };
+
+	dl_iterate_phdr(in_object_cb, &io);
+	return io.found;
+}
+
 /* The CUDA path of dlsym: the return address is still the caller's. */
 void *mp_dlsym_cuda(void *handle, const char *name)
 {

@@ -19,7 +19,7 @@ FAKECUDA_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -fno-omit-frame
 
 ifneq ($(wildcard $(FAKECUDA_INC)/cuda.h),)
 
-tests/bin/libcuda.so.1: tests/fakecuda/fake_cuda.c
+tests/bin/libcuda.so.1: tests/fakecuda/fake_cuda.c tests/fakecuda/fakecuda.mk
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 \
 		-o $@ $< -ldl -lpthread
