@@ -312,7 +312,8 @@ report() {
 	echo "Wall time and peak RSS as ratios to the bare run of the same round (median over rounds)."
 	echo "memprov: LD_PRELOAD=interpose/libmemprov.so with default settings (full stacks, Python frames)."
 	echo "heaptrack: \`heaptrack -o FILE CMD\` (record and interpret, as shipped). Peak RSS is that of the"
-	echo "largest process (heaptrack's interpreter runs beside the program)."
+	echo "largest process (heaptrack's interpreter runs beside the program). memprov's RSS includes the"
+	echo "trace pages it has written (a shared file mapping: page cache, reclaimable, not heap)."
 	echo
 	echo "| workload | bare s | bare RSS MiB | memprov time × | heaptrack time × | memprov RSS × | heaptrack RSS × |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
