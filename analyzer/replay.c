@@ -205,10 +205,11 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 		k->live_bytes += b->size;
 		k->live_blocks++;
 	}
+	/* an untracked range (file mapping, glibc's own) is not a leak's free */
 	if (touched)
 		k->frees++;
 	else
-		r->unmatched_frees++;
+		r->unmatched_unmaps++;
 }
 
 static void do_free(struct replay *r, struct replay_thread *th, const struct mp_rec_free *f)

@@ -115,6 +115,7 @@ struct replay {
 	size_t n_marks, alloc_marks;
 	uint64_t events;                  /* records replayed */
 	uint64_t unmatched_frees;         /* frees of blocks allocated before tracing */
+	uint64_t unmatched_unmaps;        /* munmaps of ranges no traced mmap made */
 	uint64_t ctx_reset_frees;
 	int have_exit;                    /* an MP_REC_EXIT was seen */
 	int32_t exit_status;

@@ -40,7 +40,7 @@ int report_status(const struct trace *t)
 	if (t->cut)
 		warning("trace cut at offset %" PRIu64 " in '%s': reporting what was written before",
 			t->cut_at, t->path);
-	if (!t->records && (t->damaged || t->cut)) {
+	if (!t->records && t->damaged) {
 		error("nothing could be read from '%s'", t->path);
 		return EXIT_FAIL;
 	}

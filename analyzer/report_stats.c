@@ -69,6 +69,8 @@ static void print_text(const struct replay *r)
 		printf("trace: complete\n");
 	printf("unmatched frees: %" PRIu64 " (frees of memory allocated before tracing started)\n",
 	       r->unmatched_frees);
+	if (r->unmatched_unmaps)
+		printf("munmaps of untraced ranges: %" PRIu64 "\n", r->unmatched_unmaps);
 	printf("\nfunctions:\n");
 	printf("  %-24s %10s %14s %8s\n", "function", "calls", "bytes", "failed");
 	for (i = 1; i < MP_FN_MAX; i++) {
@@ -130,8 +132,8 @@ static void print_json(const struct replay *r)
 		printf("%" PRIu64, t->cut_at);
 	else
 		printf("null");
-	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"functions\":{",
-	       t->damaged ? "true" : "false", r->unmatched_frees);
+	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"unmatched_unmaps\":%" PRIu64
+	       ",\"functions\":{", t->damaged ? "true" : "false", r->unmatched_frees, r->unmatched_unmaps);
 	for (i = 1; i < MP_FN_MAX; i++) {
 		const struct replay_func *f = &r->funcs[i];
 

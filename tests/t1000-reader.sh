@@ -194,4 +194,17 @@ test_expect_success 'a file cut inside the header: nothing to read, exit 1' '
 	test $st = 1 && grep -F "cut inside its header" err
 '
 
+test_expect_success 'a header-only trace (disk full at once) reads as empty, exit 0' '
+	gen ho -t 4096 <<-EOF &&
+	header state=stopped stop=1
+	thread 1
+	alloc ts=10 addr=0x1 size=100
+	EOF
+	memprov stats --json ho.trace >s.json 2>err &&
+	grep -F "trace cut at offset 4096" err &&
+	jget s.json state events cut damaged >out &&
+	printf "stopped\n0\ntrue\nfalse\n" >expect &&
+	test_cmp expect out
+'
+
 test_done
