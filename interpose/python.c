@@ -119,6 +119,7 @@ static Py_ssize_t py_extra_index = -1;
 static int py_profile_off = -1;      /* offset of c_profilefunc in PyThreadState */
 static PyObject *py_hook;            /* threading._profile_hook we install */
 static int py_main_ended;
+static volatile int py_forked;       /* set in a forked child until handled */
 static pthread_key_t py_key;
 
 /* Code ids: content-interned (file, name, first line), by the profile
@@ -662,6 +663,31 @@ out:
 	py_unguard(g);
 }
 
+/* In a forked child: its trace is new, so name every code id again. */
+static void py_fork_child(void)
+{
+	py_forked = 1;
+}
+
+static void py_after_fork(void)
+{
+	uint32_t i;
+	int g = py_guard();
+
+	py_forked = 0;
+	for (i = 0; py_can_record() && i < py_table_cap; i++) {
+		struct py_intern *e = &py_table[i];
+		size_t flen;
+
+		if (!e->hash)
+			continue;
+		flen = strlen(e->key);
+		py_write_pycode(e->id, e->line, e->key, flen, e->key + flen + 1,
+				e->key_len - flen - 2);
+	}
+	py_unguard(g);
+}
+
 /* The C-level profile function: the per-call path. */
 static int py_profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
@@ -671,6 +697,8 @@ static int py_profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 	(void)arg;
 	if (what != PY_TRACE_CALL && what != PY_TRACE_RETURN)
 		return 0;
+	if (MP_UNLIKELY(py_forked))
+		py_after_fork();
 	if (MP_UNLIKELY(!t || !t->seeded)) {
 		py_thread_start(frame, what);
 		return 0;
@@ -777,7 +805,8 @@ static int py_install(void *arg)
 	if (py_main_interp != api.PyInterpreterState_Main())
 		goto out; /* not the main interpreter: leave it alone */
 	py_main_thread = pthread_self();
-	if (pthread_key_create(&py_key, py_thread_free))
+	if (pthread_key_create(&py_key, py_thread_free) ||
+	    pthread_atfork(NULL, NULL, py_fork_child))
 		goto out;
 	if (api.request_extra) {
 		py_extra_index = api.request_extra(NULL);
