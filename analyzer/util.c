@@ -159,6 +159,27 @@ int parse_size(const char *s, uint64_t *out)
 	return -1;
 }
 
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+	int n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
 void json_str(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -168,7 +189,14 @@ void json_str(FILE *f, const char *s)
 		return;
 	}
 	fputc('"', f);
-	for (; *p; p++) {
+	while (*p) {
+		int n = utf8_len(p);
+
+		if (n > 1) {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -176,11 +204,13 @@ void json_str(FILE *f, const char *s)
 		case '\r': fputs("\\r", f); break;
 		case '\t': fputs("\\t", f); break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			/* control bytes, and bytes that are not UTF-8 (as Latin-1) */
+			if (*p < 0x20 || *p >= 0x7f)
 				fprintf(f, "\\u%04x", *p);
 			else
 				fputc(*p, f);
 		}
+		p++;
 	}
 	fputc('"', f);
 }
