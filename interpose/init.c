@@ -28,6 +28,7 @@ static void start_tracing(void)
 	mp_self.guard++;
 	if (mp_trace_open() == 0) {
 		mp_modules_scan();
+		mp_record_rss();
 		mp_tracing = 1;
 	}
 	mp_self.guard--;
@@ -79,8 +80,14 @@ out:
 /* main returned (libc's own exit() call is not interposable). */
 __attribute__((destructor)) static void mp_fini(void)
 {
-	if (mp_header && mp_header->state == MP_STATE_RUNNING)
+	if (mp_header && mp_header->state == MP_STATE_RUNNING &&
+	    mp_header->pid == (int32_t)syscall(SYS_getpid)) {
+		if (mp_enter()) {
+			mp_record_rss();
+			mp_leave();
+		}
 		mp_trace_set_state(MP_STATE_EXITED, MP_EXIT_UNKNOWN);
+	}
 }
 
 static void record_exit(int status, unsigned how)

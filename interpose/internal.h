@@ -20,6 +20,7 @@ void mp_trace_fork_parent(void) MP_HIDDEN;
 void mp_trace_fork_child(void) MP_HIDDEN;   /* drop the parent's file */
 void mp_record_exit(int status, unsigned how) MP_HIDDEN;
 void mp_record_fork(pid_t child) MP_HIDDEN;
+void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
 
 /* Stacks (stack.c). */
 int mp_stack_init(void) MP_HIDDEN;

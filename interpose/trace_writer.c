@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,24 @@ static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t thread_serials;         /* last serial handed out */
 static uint32_t mark_serials;
 static int warn_count;
+
+/*
+ * Resident-memory sampling: no thread, no signal. Every record already
+ * reads the clock; when its timestamp passes next_rss_ns, the one thread
+ * that wins a CAS on it reads /proc/self/statm (an fd opened with the
+ * trace) and writes an MP_REC_RSS. Marks, exit and the opening of the
+ * trace sample too. An idle program that records nothing gets no samples.
+ * next_rss_ns sits on its own cache line: read by every record, written a
+ * few times a second.
+ */
+static struct {
+	uint64_t next_ns __attribute__((aligned(64)));  /* UINT64_MAX: off */
+	uint64_t interval_ns;
+	char pad[48];
+} rss = { UINT64_MAX, 0, { 0 } };
+static int statm_fd = -1;
+static dev_t statm_dev;
+static ino_t statm_ino;
 
 #define MAX_WARNINGS 10
 
@@ -241,19 +260,11 @@ static void thread_start(void)
 	mp_record_commit(r);
 }
 
-void *mp_record_begin(enum mp_rec_type type, size_t len)
+/* Reserve len bytes (a multiple of 8) stamped ts in this thread's chunk. */
+static void *reserve(enum mp_rec_type type, size_t len, uint64_t ts)
 {
 	struct mp_rec_head *h;
-	uint64_t ts;
 
-	if (MP_UNLIKELY(!trace_ok))
-		return NULL;
-	if (MP_UNLIKELY(!mp_self.serial))
-		thread_start();
-	len = MP_REC_ALIGN(len);
-	if (MP_UNLIKELY(len > MP_MAX_RECORD))
-		return NULL;
-	ts = mp_now();
 	if (MP_UNLIKELY(!mp_self.chunk || mp_self.pos + len > mp_self.end)) {
 		if (!take_chunk(ts))
 			return NULL;
@@ -267,6 +278,123 @@ void *mp_record_begin(enum mp_rec_type type, size_t len)
 	h->reserved = 0;
 	h->ts = ts;
 	return h;
+}
+
+/* Parse "size resident ..." (pages) from /proc/self/statm. */
+static int read_statm(uint64_t *vm, uint64_t *res)
+{
+	char buf[128];
+	uint64_t v[2] = { 0, 0 };
+	ssize_t n, i;
+	int k = 0, digits = 0;
+	struct stat st;
+
+	if (statm_fd < 0)
+		return -1;
+	/* the program may have closed our fd and reused its number */
+	if (fstat(statm_fd, &st) || st.st_dev != statm_dev || st.st_ino != statm_ino)
+		return -1;
+	n = pread(statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	for (i = 0; i < n && k < 2; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			v[k] = v[k] * 10 + (uint64_t)(buf[i] - '0');
+			digits = 1;
+		} else if (digits) {
+			k++;
+			digits = 0;
+		}
+	}
+	if (k < 2)
+		return -1;
+	*vm = v[0] * mp_header->page_size;
+	*res = v[1] * mp_header->page_size;
+	return 0;
+}
+
+/* Write one MP_REC_RSS stamped ts; stops sampling if statm is unreadable. */
+static void rss_write(uint64_t ts)
+{
+	struct mp_rec_rss *r;
+	uint64_t vm, res;
+	int saved = errno;
+
+	if (read_statm(&vm, &res)) {
+		__atomic_store_n(&rss.next_ns, UINT64_MAX, __ATOMIC_RELAXED);
+		statm_fd = -1; /* not ours any more, or never was: never close it */
+		errno = saved;
+		return;
+	}
+	errno = saved;
+	r = reserve(MP_REC_RSS, sizeof(*r), ts);
+	if (!r)
+		return;
+	r->rss_bytes = res;
+	r->vm_bytes = vm;
+	mp_record_commit(r);
+}
+
+/* A record stamped ts passed the next sample time: one thread samples. */
+static __attribute__((noinline)) void rss_due(uint64_t ts)
+{
+	uint64_t due = __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED);
+
+	if (ts < due || !__atomic_compare_exchange_n(&rss.next_ns, &due,
+						      ts + rss.interval_ns, 0,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	rss_write(ts);
+}
+
+/* A sample now, whatever the interval (marks, exit, trace open). */
+void mp_record_rss(void)
+{
+	if (!trace_ok || !rss.interval_ns || statm_fd < 0)
+		return;
+	if (MP_UNLIKELY(!mp_self.serial))
+		thread_start();
+	rss_write(mp_now());
+}
+
+static void rss_open(void)
+{
+	struct stat st;
+
+	rss.interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
+	rss.next_ns = UINT64_MAX;
+	if (!rss.interval_ns)
+		return;
+	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (statm_fd < 0)
+		return;
+	if (fstat(statm_fd, &st)) {
+		close(statm_fd);
+		statm_fd = -1;
+		return;
+	}
+	statm_dev = st.st_dev;
+	statm_ino = st.st_ino;
+	rss.next_ns = mp_now() + rss.interval_ns;
+}
+
+void *mp_record_begin(enum mp_rec_type type, size_t len)
+{
+	uint64_t ts;
+
+	if (MP_UNLIKELY(!trace_ok))
+		return NULL;
+	if (MP_UNLIKELY(!mp_self.serial))
+		thread_start();
+	len = MP_REC_ALIGN(len);
+	if (MP_UNLIKELY(len > MP_MAX_RECORD))
+		return NULL;
+	ts = mp_now();
+	/* the THREAD record stays a thread's first */
+	if (MP_UNLIKELY(ts >= __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED)) &&
+	    type != MP_REC_THREAD)
+		rss_due(ts);
+	return reserve(type, len, ts);
 }
 
 void mp_record_commit(void *rec)
@@ -387,12 +515,15 @@ void mp_record_mark(const char *label, unsigned flags)
 	if (n)
 		memcpy(r->label, label, n);
 	mp_record_commit(r);
+	mp_record_rss();
 }
 
 void mp_record_exit(int status, unsigned how)
 {
-	struct mp_rec_exit *r = mp_record_begin(MP_REC_EXIT, sizeof(*r));
+	struct mp_rec_exit *r;
 
+	mp_record_rss();
+	r = mp_record_begin(MP_REC_EXIT, sizeof(*r));
 	if (!r)
 		return;
 	r->status = status;
@@ -558,6 +689,7 @@ int mp_trace_open(void)
 	mp_header = p;
 	fill_header(mp_header);
 	stopped = 0;
+	rss_open();
 	trace_ok = 1;
 	return 0;
 }
@@ -597,6 +729,11 @@ void mp_trace_fork_child(void)
 	if (trace_fd >= 0)
 		close(trace_fd);
 	trace_fd = -1;
+	/* /proc/self was resolved at open: this fd shows the parent */
+	if (statm_fd >= 0)
+		close(statm_fd);
+	statm_fd = -1;
+	rss.next_ns = UINT64_MAX;
 	stopped = 0;
 	thread_serials = 0;
 	mark_serials = 0;

@@ -1,0 +1,159 @@
+#!/bin/sh
+# t2010-rss-dlopen.sh - resident-memory samples (MP_REC_RSS) written by
+# libmemprov.so without a thread: at trace open, at every mark, at exit, and
+# when a record passes the sampling interval; and dlopen of a bare name
+# from an object with DT_RPATH/DT_RUNPATH under the preload.
+. "$(dirname "$0")/test-lib.sh"
+
+[ -f "$MEMPROV_LIB" ] || test_skip "interpose/libmemprov.so not built"
+PY=/usr/bin/python3
+[ -x "$PY" ] || test_skip "no /usr/bin/python3 for the trace reader"
+
+# Prints the header's rss_interval_ns, then one line per RSS record (in
+# time order): "rss TS RSS VM", with "mark LABEL" lines between them.
+cat >"$TRASH/rss.py" <<'PYEOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+assert d[:8] == b"MEMPROV\x1a"
+hs, cs = struct.unpack_from('<II', d, 12)
+nchunk, = struct.unpack_from('<Q', d, 24)
+ival, = struct.unpack_from('<Q', d, 88)
+print("interval", ival)
+recs = []
+for i in range(nchunk):
+    off = hs + i * cs
+    if off + 32 > len(d):
+        break
+    magic, used = struct.unpack_from('<II', d, off)
+    if magic == 0:
+        continue
+    p, end = off + 32, off + 32 + used
+    first = True
+    while p < end:
+        typ, fl, sz, fn, kind, _, ts = struct.unpack_from('<BBHHBBQ', d, p)
+        assert sz >= 16 and sz % 8 == 0 and p + sz <= end
+        if first and struct.unpack_from('<I', d, off + 16)[0] == 0:
+            assert typ == 6, "a thread's first record is THREAD"
+        first = False
+        recs.append((ts, typ, d[p + 16:p + sz]))
+        p += sz
+recs.sort(key=lambda r: r[0])
+for ts, typ, b in recs:
+    if typ == 9:
+        rss, vm = struct.unpack_from('<QQ', b)
+        print("rss", ts, rss, vm)
+    elif typ == 7:
+        print("mark", b[8:].split(b'\0')[0].decode())
+PYEOF
+rss() { "$PY" "$TRASH/rss.py" "$@"; }
+
+# touch: 8 steps, each writes 8 MiB more of one 64 MiB malloc block and
+# marks "stepN". tick: N allocations 20 ms apart (CLOCK_MONOTONIC).
+cat >"$TRASH/touch.c" <<'CEOF'
+#include <stdlib.h>
+#include <string.h>
+void memprov_mark(const char *) __attribute__((weak));
+int main(void)
+{
+	char *p = malloc(64 << 20), label[8] = "step0";
+	for (int i = 0; i < 8; i++) {
+		memset(p + ((size_t)i << 23), 1, 8 << 20);
+		label[4] = (char)('1' + i);
+		if (memprov_mark) memprov_mark(label);
+	}
+	free(p);
+	return 0;
+}
+CEOF
+cat >"$TRASH/tick.c" <<'CEOF'
+#include <stdlib.h>
+#include <time.h>
+int main(int argc, char **argv)
+{
+	struct timespec t;
+	int n = argc > 1 ? atoi(argv[1]) : 4;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (int i = 0; i < n; i++) {
+		t.tv_nsec += 20000000;
+		if (t.tv_nsec >= 1000000000) { t.tv_sec++; t.tv_nsec -= 1000000000; }
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL));
+		free(malloc(100));
+	}
+	return 0;
+}
+CEOF
+
+test_expect_success 'build the RSS test programs' '
+	cc -O0 -o touch touch.c && cc -O0 -o tick tick.c
+'
+
+test_expect_success 'RSS at each mark rises by the 8 MiB the step touched' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=t.trace ./touch 2>err &&
+	test ! -s err &&
+	rss t.trace >out && cat out &&
+	grep -x "interval 250000000" out &&
+	awk "/^mark/ { m = 1; next }
+	     /^rss/ && m { if (prev) { d = \$3 - prev; print \"delta\", d;
+	                   if (d < 8257536 || d > 8912896) bad = 1; n++ }
+	                   prev = \$3; m = 0 }
+	     END { print n, \"deltas\"; exit bad || n != 7 }" out
+'
+
+test_expect_success 'a sample at trace open and one at exit' '
+	rss t.trace >out &&
+	sed -n 2p out | grep "^rss " &&
+	tail -n 1 out | grep "^rss "
+'
+
+test_expect_success 'MEMPROV_RSS_INTERVAL_MS=0 writes no RSS record' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_RSS_INTERVAL_MS=0 MEMPROV_OUTPUT=z.trace ./touch &&
+	rss z.trace >out &&
+	grep -x "interval 0" out &&
+	test $(grep -c "^rss" out) = 0 && test $(grep -c "^mark" out) = 8
+'
+
+# 5 allocations 20 ms apart, interval 5 ms: each one is past the next
+# sample time, so each takes a sample; samples the interval made are at
+# least 5 ms apart. With a 60 s interval only open and exit sample.
+test_expect_success 'records past the interval take samples, an interval apart' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_RSS_INTERVAL_MS=5 MEMPROV_OUTPUT=k.trace ./tick 5 &&
+	rss k.trace | grep "^rss" >out && cat out &&
+	test $(wc -l <out) -ge 7 &&
+	sed "1d;\$d" out | awk "NR > 1 && \$2 - prev < 5000000 { bad = 1 }
+		{ prev = \$2 } END { exit bad }" &&
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_RSS_INTERVAL_MS=60000 MEMPROV_OUTPUT=l.trace ./tick 5 &&
+	test $(rss l.trace | grep -c "^rss") = 2
+'
+
+test_expect_success 'a forked child samples its own RSS' '
+	cat >fk.c <<-EOF &&
+	#include <stdlib.h>
+	#include <string.h>
+	#include <sys/wait.h>
+	#include <unistd.h>
+	void memprov_mark(const char *) __attribute__((weak));
+	int main(void)
+	{
+		if (fork() == 0) {
+			char *p = malloc(32 << 20);
+			memset(p, 1, 32 << 20);
+			memprov_mark("child");
+			_exit(0);
+		}
+		wait(NULL);
+		memprov_mark("parent");
+		return 0;
+	}
+	EOF
+	cc -O0 -o fk fk.c &&
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=f.%p.trace ./fk &&
+	for f in f.*.trace; do rss $f >$f.out; done &&
+	c=$(grep -l "^mark child" f.*.out) && p=$(grep -l "^mark parent" f.*.out) &&
+	test "$c" != "$p" &&
+	crss=$(grep -A1 "^mark child" $c | sed -n "s/^rss [0-9]* \([0-9]*\) .*/\1/p") &&
+	prss=$(grep -A1 "^mark parent" $p | sed -n "s/^rss [0-9]* \([0-9]*\) .*/\1/p") &&
+	echo "child $crss parent $prss" &&
+	test $((crss - prss)) -gt 30000000
+'
+
+test_done
