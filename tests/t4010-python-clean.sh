@@ -1,0 +1,69 @@
+#!/bin/sh
+# t4010: Python programs run under memprov exactly as without it: same
+# stdout, stderr and exit status, no warning (`python3 -c pass`, numpy
+# import, a non-zero exit, an uncaught exception). MEMPROV_PYTHON=0 turns
+# Python provenance off: no code records, no Python frames.
+. "$(dirname "$0")/test-lib.sh"
+
+PYENV=/root/.pyenv/versions
+
+# same PYTHON ARGS...: bare and traced runs must print and exit alike
+same() {
+	set +e
+	timeout 60 "$@" >bare.out 2>bare.err
+	echo $? >bare.rc
+	rm -f t.trace
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/t.trace" \
+		"$@" >traced.out 2>traced.err
+	echo $? >traced.rc
+	set -e
+	test_cmp bare.out traced.out &&
+	test_cmp bare.err traced.err &&
+	test_cmp bare.rc traced.rc &&
+	test -s t.trace
+}
+
+for py in python3 /usr/bin/python3 $PYENV/3.11.7/bin/python3 $PYENV/3.12.1/bin/python3 \
+	  $PYENV/3.13.0/bin/python3; do
+	command -v "$py" >/dev/null || continue
+	export py
+	test_expect_success "$py -c pass: same output, status 0" '
+		same "$py" -c pass && echo 0 >expect && test_cmp expect traced.rc
+	'
+	test_expect_success "$py: exit status 3 and an uncaught exception unchanged" '
+		same "$py" -c "import sys; print(\"hi\"); sys.exit(3)" &&
+		echo 3 >expect && test_cmp expect traced.rc &&
+		same "$py" -c "def f(): raise KeyError(1)
+f()" && echo 1 >expect && test_cmp expect traced.rc
+	'
+done
+
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	test_expect_success '/usr/bin/python3 -c "import numpy": same output, no warning' '
+		same /usr/bin/python3 -c "import numpy; print(numpy.ones(3).sum())" &&
+		echo 3.0 >expect && test_cmp expect traced.out
+	'
+fi
+
+test_expect_success 'memprov run: same status, Python frames recorded' '
+	set +e
+	memprov run -o "$TRASH/r.trace" -- /usr/bin/python3 -c "import sys; x = bytearray(10**6); sys.exit(4)" >out 2>err
+	echo $? >rc
+	set -e
+	echo 4 >expect && test_cmp expect rc &&
+	memprov dump r.trace >dump &&
+	grep -q " pycode " dump &&
+	grep -q "python=[1-9]" dump
+'
+
+test_expect_success 'MEMPROV_PYTHON=0: no code records, no Python frames, same run' '
+	MEMPROV_PYTHON=0 && export MEMPROV_PYTHON &&
+	same /usr/bin/python3 -c "x = bytearray(10**6); print(len(x))" &&
+	memprov dump t.trace >dump &&
+	grep -c " alloc " dump >/dev/null &&
+	! grep -q " pycode " dump &&
+	! grep -q "python=[1-9]" dump &&
+	! grep -q " mark " dump
+'
+
+test_done
