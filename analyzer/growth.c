@@ -1,0 +1,601 @@
+/*
+ * growth.c - the streaming pass behind growth, peak, timeline, diff and
+ * html (series of live memory per stack at marks and instants, per-kind
+ * timeline with RSS, peak), and the growth analysis: least-squares slope,
+ * R^2, how much of the rise was kept, where it began, and the rules that
+ * make a site a suspect.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "growth.h"
+#include "report.h"
+#include "util.h"
+
+#define PROGRESS_EVERY (1u << 20)
+
+/* ---- series storage ---- */
+
+static void gset_init(struct gset *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->stride = 1;
+}
+
+static void gkey_put(struct gkey *k, size_t p, uint64_t bytes, uint64_t blocks)
+{
+	size_t need;
+
+	if (!k->len)
+		k->first = (uint32_t)p;
+	need = p - k->first + 1;
+	if (need > k->cap) {
+		k->cap = (uint32_t)(need < 8 ? 8 : need * 2);
+		k->bytes = xrealloc(k->bytes, k->cap * sizeof(*k->bytes));
+		k->blocks = xrealloc(k->blocks, k->cap * sizeof(*k->blocks));
+	}
+	while (k->len < need - 1) {
+		k->bytes[k->len] = k->blocks[k->len] = 0;
+		k->len++;
+	}
+	k->bytes[k->len] = bytes;
+	k->blocks[k->len] = blocks;
+	k->len = (uint32_t)need;
+}
+
+static uint64_t gkey_at(const struct gkey *k, size_t p, int blocks)
+{
+	if (!k->len || p < k->first || p >= k->first + k->len)
+		return 0;
+	return blocks ? k->blocks[p - k->first] : k->bytes[p - k->first];
+}
+
+/* Keep every other point (0, 2, 4...): the set is full. */
+static void gset_thin(struct gset *s)
+{
+	struct gkey *k, *tmp;
+	size_t i, j;
+
+	HASH_ITER(hh, s->keys, k, tmp) {
+		uint32_t f = k->first, nf = (f + 1) / 2, n = 0;
+
+		for (i = f; i < (size_t)f + k->len; i++) {
+			if (i & 1)
+				continue;
+			k->bytes[n] = k->bytes[i - f];
+			k->blocks[n] = k->blocks[i - f];
+			n++;
+		}
+		k->first = nf;
+		k->len = n;
+	}
+	for (i = 0, j = 0; i < s->n; i++) {
+		if (i & 1) {
+			free(s->label ? s->label[i] : NULL);
+			continue;
+		}
+		s->ts[j] = s->ts[i];
+		s->ordinal[j] = s->ordinal[i];
+		if (s->label)
+			s->label[j] = s->label[i];
+		j++;
+	}
+	s->n = j;
+	s->stride *= 2;
+}
+
+static void gset_take(struct gset *s, const struct replay *r, uint64_t ts, uint64_t ordinal,
+		      const char *label, int with_labels)
+{
+	struct replay_live *live, *l, *ltmp;
+	struct gkey *k;
+	size_t p;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->ts = xrealloc(s->ts, s->cap * sizeof(*s->ts));
+		s->ordinal = xrealloc(s->ordinal, s->cap * sizeof(*s->ordinal));
+		if (with_labels)
+			s->label = xrealloc(s->label, s->cap * sizeof(*s->label));
+	}
+	p = s->n++;
+	s->ts[p] = ts;
+	s->ordinal[p] = ordinal;
+	if (with_labels)
+		s->label[p] = xstrdup(label ? label : "");
+	live = replay_snapshot(r);
+	HASH_ITER(hh, live, l, ltmp) {
+		HASH_FIND(hh, s->keys, &l->key, sizeof(l->key), k);
+		if (!k) {
+			k = xcalloc(1, sizeof(*k));
+			k->key = l->key;
+			HASH_ADD(hh, s->keys, key, sizeof(k->key), k);
+		}
+		gkey_put(k, p, l->bytes, l->blocks);
+	}
+	replay_live_free(&live);
+}
+
+static void gset_release(struct gset *s)
+{
+	struct gkey *k, *tmp;
+	size_t i;
+
+	HASH_ITER(hh, s->keys, k, tmp) {
+		HASH_DEL(s->keys, k);
+		free(k->bytes);
+		free(k->blocks);
+		free(k);
+	}
+	for (i = 0; s->label && i < s->n; i++)
+		free(s->label[i]);
+	free(s->label);
+	free(s->ts);
+	free(s->ordinal);
+}
+
+/* ---- the pass ---- */
+
+uint64_t growth_trace_end(struct trace *t)
+{
+	unsigned char *buf = xmalloc(t->hdr.chunk_size);
+	uint64_t end = t->first_ts;
+	size_t i;
+
+	for (i = 0; i < t->n_threads; i++) {
+		const struct trace_thread *th = &t->threads[i];
+		size_t c = th->n_chunks;
+
+		while (c > 0 && !th->chunks[c - 1].used)
+			c--;
+		if (!c)
+			continue;
+		const struct trace_chunk *ch = &th->chunks[c - 1];
+		uint64_t off = t->hdr.header_size + ch->index * (uint64_t)t->hdr.chunk_size +
+			       sizeof(struct mp_chunk_head);
+		uint32_t used = ch->used, pos = 0;
+
+		if (used > t->hdr.chunk_size - sizeof(struct mp_chunk_head))
+			continue;
+		if (pread(t->fd, buf, used, (off_t)off) != (ssize_t)used)
+			continue;
+		while (pos + sizeof(struct mp_rec_head) <= used) {
+			const struct mp_rec_head *h = (const void *)(buf + pos);
+
+			if (h->size < 16 || h->size % 8 || pos + h->size > used)
+				break;
+			if (h->ts > end)
+				end = h->ts;
+			pos += h->size;
+		}
+	}
+	free(buf);
+	return end;
+}
+
+static uint64_t total_live(const struct replay *r)
+{
+	uint64_t sum = 0;
+	unsigned k;
+
+	for (k = 1; k < MP_KIND_COUNT; k++)
+		sum += r->kinds[k].live_bytes;
+	return sum;
+}
+
+static void take_timeline(struct growth *g, uint64_t ts)
+{
+	struct gtime *p = &g->tl[g->n_tl++];
+	unsigned k;
+
+	p->ts = ts;
+	for (k = 0; k < MP_KIND_COUNT; k++)
+		p->live[k] = g->r.kinds[k].live_bytes;
+	p->rss = g->rss;
+	p->vm = g->vm;
+}
+
+static uint64_t instant(const struct growth *g, uint64_t i, uint64_t n)
+{
+	return g->start_ts + (uint64_t)((double)(g->end_ts - g->start_ts) * (double)i / (double)n);
+}
+
+static void progress(struct growth *g)
+{
+	struct trace *t = g->r.trace;
+
+	fprintf(stderr, "\rmemprov: %3.0f%% of %s, %" PRIu64 " records ",
+		t->file_size ? 100.0 * (double)trace_last_offset(t) / (double)t->file_size : 0.0,
+		t->path, g->r.events);
+}
+
+static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
+{
+	struct growth *g = arg;
+
+	if (h->type == MP_REC_RSS) {
+		const struct mp_rec_rss *s = (const void *)h;
+
+		g->rss = s->rss_bytes;
+		g->vm = s->vm_bytes;
+		g->rss_samples++;
+	} else if (h->type == MP_REC_ALLOC || h->type == MP_REC_GPU_ALLOC) {
+		uint64_t tot = total_live(r);
+
+		if (tot > g->peak_total) {
+			unsigned k;
+
+			g->peak_total = tot;
+			g->peak_ts = h->ts;
+			g->peak_event = r->events;
+			for (k = 0; k < MP_KIND_COUNT; k++)
+				g->peak_live[k] = r->kinds[k].live_bytes;
+		}
+	}
+	while (g->o.timeline_points && g->n_tl < g->o.timeline_points &&
+	       h->ts >= instant(g, g->n_tl + 1, g->o.timeline_points))
+		take_timeline(g, h->ts);
+	if ((g->o.flags & GROWTH_SERIES) && !g->main_end_ts && g->next_time < g->o.points &&
+	    h->ts >= instant(g, g->next_time + 1, g->o.points)) {
+		gset_take(&g->times, r, h->ts, g->next_time, NULL, 0);
+		while (g->next_time < g->o.points && h->ts >= instant(g, g->next_time + 1, g->o.points))
+			g->next_time++;
+	}
+	if ((g->o.flags & GROWTH_PROGRESS) && r->events >= g->next_progress) {
+		g->next_progress = r->events + PROGRESS_EVERY;
+		progress(g);
+	}
+	return 0;
+}
+
+static int on_mark(struct replay *r, const struct replay_mark *m, void *arg)
+{
+	struct growth *g = arg;
+	uint64_t ord;
+
+	if (m->flags & MP_RF_MAIN_END) {
+		if (!g->main_end_ts)
+			g->main_end_ts = m->ts;
+		return 0;
+	}
+	if (g->main_end_ts)
+		return 0; /* after the main module: finalization, not the run */
+	ord = g->n_marks++;
+	if (g->o.after && g->after_ordinal == UINT64_MAX && !strcmp(m->label, g->o.after))
+		g->after_ordinal = ord;
+	if (!(g->o.flags & GROWTH_SERIES) || ord % g->marks.stride)
+		return 0;
+	if (g->marks.n == GROWTH_MAX_STEPS) {
+		gset_thin(&g->marks);
+		if (ord % g->marks.stride)
+			return 0;
+	}
+	gset_take(&g->marks, r, m->ts, ord, m->label, 1);
+	return 0;
+}
+
+int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *o)
+{
+	memset(g, 0, sizeof(*g));
+	g->o = *o;
+	gset_init(&g->marks);
+	gset_init(&g->times);
+	g->after_ordinal = UINT64_MAX;
+	g->start_ts = t->hdr.start_mono_ns ? t->hdr.start_mono_ns : t->first_ts;
+	g->end_ts = growth_trace_end(t);
+	if (g->end_ts < g->start_ts)
+		g->end_ts = g->start_ts;
+	if (o->timeline_points)
+		g->tl = xcalloc(o->timeline_points + 1, sizeof(*g->tl));
+	if ((o->flags & GROWTH_PROGRESS) && !isatty(2))
+		g->o.flags &= ~GROWTH_PROGRESS;
+	replay_init(&g->r, t);
+	g->r.on_record = on_record;
+	g->r.on_mark = on_mark;
+	g->r.arg = g;
+	replay_run(&g->r);
+	if (g->o.flags & GROWTH_PROGRESS)
+		fprintf(stderr, "\r%60s\r", "");
+	/* the last instant: whatever the last record left */
+	if (o->timeline_points && g->n_tl < o->timeline_points)
+		take_timeline(g, g->r.now > g->start_ts ? g->r.now : g->end_ts);
+	if ((o->flags & GROWTH_SERIES) && !g->main_end_ts && g->next_time < o->points && g->r.events)
+		gset_take(&g->times, &g->r, g->r.now, g->next_time, NULL, 0);
+	return 0;
+}
+
+/* ---- analysis ---- */
+
+const char *growth_unit(const struct growth *g)
+{
+	return g->set == &g->marks ? "mark" : "s";
+}
+
+double growth_x(const struct growth *g, size_t i)
+{
+	if (g->set == &g->marks)
+		return (double)g->set->ordinal[i];
+	return (double)(g->set->ts[i] - g->start_ts) / 1e9;
+}
+
+/* Least squares of y over x on [w0, w1]: slope and R^2. */
+static void fit(const struct growth *g, const uint64_t *y, size_t n, double *slope, double *r2)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		mx += growth_x(g, g->w0 + i);
+		my += (double)y[i];
+	}
+	mx /= (double)n;
+	my /= (double)n;
+	for (i = 0; i < n; i++) {
+		double dx = growth_x(g, g->w0 + i) - mx, dy = (double)y[i] - my;
+
+		sxx += dx * dx;
+		sxy += dx * dy;
+		syy += dy * dy;
+	}
+	*slope = sxx > 0 ? sxy / sxx : 0;
+	*r2 = sxx > 0 && syy > 0 ? sxy * sxy / (sxx * syy) : 0;
+}
+
+/*
+ * A suspect keeps what it gains: growth over the window above the floor,
+ * a positive slope, at least half of all rises kept at the end (a
+ * sawtooth gives them back), still rising in the window's second half (a
+ * bounded cache stops), and a fit that explains at least half the variance.
+ */
+static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t *yb,
+		       struct gstat *st)
+{
+	size_t n = g->w1 - g->w0 + 1, i, mid = (n - 1) / 2, rose = 0;
+	uint64_t min = UINT64_MAX;
+	double rises = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->end_bytes = y[n - 1];
+	st->end_blocks = yb[n - 1];
+	st->growth_bytes = (int64_t)(y[n - 1] - y[0]);
+	st->growth_blocks = (int64_t)(yb[n - 1] - yb[0]);
+	for (i = 0; i < n; i++) {
+		if (y[i] <= min) {
+			min = y[i];
+			st->start = g->w0 + i;
+		}
+		if (i && y[i] > y[i - 1]) {
+			rises += (double)(y[i] - y[i - 1]);
+			rose++;
+		}
+	}
+	if (n < 2)
+		return;
+	fit(g, y, n, &st->slope_bytes, &st->r2);
+	fit(g, yb, n, &st->slope_blocks, &(double){ 0 });
+	st->rose = (double)rose / (double)(n - 1);
+	st->retention = rises > 0 && st->growth_bytes > 0 ? (double)st->growth_bytes / rises : 0;
+	st->confidence = st->r2 * st->retention;
+	st->suspect = n >= 3 && st->growth_bytes > 0 &&
+		      (uint64_t)st->growth_bytes >= g->o.min_bytes && st->slope_bytes > 0 &&
+		      st->retention >= 0.5 && st->r2 >= 0.5 &&
+		      y[n - 1] > y[mid] && 4 * (y[n - 1] - y[mid]) >= (uint64_t)st->growth_bytes;
+}
+
+/* The site of one (stack, kind, func): sites_build on a table of one. */
+static size_t site_index(struct growth *g, struct site **table, const struct gkey *k)
+{
+	struct replay_live one, *tbl = NULL;
+	struct site *s, *found;
+	size_t n;
+
+	memset(&one, 0, sizeof(one));
+	one.key = k->key;
+	HASH_ADD(hh, tbl, key, sizeof(one.key), &one);
+	s = sites_build(&g->r, g->sym, tbl, g->o.mode, &n);
+	HASH_CLEAR(hh, tbl);
+	HASH_FIND(hh, *table, s[0].key, strlen(s[0].key), found);
+	if (found) {
+		sites_free(s, n);
+		return found->blocks;
+	}
+	if (g->n_sites % 64 == 0)
+		g->sites = xrealloc(g->sites, (g->n_sites + 64) * sizeof(*g->sites));
+	found = xcalloc(1, sizeof(*found));
+	found->key = s[0].key;
+	found->blocks = g->n_sites;
+	HASH_ADD_KEYPTR(hh, *table, found->key, strlen(found->key), found);
+	memset(&g->sites[g->n_sites], 0, sizeof(g->sites[0]));
+	g->sites[g->n_sites].s = s[0];
+	free(s);
+	return g->n_sites++;
+}
+
+static int key_by_site(const void *a, const void *b)
+{
+	const struct gkey *x = *(const struct gkey *const *)a, *y = *(const struct gkey *const *)b;
+
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct gsite *x = a, *y = b;
+
+	if (x->st.suspect != y->st.suspect)
+		return x->st.suspect ? -1 : 1;
+	if (x->st.growth_bytes != y->st.growth_bytes)
+		return x->st.growth_bytes > y->st.growth_bytes ? -1 : 1;
+	if (x->st.end_bytes != y->st.end_bytes)
+		return x->st.end_bytes > y->st.end_bytes ? -1 : 1;
+	return strcmp(x->s.key, y->s.key);
+}
+
+static void choose_window(struct growth *g)
+{
+	const struct gset *s;
+	size_t i;
+
+	g->set = g->marks.n >= 2 ? &g->marks : &g->times;
+	s = g->set;
+	g->w0 = 0;
+	g->w1 = s->n ? s->n - 1 : 0;
+	for (i = 0; i < s->n; i++) {
+		uint64_t ord = s->ordinal[i];
+
+		if (ord < g->o.skip)
+			continue;
+		if (s == &g->marks && g->o.after &&
+		    (g->after_ordinal == UINT64_MAX || ord < g->after_ordinal))
+			continue;
+		break;
+	}
+	g->w0 = i;
+	if (g->w0 > g->w1)
+		g->w0 = g->w1 + 1; /* an empty window */
+}
+
+void growth_analyze(struct growth *g)
+{
+	struct site *table = NULL, *e, *etmp;
+	struct gkey **keys, *k, *ktmp;
+	size_t nk, i, j, n;
+	uint64_t *y, *yb;
+
+	choose_window(g);
+	g->sym = sym_new(&g->r, 1);
+	nk = HASH_COUNT(g->set->keys);
+	keys = xmalloc((nk + 1) * sizeof(*keys));
+	i = 0;
+	HASH_ITER(hh, g->set->keys, k, ktmp) {
+		k->site = site_index(g, &table, k);
+		keys[i++] = k;
+	}
+	HASH_ITER(hh, table, e, etmp) {
+		HASH_DEL(table, e);
+		free(e);
+	}
+	qsort(keys, nk, sizeof(*keys), key_by_site);
+	n = g->w0 <= g->w1 && g->set->n ? g->w1 - g->w0 + 1 : 0;
+	y = xcalloc(n + 1, sizeof(*y));
+	yb = xcalloc(n + 1, sizeof(*yb));
+	for (i = 0; i < nk;) {
+		struct gsite *gs = &g->sites[keys[i]->site];
+
+		memset(y, 0, (n + 1) * sizeof(*y));
+		memset(yb, 0, (n + 1) * sizeof(*yb));
+		for (; i < nk && &g->sites[keys[i]->site] == gs; i++)
+			for (j = 0; j < n; j++) {
+				y[j] += gkey_at(keys[i], g->w0 + j, 0);
+				yb[j] += gkey_at(keys[i], g->w0 + j, 1);
+			}
+		if (!n)
+			continue;
+		site_stats(g, y, yb, &gs->st);
+		if (gs->st.suspect) {
+			gs->bytes = xmalloc(n * sizeof(*y));
+			gs->blocks = xmalloc(n * sizeof(*y));
+			memcpy(gs->bytes, y, n * sizeof(*y));
+			memcpy(gs->blocks, yb, n * sizeof(*y));
+			g->n_suspects++;
+		}
+	}
+	free(y);
+	free(yb);
+	free(keys);
+	qsort(g->sites, g->n_sites, sizeof(*g->sites), site_cmp);
+}
+
+void growth_release(struct growth *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_sites; i++) {
+		free(g->sites[i].bytes);
+		free(g->sites[i].blocks);
+		g->sites[i].s.hh = (UT_hash_handle){ 0 };
+	}
+	/* sites_free frees key, python, native of each */
+	if (g->n_sites) {
+		struct site *plain = xcalloc(g->n_sites, sizeof(*plain));
+
+		for (i = 0; i < g->n_sites; i++)
+			plain[i] = g->sites[i].s;
+		sites_free(plain, g->n_sites);
+	}
+	free(g->sites);
+	if (g->sym)
+		sym_free(g->sym);
+	gset_release(&g->marks);
+	gset_release(&g->times);
+	free(g->tl);
+	replay_release(&g->r);
+}
+
+/* ---- output helpers shared by the reports ---- */
+
+void growth_json_site(FILE *f, const struct site *s)
+{
+	char buf[512];
+	size_t j;
+
+	fprintf(f, "\"kind\":\"%s\",\"func\":", kind_name(s->kind));
+	json_str(f, func_name(s->func));
+	fprintf(f, ",\"python\":[");
+	for (j = 0; j < s->n_python; j++) {
+		fprintf(f, "%s{\"function\":", j ? "," : "");
+		json_str(f, s->python[j].function);
+		fprintf(f, ",\"file\":");
+		json_str(f, s->python[j].file);
+		fprintf(f, ",\"line\":%u}", s->python[j].line);
+	}
+	fprintf(f, "],\"frames\":[");
+	for (j = 0; j < s->n_native; j++) {
+		const struct sym_frame *fr = s->native[j];
+
+		fprintf(f, "%s{\"function\":", j ? "," : "");
+		json_str(f, fr->function ? fr->function : sym_fallback(fr, buf, sizeof(buf)));
+		fprintf(f, ",\"file\":");
+		json_str(f, fr->file);
+		if (fr->line)
+			fprintf(f, ",\"line\":%d", fr->line);
+		else
+			fprintf(f, ",\"line\":null");
+		fprintf(f, ",\"module\":");
+		json_str(f, fr->module);
+		fprintf(f, ",\"address\":\"0x%" PRIx64 "\"}", fr->ip);
+	}
+	fprintf(f, "]");
+}
+
+void growth_text_site(FILE *f, const struct site *s, enum site_mode mode)
+{
+	char buf[512];
+	size_t j;
+
+	for (j = 0; j < s->n_python; j++)
+		fprintf(f, "      %s %s:%u\n", s->python[j].function,
+			s->python[j].file ? s->python[j].file : "?", s->python[j].line);
+	for (j = 0; j < s->n_native; j++) {
+		const struct sym_frame *fr = s->native[j];
+
+		if (!fr->function)
+			fprintf(f, "      %s\n", sym_fallback(fr, buf, sizeof(buf)));
+		else if (fr->file)
+			fprintf(f, "      %s %s:%d\n", fr->function, fr->file, fr->line);
+		else
+			fprintf(f, "      %s (%s)\n", fr->function, sym_fallback(fr, buf, sizeof(buf)));
+	}
+	if (!s->n_python && !s->n_native)
+		fprintf(f, "      %s\n", mode == SITE_PYTHON_ONLY ? "(no Python frames)" : "(no stack recorded)");
+}
+
+int growth_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	if (parse_size(arg, out) < 0)
+		return usage_error(cmd, "%s wants a size like 4096, 64K or 1.5MiB, not '%s'", opt, arg);
+	return 0;
+}

@@ -1,0 +1,129 @@
+/*
+ * growth.h - one streaming pass over a trace that gathers what the growth,
+ * peak, timeline, diff and html reports need, and the analysis that turns
+ * per-stack series into growing sites ("suspects").
+ *
+ * The pass keeps, for every (stack, kind, func), its live bytes and blocks
+ * at each mark (thinned to at most GROWTH_MAX_STEPS points by keeping
+ * every other one when full) and at N evenly spaced instants; per-kind
+ * live bytes and RSS at the timeline's instants; the peak of live memory.
+ * Memory grows with distinct stacks times points, never with events.
+ */
+#ifndef MEMPROV_GROWTH_H
+#define MEMPROV_GROWTH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "replay.h"
+#include "sites.h"
+#include "symbolize.h"
+
+#define GROWTH_MAX_STEPS 1024
+
+/* One (stack, kind, func): its series over the points of a set. */
+struct gkey {
+	UT_hash_handle hh;
+	struct replay_live_key key;
+	uint32_t first, len, cap;  /* values for points [first, first+len) */
+	uint64_t *bytes, *blocks;
+	size_t site;               /* index into growth.sites after grouping */
+};
+
+/* A series of snapshots: at marks, or at evenly spaced instants. */
+struct gset {
+	struct gkey *keys;
+	size_t n, cap;             /* points taken */
+	uint64_t *ts;              /* when, absolute ns */
+	uint64_t *ordinal;         /* mark ordinal (marks) or point number */
+	char **label;              /* mark label (marks), NULL for time */
+	uint64_t stride;           /* marks: one point every stride marks */
+};
+
+/* Tracked live bytes per kind and RSS at one timeline instant. */
+struct gtime {
+	uint64_t ts;
+	uint64_t live[MP_KIND_COUNT];
+	uint64_t rss, vm;          /* last sample at or before ts; 0: none yet */
+};
+
+/* A site's figures over the growth window. */
+struct gstat {
+	int64_t growth_bytes, growth_blocks; /* end - start of the window */
+	double slope_bytes, slope_blocks;    /* least squares, per step unit */
+	double r2, rose, retention, confidence;
+	size_t start;              /* point where growth started (set index) */
+	uint64_t end_bytes, end_blocks;
+	int suspect;
+};
+
+struct gsite {
+	struct site s;             /* frames; s.bytes/s.blocks unused */
+	struct gstat st;
+	uint64_t *bytes, *blocks;  /* the window's series, suspects only */
+};
+
+enum growth_flags {
+	GROWTH_SERIES = 1 << 0,    /* take snapshots (growth, html, diff --growth) */
+	GROWTH_PROGRESS = 1 << 1,  /* a progress line on stderr */
+};
+
+struct growth_opts {
+	unsigned flags;
+	unsigned points;           /* instants when there are no marks (20) */
+	unsigned timeline_points;  /* timeline instants (0: none) */
+	uint64_t skip;             /* marks (or points) to skip at the start */
+	const char *after;         /* window starts at the first mark so named */
+	uint64_t min_bytes;        /* floor on growth over the window */
+	enum site_mode mode;
+};
+
+struct growth {
+	struct growth_opts o;
+	struct replay r;
+	uint64_t start_ts, end_ts; /* span of the trace's records */
+	/* snapshots */
+	struct gset marks, times;
+	uint64_t n_marks;          /* marks seen (main-end marks not counted) */
+	uint64_t after_ordinal;    /* ordinal of the --after mark, or UINT64_MAX */
+	uint64_t main_end_ts;      /* 0: no main-end mark */
+	uint64_t next_time;        /* index of the next time point to take */
+	/* timeline */
+	struct gtime *tl;
+	size_t n_tl;
+	uint64_t rss, vm, rss_samples;
+	/* peak of live memory, all kinds together */
+	uint64_t peak_total, peak_ts, peak_event;
+	uint64_t peak_live[MP_KIND_COUNT];
+	/* progress */
+	uint64_t next_progress;
+	/* analysis */
+	const struct gset *set;    /* marks or times: the one analyzed */
+	size_t w0, w1;             /* window: points [w0, w1] of set */
+	struct symbolizer *sym;
+	struct gsite *sites;
+	size_t n_sites, n_suspects; /* suspects first in sites[] */
+};
+
+/* Open the trace and replay it once; returns 0 or -1 (after an error). */
+int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *o);
+/* Group the chosen set's series by site and find the suspects. */
+void growth_analyze(struct growth *g);
+void growth_release(struct growth *g);
+
+/* "mark" or "s": the unit of a step. */
+const char *growth_unit(const struct growth *g);
+/* Seconds of point i since the trace started, or the mark ordinal. */
+double growth_x(const struct growth *g, size_t i);
+/* Last record timestamp in the trace, found from each thread's last chunk. */
+uint64_t growth_trace_end(struct trace *t);
+
+/* JSON of a site's frames: "kind","func","python":[..],"frames":[..] members. */
+void growth_json_site(FILE *f, const struct site *s);
+/* The site's frames as text lines indented by six spaces. */
+void growth_text_site(FILE *f, const struct site *s, enum site_mode mode);
+
+/* Parse "--min-bytes" style sizes; prints a usage error. */
+int growth_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+
+#endif /* MEMPROV_GROWTH_H */
