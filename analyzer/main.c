@@ -38,6 +38,21 @@ static const struct subcommand subcommands[] = {
 	  "Calls, bytes and failures per function; allocations, frees, peak and live\n"
 	  "memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
 	  "  --json         one JSON object on stdout\n" },
+	{ "growth", cmd_growth,
+	  "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--all] TRACE",
+	  "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
+	  "spaced instants when the trace has no marks; lists the sites whose live memory\n"
+	  "keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
+	  "second), where growth started, bytes at the end and a confidence figure.\n"
+	  "A site that rises and falls back (bounded cache, sawtooth) is not a suspect.\n"
+	  "  --json            one JSON object on stdout\n"
+	  "  --folded          suspects' growth as folded stacks (flamegraph.pl, speedscope)\n"
+	  "  --points N        instants when there are no marks (default 20)\n"
+	  "  --skip N          leave out the first N marks (or instants): warm-up\n"
+	  "  --after LABEL     start at the first mark named LABEL\n"
+	  "  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
+	  "  --native, --python-only   frames shown, as for leaks\n"
+	  "  --all             also list the sites that are not suspects\n" },
 	{ "dump", cmd_dump,
 	  "memprov dump TRACE",
 	  "Every record of the trace in time order, one line each.\n" },
