@@ -3,6 +3,7 @@
  * addresses, one Dwfl per recorded module (a module unloaded and another
  * loaded at the same place must not collide), with a cache per address.
  */
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -178,6 +179,51 @@ static int module_is_interpreter(struct symbolizer *s, size_t i)
 	return sm->interpreter;
 }
 
+/* A DWARF file name, joined to its compilation directory when relative. */
+static char *source_path(const char *file, const char *comp_dir)
+{
+	char *out;
+
+	if (file[0] == '/' || !comp_dir || !comp_dir[0])
+		return xstrdup(file);
+	out = xmalloc(strlen(comp_dir) + strlen(file) + 2);
+	sprintf(out, "%s/%s", comp_dir, file);
+	return out;
+}
+
+/*
+ * C++ names through libstdc++'s __cxa_demangle when that library is on
+ * this system (loaded into the analyzer, never from the trace's paths);
+ * otherwise, and for C names, the raw name without its symbol version.
+ */
+static char *demangle(const char *name)
+{
+	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+	static demangle_fn fn;
+	static int tried;
+	char *raw = xstrndup(name, strcspn(name, "@")), *out;
+	int status = -1;
+
+	if (strncmp(raw, "_Z", 2))
+		return raw;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+		tried = 1;
+		if (h)
+			*(void **)&fn = dlsym(h, "__cxa_demangle");
+	}
+	if (!fn)
+		return raw;
+	out = fn(raw, NULL, NULL, &status);
+	if (!out || status) {
+		free(out);
+		return raw;
+	}
+	free(raw);
+	return out;
+}
+
 static void fill_frame(struct symbolizer *s, struct sym_frame *f, size_t i)
 {
 	struct sym_module *sm = &s->mods[i];
@@ -195,14 +241,14 @@ static void fill_frame(struct symbolizer *s, struct sym_frame *f, size_t i)
 		return;
 	name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
 	if (name) /* "__libc_start_main@@GLIBC_2.34": the version is noise */
-		f->function = xstrndup(name, strcspn(name, "@"));
+		f->function = demangle(name);
 	line = dwfl_module_getsrc(sm->mod, pc);
 	if (line) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 		if (file && lineno > 0) {
-			f->file = xstrdup(file);
+			f->file = source_path(file, dwfl_line_comp_dir(line));
 			f->line = lineno;
 		}
 	}
