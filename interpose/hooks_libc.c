@@ -8,6 +8,7 @@
  * whose blocks are never freed.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -340,14 +341,73 @@ static void rescan(void)
 	mp_self.guard = g;
 }
 
+/*
+ * A bare name (no '/') is searched by the loader from its caller's point of
+ * view, and the caller of the real dlopen is libmemprov.so: the program's
+ * DT_RPATH/DT_RUNPATH would be lost. When the plain call fails, ask the
+ * loader for the search path of the object that called us (dlinfo
+ * RTLD_DI_SERINFO on its link map: its RPATH and its loaders', then
+ * LD_LIBRARY_PATH, its RUNPATH and the system directories, with $ORIGIN,
+ * $LIB and $PLATFORM expanded by the loader itself) and try each
+ * directory. If none works, the plain call is made again so that dlerror()
+ * says what it would have said.
+ */
+#define SERINFO_MAX 16384
+
+static void *dlopen_from_caller(const char *file, int mode, const void *ret)
+{
+	char buf[SERINFO_MAX] __attribute__((aligned(16)));
+	Dl_serinfo *si = (Dl_serinfo *)buf;
+	Dl_serinfo size;
+	struct link_map *lm = NULL;
+	Dl_info info;
+	char path[4096];
+	unsigned i;
+	size_t flen = strlen(file);
+
+	if (!dladdr1(ret, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return NULL;
+	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &size) || size.dls_size > sizeof(buf))
+		return NULL;
+	si->dls_size = size.dls_size;
+	si->dls_cnt = size.dls_cnt;
+	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, si) || dlinfo(lm, RTLD_DI_SERINFO, si))
+		return NULL;
+	for (i = 0; i < si->dls_cnt; i++) {
+		const char *dir = si->dls_serpath[i].dls_name;
+		size_t dlen = strlen(dir);
+		void *h;
+
+		if (!dlen || dlen + 1 + flen >= sizeof(path))
+			continue;
+		memcpy(path, dir, dlen);
+		path[dlen] = '/';
+		memcpy(path + dlen + 1, file, flen + 1);
+		h = mp_real_dlopen(path, mode);
+		if (h)
+			return h;
+	}
+	return NULL;
+}
+
 MP_EXPORT void *dlopen(const char *file, int mode)
 {
+	const void *ret = __builtin_return_address(0);
 	void *h;
+	int g;
 
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_dlopen))
 		return NULL;
 	h = mp_real_dlopen(file, mode);
+	if (!h && file && *file && !strchr(file, '/')) {
+		g = mp_self.guard;
+		mp_self.guard = 1; /* the loader's own allocations pass through */
+		h = dlopen_from_caller(file, mode, ret);
+		mp_self.guard = g;
+		if (!h)
+			h = mp_real_dlopen(file, mode);
+	}
 	if (h)
 		rescan();
 	return h;

@@ -156,4 +156,64 @@ test_expect_success 'a forked child samples its own RSS' '
 	test $((crss - prss)) -gt 30000000
 '
 
+# dlopen of a bare name that lives only in $ORIGIN/sub: from an executable
+# with DT_RUNPATH, one with DT_RPATH, and a library with DT_RPATH (the
+# executable has none); the same output with and without the preload.
+cat >"$TRASH/plug.c" <<'CEOF'
+int plug_value(void) { return 42; }
+CEOF
+cat >"$TRASH/opener.c" <<'CEOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int open_plug(const char *name)
+{
+	void *h = dlopen(name, RTLD_NOW);
+	int (*f)(void);
+	if (!h) { printf("fail %s\n", dlerror()); return 1; }
+	f = (int (*)(void))dlsym(h, "plug_value");
+	printf("plug %d\n", f ? f() : -1);
+	return 0;
+}
+CEOF
+cat >"$TRASH/dlmain.c" <<'CEOF'
+#include <stdio.h>
+int open_plug(const char *name);
+int main(int argc, char **argv)
+{
+	return open_plug(argc > 1 ? argv[1] : "libplug.so");
+}
+CEOF
+
+test_expect_success 'build the dlopen test objects' '
+	mkdir -p sub lib/sub &&
+	cc -shared -fPIC -o sub/libplug.so plug.c &&
+	cp sub/libplug.so lib/sub/ &&
+	cc -o runpath dlmain.c opener.c -ldl -Wl,--enable-new-dtags,-rpath,"\$ORIGIN/sub" &&
+	cc -o rpath dlmain.c opener.c -ldl -Wl,--disable-new-dtags,-rpath,"\$ORIGIN/sub" &&
+	cc -shared -fPIC -o lib/libopener.so opener.c -ldl \
+		-Wl,--disable-new-dtags,-rpath,"\$ORIGIN/sub" &&
+	cc -o libcaller dlmain.c -Llib -lopener -Wl,--enable-new-dtags,-rpath,"\$ORIGIN/lib" &&
+	readelf -d runpath | grep -q "RUNPATH.*ORIGIN/sub" &&
+	readelf -d rpath | grep -q "RPATH.*ORIGIN/sub" &&
+	readelf -d lib/libopener.so | grep -q "RPATH.*ORIGIN/sub" &&
+	! readelf -d libcaller | grep -q "ORIGIN/sub"
+'
+
+for prog in runpath rpath libcaller; do
+	test_expect_success "dlopen(\"libplug.so\") from $prog under the preload" "
+		./$prog >bare.out && echo 'plug 42' >expect && test_cmp expect bare.out &&
+		LD_PRELOAD=\$MEMPROV_LIB MEMPROV_OUTPUT=$prog.trace ./$prog >mp.out 2>err &&
+		test_cmp expect mp.out && test ! -s err &&
+		memprov dump $prog.trace | grep -c 'sub/libplug.so' >n && echo 1 >one && test_cmp one n
+	"
+done
+
+test_expect_success 'a name found nowhere fails with the loader'"'"'s own message' '
+	{ ./runpath libnothere.so >bare.out || test $? = 1; } &&
+	{ LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=n.trace ./runpath libnothere.so >mp.out ||
+		test $? = 1; } &&
+	cat mp.out && grep -x "fail libnothere.so: cannot open shared object file: No such file or directory" mp.out &&
+	test_cmp bare.out mp.out
+'
+
 test_done
