@@ -55,6 +55,7 @@ struct py_methoddef {
 	const char *ml_doc;
 };
 #define PY_METH_VARARGS 0x1
+#define PY_METH_NOARGS 0x4
 
 /* Py_tracefunc "what" values, stable since 2.x. */
 #define PY_TRACE_CALL 0
@@ -86,6 +87,8 @@ struct py_methoddef {
 	X(long, PyLong_AsLong, (PyObject *), 1)                               \
 	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *), 1)    \
 	X(PyObject *, PyImport_GetModuleDict, (void), 1)                      \
+	X(PyObject *, PyImport_ImportModule, (const char *), 1)               \
+	X(PyObject *, PyObject_CallFunctionObjArgs, (PyObject *, ...), 1)     \
 	X(PyObject *, PyTuple_GetItem, (PyObject *, Py_ssize_t), 1)           \
 	X(Py_ssize_t, PyTuple_Size, (PyObject *), 1)                          \
 	X(PyObject *, PyCFunction_NewEx, (struct py_methoddef *, PyObject *, PyObject *), 1) \
@@ -745,6 +748,43 @@ static struct py_methoddef py_hook_def = {
 	"memprov: installs its C profile function in this thread",
 };
 
+/*
+ * atexit callback: the main module's end when the profile function could
+ * not see it (someone replaced it with sys.setprofile). atexit callbacks
+ * run before finalization clears module globals.
+ */
+static PyObject *py_atexit_call(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	py_main_end();
+	api.Py_IncRef(api.none);
+	return api.none;
+}
+
+static struct py_methoddef py_atexit_def = {
+	"memprov_main_end", py_atexit_call, PY_METH_NOARGS,
+	"memprov: marks the end of the main module if not seen before",
+};
+
+static void py_register_atexit(void)
+{
+	PyObject *mod = api.PyImport_ImportModule("atexit");
+	PyObject *reg = mod ? api.PyObject_GetAttrString(mod, "register") : NULL;
+	PyObject *fn = api.PyCFunction_NewEx(&py_atexit_def, NULL, NULL);
+	PyObject *r = reg && fn ? api.PyObject_CallFunctionObjArgs(reg, fn, NULL) : NULL;
+
+	if (r)
+		api.Py_DecRef(r);
+	if (fn)
+		api.Py_DecRef(fn);
+	if (reg)
+		api.Py_DecRef(reg);
+	if (mod)
+		api.Py_DecRef(mod);
+	api.PyErr_Clear();
+}
+
 /* Where PyThreadState keeps c_profilefunc: found by looking for py_profile. */
 static void py_find_profile_slot(PyThreadState *ts)
 {
@@ -818,6 +858,7 @@ static int py_install(void *arg)
 	if (!py_hook)
 		api.PyErr_Clear();
 	py_state = PY_ARMED;
+	py_register_atexit();
 
 	api.PyEval_SetProfile(py_profile, NULL);
 	py_find_profile_slot(me);
