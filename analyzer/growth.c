@@ -186,16 +186,29 @@ static uint64_t total_live(const struct replay *r)
 	return sum;
 }
 
+uint64_t growth_host_live(const struct replay *r)
+{
+	return r->kinds[MP_KIND_HEAP].live_bytes + r->kinds[MP_KIND_MMAP].live_bytes +
+	       r->kinds[MP_KIND_PINNED].live_bytes;
+}
+
+/* Timeline point at ts with the state after the previous record. */
 static void take_timeline(struct growth *g, uint64_t ts)
 {
 	struct gtime *p = &g->tl[g->n_tl++];
+
+	*p = g->tl_prev;
+	p->ts = ts;
+}
+
+static void save_timeline_state(struct growth *g, const struct replay *r)
+{
 	unsigned k;
 
-	p->ts = ts;
 	for (k = 0; k < MP_KIND_COUNT; k++)
-		p->live[k] = g->r.kinds[k].live_bytes;
-	p->rss = g->rss;
-	p->vm = g->vm;
+		g->tl_prev.live[k] = r->kinds[k].live_bytes;
+	g->tl_prev.rss = g->rss;
+	g->tl_prev.vm = g->vm;
 }
 
 static uint64_t instant(const struct growth *g, uint64_t i, uint64_t n)
@@ -216,12 +229,22 @@ static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
 {
 	struct growth *g = arg;
 
+	/* instants before this record see the state the previous one left */
+	while (g->o.timeline_points && g->n_tl < g->o.timeline_points &&
+	       h->ts > instant(g, g->n_tl + 1, g->o.timeline_points))
+		take_timeline(g, instant(g, g->n_tl + 1, g->o.timeline_points));
 	if (h->type == MP_REC_RSS) {
 		const struct mp_rec_rss *s = (const void *)h;
 
+		struct gpair pair = { h->ts, s->rss_bytes, growth_host_live(r) };
+
 		g->rss = s->rss_bytes;
 		g->vm = s->vm_bytes;
-		g->rss_samples++;
+		if (!g->rss_samples++)
+			g->rss_first = pair;
+		if (g->n_marks && !g->rss_from_mark.ts)
+			g->rss_from_mark = pair;
+		g->rss_last = pair;
 	} else if (h->type == MP_REC_ALLOC || h->type == MP_REC_GPU_ALLOC) {
 		uint64_t tot = total_live(r);
 
@@ -235,9 +258,8 @@ static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
 				g->peak_live[k] = r->kinds[k].live_bytes;
 		}
 	}
-	while (g->o.timeline_points && g->n_tl < g->o.timeline_points &&
-	       h->ts >= instant(g, g->n_tl + 1, g->o.timeline_points))
-		take_timeline(g, h->ts);
+	if (g->o.timeline_points)
+		save_timeline_state(g, r);
 	if ((g->o.flags & GROWTH_SERIES) && !g->main_end_ts && g->next_time < g->o.points &&
 	    h->ts >= instant(g, g->next_time + 1, g->o.points)) {
 		gset_take(&g->times, r, h->ts, g->next_time, NULL, 0);
@@ -259,6 +281,12 @@ static int on_mark(struct replay *r, const struct replay_mark *m, void *arg)
 	if (m->flags & MP_RF_MAIN_END) {
 		if (!g->main_end_ts)
 			g->main_end_ts = m->ts;
+		if (g->o.flags & GROWTH_END_LIVE) {
+			/* the last main-end mark, as leaks measures */
+			replay_live_free(&g->end_live);
+			g->end_live = replay_snapshot(r);
+			g->end_live_ts = m->ts;
+		}
 		return 0;
 	}
 	if (g->main_end_ts)
@@ -300,10 +328,15 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 	if (g->o.flags & GROWTH_PROGRESS)
 		fprintf(stderr, "\r%60s\r", "");
 	/* the last instant: whatever the last record left */
-	if (o->timeline_points && g->n_tl < o->timeline_points)
-		take_timeline(g, g->r.now > g->start_ts ? g->r.now : g->end_ts);
+	while (o->timeline_points && g->n_tl < o->timeline_points)
+		take_timeline(g, instant(g, g->n_tl + 1, o->timeline_points));
 	if ((o->flags & GROWTH_SERIES) && !g->main_end_ts && g->next_time < o->points && g->r.events)
 		gset_take(&g->times, &g->r, g->r.now, g->next_time, NULL, 0);
+	if ((o->flags & GROWTH_END_LIVE) && !g->end_live) {
+		g->end_live = replay_snapshot(&g->r);
+		g->end_live_ts = g->r.have_exit ? g->r.exit_ts :
+				 t->hdr.end_mono_ns > t->last_ts ? t->hdr.end_mono_ns : t->last_ts;
+	}
 	return 0;
 }
 
@@ -532,6 +565,7 @@ void growth_release(struct growth *g)
 	gset_release(&g->marks);
 	gset_release(&g->times);
 	free(g->tl);
+	replay_live_free(&g->end_live);
 	replay_release(&g->r);
 }
 

@@ -66,6 +66,7 @@ struct gsite {
 enum growth_flags {
 	GROWTH_SERIES = 1 << 0,    /* take snapshots (growth, html, diff --growth) */
 	GROWTH_PROGRESS = 1 << 1,  /* a progress line on stderr */
+	GROWTH_END_LIVE = 1 << 2,  /* keep live memory at the end (as leaks measures it) */
 };
 
 struct growth_opts {
@@ -91,10 +92,18 @@ struct growth {
 	/* timeline */
 	struct gtime *tl;
 	size_t n_tl;
+	struct gtime tl_prev;      /* state after the last record */
 	uint64_t rss, vm, rss_samples;
 	/* peak of live memory, all kinds together */
 	uint64_t peak_total, peak_ts, peak_event;
 	uint64_t peak_live[MP_KIND_COUNT];
+	/* RSS against tracked host memory (heap + mmap + pinned), paired at
+	 * each RSS sample: the first sample of the run (or from the first
+	 * mark on) and the last one */
+	struct gpair { uint64_t ts, rss, host; } rss_first, rss_from_mark, rss_last;
+	/* live at the end of the main module, else at the end of the trace */
+	struct replay_live *end_live;
+	uint64_t end_live_ts;
 	/* progress */
 	uint64_t next_progress;
 	/* analysis */
@@ -110,6 +119,9 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 /* Group the chosen set's series by site and find the suspects. */
 void growth_analyze(struct growth *g);
 void growth_release(struct growth *g);
+
+/* Host memory memprov tracks now: heap + mmap + pinned. */
+uint64_t growth_host_live(const struct replay *r);
 
 /* "mark" or "s": the unit of a step. */
 const char *growth_unit(const struct growth *g);

@@ -53,6 +53,29 @@ static const struct subcommand subcommands[] = {
 	  "  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
 	  "  --native, --python-only   frames shown, as for leaks\n"
 	  "  --all             also list the sites that are not suspects\n" },
+	{ "peak", cmd_peak,
+	  "memprov peak [--json|--folded] [--native|--python-only] [--all] TRACE",
+	  "When live memory peaked (all kinds together, and each kind on its own) and what\n"
+	  "was live at the overall peak, by site, biggest first.\n"
+	  "  --json         one JSON object on stdout\n"
+	  "  --folded       live bytes at the peak as folded stacks\n"
+	  "  --native, --python-only   frames shown, as for leaks\n"
+	  "  --all          show every site, not the top 20\n" },
+	{ "timeline", cmd_timeline,
+	  "memprov timeline [--json] [--points N] [--min-gap SIZE] TRACE",
+	  "Tracked live bytes per kind and resident memory (RSS samples) at N evenly\n"
+	  "spaced instants, with the marks; flags a gap when RSS rises while tracked host\n"
+	  "memory does not (allocator retention or untracked memory, not a leak).\n"
+	  "  --json          one JSON object on stdout\n"
+	  "  --points N      instants (default 20)\n"
+	  "  --min-gap SIZE  least unexplained RSS rise to flag (default 1M)\n" },
+	{ "diff", cmd_diff,
+	  "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] A B",
+	  "Sites whose live memory at the end (as leaks measures it) differs between\n"
+	  "traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
+	  "growing in one trace only or whose slopes differ by 10% or more. Sites are\n"
+	  "matched by their symbolized frames. Figures are B - A.\n"
+	  "  --json         one JSON object on stdout\n" },
 	{ "dump", cmd_dump,
 	  "memprov dump TRACE",
 	  "Every record of the trace in time order, one line each.\n" },

@@ -23,6 +23,10 @@ int cmd_stats(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_growth(int argc, char **argv);
+int cmd_peak(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 
 /* Print "memprov: error: ..." and the subcommand's usage; returns 2. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,284 @@
+/*
+ * report_diff.c - `memprov diff A B`: sites whose live memory at the end
+ * (as `leaks` measures it) or whose growth (--growth) differs between two
+ * traces, e.g. a buggy and a fixed run. Sites are matched by their
+ * symbolized frames, never by stack id: two runs have different addresses.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "growth.h"
+#include "report.h"
+#include "util.h"
+
+enum diff_flags {
+	DIFF_JSON = 1 << 0,
+	DIFF_GROWTH = 1 << 1,
+};
+
+struct side {
+	struct trace t;
+	struct growth g;
+	struct site *sites;      /* live at the end (not --growth) */
+	size_t n;
+};
+
+/* One site of either trace and its figures in A and B. */
+struct drow {
+	const struct site *s;
+	uint64_t bytes[2], blocks[2];
+	double slope[2];
+	int64_t growth[2];
+	int suspect[2];
+	double delta;            /* B - A: bytes, or slope with --growth */
+};
+
+struct dmatch {
+	UT_hash_handle hh;
+	const char *key;
+	size_t row;
+};
+
+static void row_add(struct drow **rows, size_t *n, struct dmatch **tbl, const struct site *s,
+		    int side, const struct gstat *st)
+{
+	struct dmatch *m;
+	struct drow *r;
+
+	HASH_FIND(hh, *tbl, s->key, strlen(s->key), m);
+	if (!m) {
+		if (*n % 64 == 0)
+			*rows = xrealloc(*rows, (*n + 64) * sizeof(**rows));
+		memset(&(*rows)[*n], 0, sizeof(**rows));
+		(*rows)[*n].s = s;
+		m = xcalloc(1, sizeof(*m));
+		m->key = s->key;
+		m->row = (*n)++;
+		HASH_ADD_KEYPTR(hh, *tbl, m->key, strlen(m->key), m);
+	}
+	r = &(*rows)[m->row];
+	if (st) {
+		r->slope[side] = st->slope_bytes;
+		r->growth[side] = st->growth_bytes;
+		r->suspect[side] = st->suspect;
+		r->bytes[side] = st->end_bytes;
+		r->blocks[side] = st->end_blocks;
+	} else {
+		r->bytes[side] = s->bytes;
+		r->blocks[side] = s->blocks;
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct drow *x = a, *y = b;
+
+	if (fabs(x->delta) != fabs(y->delta))
+		return fabs(x->delta) > fabs(y->delta) ? -1 : 1;
+	return strcmp(x->s->key, y->s->key);
+}
+
+/* --growth: a site differs when it is a suspect in one trace only, or its
+ * slopes differ by 10% or more. Else: live bytes differ by min_bytes. */
+static int row_differs(const struct drow *r, unsigned flags, uint64_t min_bytes)
+{
+	if (flags & DIFF_GROWTH) {
+		double hi = fmax(fabs(r->slope[0]), fabs(r->slope[1]));
+
+		if (!r->suspect[0] && !r->suspect[1])
+			return 0;
+		return r->suspect[0] != r->suspect[1] || fabs(r->delta) >= 0.1 * hi;
+	}
+	return fabs(r->delta) >= (double)min_bytes;
+}
+
+static void print_side_json(const char *name, const struct side *sd)
+{
+	printf("\"%s\":{\"trace\":", name);
+	json_str(stdout, sd->t.path);
+	printf(",\"pid\":%d,\"command\":", sd->t.hdr.pid);
+	json_str(stdout, report_command(&sd->t));
+	printf(",\"unit\":\"%s\"}", sd->g.set ? growth_unit(&sd->g) : "mark");
+}
+
+static void print_row_text(const struct drow *r, size_t i, unsigned flags, const struct side *sd)
+{
+	char b1[32], b2[32], b3[32];
+
+	if (flags & DIFF_GROWTH) {
+		printf("  #%zu %s %s: %+.2f B/%s: A %.2f B/%s%s, B %.2f B/%s%s\n", i + 1,
+		       kind_name(r->s->kind), func_name(r->s->func), r->delta, growth_unit(&sd[0].g),
+		       r->slope[0], growth_unit(&sd[0].g), r->suspect[0] ? " (growing)" : "",
+		       r->slope[1], growth_unit(&sd[1].g), r->suspect[1] ? " (growing)" : "");
+	} else {
+		printf("  #%zu %s %s: %s%s (%+.0f B): A %s (%" PRIu64 " block%s), B %s (%" PRIu64
+		       " block%s)\n", i + 1, kind_name(r->s->kind), func_name(r->s->func),
+		       r->delta < 0 ? "-" : "+", human_bytes(b1, sizeof(b1), (uint64_t)fabs(r->delta)),
+		       r->delta, human_bytes(b2, sizeof(b2), r->bytes[0]), r->blocks[0],
+		       r->blocks[0] == 1 ? "" : "s", human_bytes(b3, sizeof(b3), r->bytes[1]),
+		       r->blocks[1], r->blocks[1] == 1 ? "" : "s");
+	}
+	growth_text_site(stdout, r->s, sd[0].g.o.mode);
+}
+
+static void print_row_json(const struct drow *r, size_t i, unsigned flags)
+{
+	int k;
+
+	printf("%s{", i ? "," : "");
+	growth_json_site(stdout, r->s);
+	for (k = 0; k < 2; k++) {
+		printf(",\"%s\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64, k ? "b" : "a", r->bytes[k],
+		       r->blocks[k]);
+		if (flags & DIFF_GROWTH)
+			printf(",\"slope_bytes\":%.4f,\"growth_bytes\":%" PRId64 ",\"suspect\":%s",
+			       r->slope[k], r->growth[k], r->suspect[k] ? "true" : "false");
+		printf("}");
+	}
+	if (flags & DIFF_GROWTH)
+		printf(",\"delta_slope_bytes\":%.4f}", r->delta);
+	else
+		printf(",\"delta_bytes\":%.0f,\"delta_blocks\":%" PRId64 "}", r->delta,
+		       (int64_t)(r->blocks[1] - r->blocks[0]));
+}
+
+static int diff_parse(struct growth_opts *o, unsigned *flags, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "growth", no_argument, NULL, 'g' },
+		{ "min-bytes", required_argument, NULL, 'm' },
+		{ "skip", required_argument, NULL, 's' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "python-only", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': *flags |= DIFF_JSON; break;
+		case 'g': *flags |= DIFF_GROWTH; break;
+		case 'n': o->mode = SITE_NATIVE; break;
+		case 'p': o->mode = SITE_PYTHON_ONLY; break;
+		case 'm':
+			if (growth_parse_size("diff", "--min-bytes", optarg, &o->min_bytes))
+				return EXIT_USAGE;
+			break;
+		case 's':
+			o->skip = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || optarg[0] == '-')
+				return usage_error("diff", "--skip wants a number, not '%s'", optarg);
+			break;
+		case 'h': show_usage(stdout, "diff"); return -2;
+		default:
+			return usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("diff", "two traces wanted, A and B");
+	return 0;
+}
+
+static int side_load(struct side *sd, const char *path, const struct growth_opts *o, unsigned flags)
+{
+	memset(sd, 0, sizeof(*sd));
+	if (trace_open(&sd->t, path, 0) < 0)
+		return -1;
+	growth_collect(&sd->g, &sd->t, o);
+	growth_analyze(&sd->g);
+	if (!(flags & DIFF_GROWTH))
+		sd->sites = sites_build(&sd->g.r, sd->g.sym, sd->g.end_live, o->mode, &sd->n);
+	return 0;
+}
+
+static void side_release(struct side *sd)
+{
+	sites_free(sd->sites, sd->n);
+	growth_release(&sd->g);
+	trace_close(&sd->t);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct growth_opts o = { .flags = GROWTH_PROGRESS | GROWTH_END_LIVE, .points = 20,
+				 .min_bytes = 1024 };
+	struct side sd[2];
+	struct drow *rows = NULL;
+	struct dmatch *tbl = NULL, *m, *mt;
+	unsigned flags = 0;
+	size_t n = 0, i, shown = 0;
+	int ret, k;
+
+	ret = diff_parse(&o, &flags, argc, argv);
+	if (ret)
+		return ret == -2 ? EXIT_OK : ret;
+	if (flags & DIFF_GROWTH)
+		o.flags |= GROWTH_SERIES;
+	if (side_load(&sd[0], argv[optind], &o, flags) < 0)
+		return EXIT_FAIL;
+	if (side_load(&sd[1], argv[optind + 1], &o, flags) < 0) {
+		side_release(&sd[0]);
+		return EXIT_FAIL;
+	}
+	for (k = 0; k < 2; k++) {
+		if (flags & DIFF_GROWTH)
+			for (i = 0; i < sd[k].g.n_sites; i++)
+				row_add(&rows, &n, &tbl, &sd[k].g.sites[i].s, k, &sd[k].g.sites[i].st);
+		else
+			for (i = 0; i < sd[k].n; i++)
+				row_add(&rows, &n, &tbl, &sd[k].sites[i], k, NULL);
+	}
+	for (i = 0; i < n; i++)
+		rows[i].delta = flags & DIFF_GROWTH ? rows[i].slope[1] - rows[i].slope[0] :
+			(double)rows[i].bytes[1] - (double)rows[i].bytes[0];
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	if (flags & DIFF_JSON) {
+		printf("{");
+		print_side_json("a", &sd[0]);
+		printf(",");
+		print_side_json("b", &sd[1]);
+		printf(",\"by\":\"%s\",\"min_bytes\":%" PRIu64 ",\"sites\":[",
+		       flags & DIFF_GROWTH ? "growth" : "end", o.min_bytes);
+	} else {
+		char b[32];
+
+		printf("A: %s (pid %d, %s)\nB: %s (pid %d, %s)\n", sd[0].t.path, sd[0].t.hdr.pid,
+		       report_command(&sd[0].t), sd[1].t.path, sd[1].t.hdr.pid,
+		       report_command(&sd[1].t));
+		if (flags & DIFF_GROWTH)
+			printf("\nsites growing in one trace only, or whose slopes differ by 10%% or more (B - A):\n");
+		else
+			printf("\nsites whose live memory at the end differs by at least %s (B - A):\n",
+			       human_bytes(b, sizeof(b), o.min_bytes));
+	}
+	for (i = 0; i < n; i++) {
+		if (!row_differs(&rows[i], flags, o.min_bytes))
+			continue;
+		if (flags & DIFF_JSON)
+			print_row_json(&rows[i], shown, flags);
+		else
+			print_row_text(&rows[i], shown, flags, sd);
+		shown++;
+	}
+	if (flags & DIFF_JSON)
+		printf("]}\n");
+	else if (!shown)
+		printf("  none\n");
+	HASH_ITER(hh, tbl, m, mt) {
+		HASH_DEL(tbl, m);
+		free(m);
+	}
+	free(rows);
+	ret = report_status(&sd[0].t) | report_status(&sd[1].t);
+	side_release(&sd[0]);
+	side_release(&sd[1]);
+	return ret;
+}

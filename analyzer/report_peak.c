@@ -1,0 +1,209 @@
+/*
+ * report_peak.c - `memprov peak`: when live memory peaked (all kinds
+ * together, and each kind on its own) and what was live at the overall
+ * peak, by site. The first pass finds the record at which the total
+ * peaked; a second pass stops right after that record and takes a
+ * snapshot.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "flame.h"
+#include "growth.h"
+#include "report.h"
+#include "util.h"
+
+#define PEAK_TOP 20
+
+enum peak_flags {
+	PEAK_JSON = 1 << 0,
+	PEAK_FOLDED = 1 << 1,
+	PEAK_ALL = 1 << 2,
+};
+
+struct stop_at {
+	uint64_t event;
+	struct replay_live *live;
+};
+
+static int stop_on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
+{
+	struct stop_at *s = arg;
+
+	(void)h;
+	if (r->events < s->event)
+		return 0;
+	s->live = replay_snapshot(r);
+	return 1;
+}
+
+/* Live memory right after record number event (1-based). */
+static struct replay_live *live_at_event(struct trace *t, uint64_t event, struct replay *r)
+{
+	struct stop_at s = { event, NULL };
+
+	replay_init(r, t);
+	r->on_record = stop_on_record;
+	r->arg = &s;
+	replay_run(r);
+	return s.live ? s.live : replay_snapshot(r);
+}
+
+static void print_text(const struct growth *g, const struct site *sites, size_t n, unsigned flags)
+{
+	const struct trace *t = g->r.trace;
+	char b1[32], b2[32];
+	size_t i, shown = n;
+	unsigned k;
+
+	report_header(stdout, &g->r);
+	if (!g->peak_total) {
+		printf("\nno memory was live at any time\n");
+		return;
+	}
+	printf("\npeak of live memory, all kinds: %s (%" PRIu64 " B) at %s (record %" PRIu64 ")\n",
+	       human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
+	       human_ns(b2, sizeof(b2), report_rel(t, g->peak_ts)), g->peak_event);
+	for (k = 1; k < MP_KIND_COUNT; k++)
+		if (g->peak_live[k])
+			printf("  %-10s %12s (%" PRIu64 " B)\n", kind_name(k),
+			       human_bytes(b1, sizeof(b1), g->peak_live[k]), g->peak_live[k]);
+	printf("\npeak of each kind on its own:\n");
+	for (k = 1; k < MP_KIND_COUNT; k++) {
+		const struct replay_kind *rk = &g->r.kinds[k];
+
+		if (!rk->peak_bytes)
+			continue;
+		printf("  %-10s %12s (%" PRIu64 " B) at %s; %" PRIu64 " blocks at most\n", kind_name(k),
+		       human_bytes(b1, sizeof(b1), rk->peak_bytes), rk->peak_bytes,
+		       human_ns(b2, sizeof(b2), report_rel(t, rk->peak_ts)), rk->peak_blocks);
+	}
+	if (!(flags & PEAK_ALL) && n > PEAK_TOP)
+		shown = PEAK_TOP;
+	printf("\nlive at the peak, %s%zu site%s:\n", shown < n ? "top " : "", shown,
+	       shown == 1 ? "" : "s");
+	for (i = 0; i < shown; i++) {
+		const struct site *s = &sites[i];
+
+		printf("  #%zu %s %s: %" PRIu64 " block%s, %s (%" PRIu64 " B)\n", i + 1,
+		       kind_name(s->kind), func_name(s->func), s->blocks, s->blocks == 1 ? "" : "s",
+		       human_bytes(b1, sizeof(b1), s->bytes), s->bytes);
+		growth_text_site(stdout, s, g->o.mode);
+	}
+}
+
+static void print_json(const struct growth *g, const struct site *sites, size_t n)
+{
+	const struct trace *t = g->r.trace;
+	size_t i;
+	unsigned k;
+
+	printf("{\"trace\":");
+	json_str(stdout, t->path);
+	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
+	json_str(stdout, report_command(t));
+	printf(",\"state\":\"%s\",\"damaged\":%s,\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64
+	       ",\"record\":%" PRIu64 ",\"kinds\":{",
+	       state_name(t->hdr.state), t->damaged ? "true" : "false", g->peak_total,
+	       g->peak_total ? report_rel(t, g->peak_ts) : 0, g->peak_event);
+	for (k = 1; k < MP_KIND_COUNT; k++)
+		printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", kind_name(k), g->peak_live[k]);
+	printf("}},\"kinds\":{");
+	for (k = 1; k < MP_KIND_COUNT; k++) {
+		const struct replay_kind *rk = &g->r.kinds[k];
+
+		printf("%s\"%s\":{\"peak_bytes\":%" PRIu64 ",\"peak_blocks\":%" PRIu64
+		       ",\"peak_ns\":%" PRIu64 "}", k > 1 ? "," : "", kind_name(k), rk->peak_bytes,
+		       rk->peak_blocks, rk->peak_bytes ? report_rel(t, rk->peak_ts) : 0);
+	}
+	printf("},\"sites\":[");
+	for (i = 0; i < n; i++) {
+		printf("%s{", i ? "," : "");
+		growth_json_site(stdout, &sites[i]);
+		printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", sites[i].blocks, sites[i].bytes);
+	}
+	printf("]}\n");
+}
+
+static int peak_parse(struct growth_opts *o, unsigned *flags, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "python-only", no_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': *flags |= PEAK_JSON; break;
+		case 'f': *flags |= PEAK_FOLDED; break;
+		case 'a': *flags |= PEAK_ALL; break;
+		case 'n': o->mode = SITE_NATIVE; break;
+		case 'p': o->mode = SITE_PYTHON_ONLY; break;
+		case 'h': show_usage(stdout, "peak"); return -2;
+		default:
+			return usage_error("peak", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if ((*flags & PEAK_JSON) && (*flags & PEAK_FOLDED))
+		return usage_error("peak", "--json and --folded do not go together");
+	if (optind != argc - 1)
+		return usage_error("peak", optind == argc ? "no trace given" : "more than one trace given");
+	return 0;
+}
+
+int cmd_peak(int argc, char **argv)
+{
+	struct growth_opts o = { .flags = GROWTH_PROGRESS };
+	struct growth g;
+	struct trace t, t2;
+	struct replay r2;
+	struct replay_live *live;
+	struct symbolizer *sym;
+	struct site *sites;
+	unsigned flags = 0;
+	size_t n, i;
+	int ret;
+
+	ret = peak_parse(&o, &flags, argc, argv);
+	if (ret)
+		return ret == -2 ? EXIT_OK : ret;
+	if (trace_open(&t, argv[optind], 0) < 0)
+		return EXIT_FAIL;
+	growth_collect(&g, &t, &o);
+	if (trace_open(&t2, argv[optind], TRACE_QUIET) < 0) {
+		growth_release(&g);
+		trace_close(&t);
+		return EXIT_FAIL;
+	}
+	live = g.peak_total ? live_at_event(&t2, g.peak_event, &r2) : NULL;
+	if (!live)
+		replay_init(&r2, &t2);
+	/* symbolize with the whole trace's modules and stacks */
+	sym = sym_new(&g.r, 1);
+	sites = sites_build(&g.r, sym, live, o.mode, &n);
+	if (flags & PEAK_JSON)
+		print_json(&g, sites, n);
+	else if (flags & PEAK_FOLDED)
+		for (i = 0; i < n; i++)
+			flame_folded(stdout, &sites[i], sites[i].bytes);
+	else
+		print_text(&g, sites, n, flags);
+	sites_free(sites, n);
+	sym_free(sym);
+	replay_live_free(&live);
+	replay_release(&r2);
+	trace_close(&t2);
+	ret = report_status(&t);
+	growth_release(&g);
+	trace_close(&t);
+	return ret;
+}

@@ -1,0 +1,253 @@
+/*
+ * report_timeline.c - `memprov timeline`: tracked live bytes per kind and
+ * the process's resident size (MP_REC_RSS samples) at evenly spaced
+ * instants, the marks, and the gap check: resident memory that rises while
+ * tracked host memory does not is allocator retention or memory memprov
+ * does not see, not a leak at any site.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "growth.h"
+#include "report.h"
+#include "timeline.h"
+#include "util.h"
+
+#define MARKS_SHOWN 20
+
+void timeline_gap(const struct growth *g, uint64_t min_gap, struct tl_gap *gap)
+{
+	const struct gpair *a = g->rss_from_mark.ts ? &g->rss_from_mark : &g->rss_first;
+	const struct gpair *b = &g->rss_last;
+
+	memset(gap, 0, sizeof(*gap));
+	if (g->rss_samples < 2 || b->ts <= a->ts)
+		return;
+	gap->known = 1;
+	gap->from_mark = a == &g->rss_from_mark;
+	gap->ts0 = a->ts;
+	gap->ts1 = b->ts;
+	gap->rss0 = a->rss;
+	gap->rss1 = b->rss;
+	gap->host0 = a->host;
+	gap->host1 = b->host;
+	gap->rss_growth = (int64_t)(b->rss - a->rss);
+	gap->host_growth = (int64_t)(b->host - a->host);
+	gap->gap = gap->rss_growth - gap->host_growth;
+	gap->flagged = gap->rss_growth > 0 && gap->gap >= (int64_t)min_gap &&
+		       2 * gap->gap >= gap->rss_growth;
+}
+
+static unsigned kinds_used(const struct growth *g)
+{
+	unsigned used = 0, k;
+	size_t i;
+
+	for (i = 0; i < g->n_tl; i++)
+		for (k = 1; k < MP_KIND_COUNT; k++)
+			if (g->tl[i].live[k] || g->r.kinds[k].peak_bytes)
+				used |= 1u << k;
+	return used ? used : 1u << MP_KIND_HEAP;
+}
+
+static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+
+	if (!gap->known) {
+		printf("\nresident memory: fewer than two RSS samples in the trace "
+		       "(MEMPROV_RSS_INTERVAL_MS=0, or the run was too short)\n");
+		return;
+	}
+	printf("\nfrom %s (%s) to %s: RSS %s -> %s (%s%s), tracked host memory %s -> %s (%s%s)\n",
+	       human_ns(b1, sizeof(b1), gap->rel0), gap->from_mark ? "first mark" : "first RSS sample",
+	       human_ns(b2, sizeof(b2), gap->rel1), human_bytes(b3, sizeof(b3), gap->rss0),
+	       human_bytes(b4, sizeof(b4), gap->rss1), gap->rss_growth < 0 ? "-" : "+",
+	       human_bytes(b5, sizeof(b5), (uint64_t)llabs(gap->rss_growth)),
+	       human_bytes(b1, sizeof(b1), gap->host0), human_bytes(b2, sizeof(b2), gap->host1),
+	       gap->host_growth < 0 ? "-" : "+",
+	       human_bytes(b3, sizeof(b3), (uint64_t)llabs(gap->host_growth)));
+	if (gap->flagged)
+		printf("gap: RSS rose %s (%" PRId64 " B) more than tracked memory: allocator retention "
+		       "(freed memory kept by the allocator) or memory memprov does not track; "
+		       "not a leak at any allocation site\n",
+		       human_bytes(b4, sizeof(b4), (uint64_t)gap->gap), gap->gap);
+	else
+		printf("no gap: RSS did not rise more than tracked memory (by at least %s)\n",
+		       human_bytes(b4, sizeof(b4), min_gap));
+}
+
+static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_t min_gap)
+{
+	const struct trace *t = g->r.trace;
+	unsigned used = kinds_used(g), k;
+	char b[32];
+	size_t i;
+
+	report_header(stdout, &g->r);
+	printf("\n%12s", "time");
+	for (k = 1; k < MP_KIND_COUNT; k++)
+		if (used & (1u << k))
+			printf(" %12s", kind_name(k));
+	printf(" %12s  marks\n", "rss");
+	for (i = 0; i < g->n_tl; i++) {
+		const struct gtime *p = &g->tl[i];
+		uint64_t prev = i ? g->tl[i - 1].ts : 0;
+		size_t m, nm = 0;
+		const char *label = NULL;
+
+		printf("%12s", human_ns(b, sizeof(b), report_rel(t, p->ts)));
+		for (k = 1; k < MP_KIND_COUNT; k++)
+			if (used & (1u << k))
+				printf(" %12s", human_bytes(b, sizeof(b), p->live[k]));
+		printf(" %12s", p->rss ? human_bytes(b, sizeof(b), p->rss) : "-");
+		for (m = 0; m < g->r.n_marks; m++) {
+			uint64_t ts = g->r.marks[m].ts;
+
+			if (ts <= p->ts && (!i || ts > prev)) {
+				if (!nm++)
+					label = g->r.marks[m].label;
+			}
+		}
+		if (nm == 1)
+			printf("  %s", label);
+		else if (nm)
+			printf("  %zu (%s ...)", nm, label);
+		putchar('\n');
+	}
+	if (g->r.n_marks) {
+		printf("\n%zu mark%s:\n", g->r.n_marks, g->r.n_marks == 1 ? "" : "s");
+		for (i = 0; i < g->r.n_marks && i < MARKS_SHOWN; i++)
+			printf("  %12s  %s%s\n", human_ns(b, sizeof(b), report_rel(t, g->r.marks[i].ts)),
+			       g->r.marks[i].label,
+			       g->r.marks[i].flags & MP_RF_MAIN_END ? " (end of the main module)" : "");
+		if (g->r.n_marks > MARKS_SHOWN)
+			printf("  ... %zu more\n", g->r.n_marks - MARKS_SHOWN);
+	}
+	print_gap_text(gap, min_gap);
+}
+
+static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_t min_gap)
+{
+	const struct trace *t = g->r.trace;
+	size_t i;
+	unsigned k;
+
+	printf("{\"trace\":");
+	json_str(stdout, t->path);
+	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
+	json_str(stdout, report_command(t));
+	printf(",\"state\":\"%s\",\"damaged\":%s,\"rss_interval_ns\":%" PRIu64
+	       ",\"rss_samples\":%" PRIu64 ",\"points\":[",
+	       state_name(t->hdr.state), t->damaged ? "true" : "false", t->hdr.rss_interval_ns,
+	       g->rss_samples);
+	for (i = 0; i < g->n_tl; i++) {
+		const struct gtime *p = &g->tl[i];
+
+		printf("%s{\"ns\":%" PRIu64 ",\"live\":{", i ? "," : "", report_rel(t, p->ts));
+		for (k = 1; k < MP_KIND_COUNT; k++)
+			printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", kind_name(k), p->live[k]);
+		printf("},\"rss\":");
+		if (p->rss)
+			printf("%" PRIu64 ",\"vm\":%" PRIu64 "}", p->rss, p->vm);
+		else
+			printf("null,\"vm\":null}");
+	}
+	printf("],\"marks\":[");
+	for (i = 0; i < g->r.n_marks; i++) {
+		printf("%s{\"ns\":%" PRIu64 ",\"label\":", i ? "," : "", report_rel(t, g->r.marks[i].ts));
+		json_str(stdout, g->r.marks[i].label);
+		printf(",\"main_end\":%s}", g->r.marks[i].flags & MP_RF_MAIN_END ? "true" : "false");
+	}
+	printf("],\"gap\":");
+	timeline_gap_json(stdout, gap, min_gap);
+	printf("}\n");
+}
+
+void timeline_gap_json(FILE *f, const struct tl_gap *gap, uint64_t min_gap)
+{
+	if (!gap->known) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f, "{\"flagged\":%s,\"from\":\"%s\",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64
+		",\"rss_start\":%" PRIu64 ",\"rss_end\":%" PRIu64 ",\"tracked_start\":%" PRIu64
+		",\"tracked_end\":%" PRIu64 ",\"rss_growth\":%" PRId64 ",\"tracked_growth\":%" PRId64
+		",\"gap_bytes\":%" PRId64 ",\"min_gap\":%" PRIu64 "}",
+		gap->flagged ? "true" : "false", gap->from_mark ? "first-mark" : "first-sample",
+		gap->rel0, gap->rel1, gap->rss0, gap->rss1, gap->host0, gap->host1, gap->rss_growth,
+		gap->host_growth, gap->gap, min_gap);
+}
+
+static int timeline_parse(struct growth_opts *o, unsigned *json, uint64_t *min_gap, int argc,
+			  char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "points", required_argument, NULL, 'P' },
+		{ "min-gap", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': *json = 1; break;
+		case 'P':
+			o->timeline_points = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || o->timeline_points < 1 || o->timeline_points > 100000)
+				return usage_error("timeline", "--points wants 1 to 100000, not '%s'", optarg);
+			break;
+		case 'g':
+			if (growth_parse_size("timeline", "--min-gap", optarg, min_gap))
+				return EXIT_USAGE;
+			break;
+		case 'h': show_usage(stdout, "timeline"); return -2;
+		default:
+			return usage_error("timeline", "unknown option or missing value '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("timeline", optind == argc ? "no trace given" : "more than one trace given");
+	return 0;
+}
+
+void timeline_gap_rel(const struct trace *t, struct tl_gap *gap)
+{
+	gap->rel0 = report_rel(t, gap->ts0);
+	gap->rel1 = report_rel(t, gap->ts1);
+}
+
+int cmd_timeline(int argc, char **argv)
+{
+	struct growth_opts o = { .flags = GROWTH_PROGRESS, .timeline_points = 20 };
+	uint64_t min_gap = TIMELINE_MIN_GAP;
+	struct tl_gap gap;
+	struct growth g;
+	struct trace t;
+	unsigned json = 0;
+	int ret;
+
+	ret = timeline_parse(&o, &json, &min_gap, argc, argv);
+	if (ret)
+		return ret == -2 ? EXIT_OK : ret;
+	if (trace_open(&t, argv[optind], 0) < 0)
+		return EXIT_FAIL;
+	growth_collect(&g, &t, &o);
+	timeline_gap(&g, min_gap, &gap);
+	timeline_gap_rel(&t, &gap);
+	if (json)
+		print_json(&g, &gap, min_gap);
+	else
+		print_text(&g, &gap, min_gap);
+	ret = report_status(&t);
+	growth_release(&g);
+	trace_close(&t);
+	return ret;
+}
