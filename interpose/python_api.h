@@ -1,0 +1,84 @@
+/*
+ * python_api.h - the few pieces of the CPython C API that python.c uses,
+ * declared here rather than taken from Python.h: libmemprov.so is built
+ * once and must work with whichever CPython 3.9+ it finds itself in, so
+ * every function is looked up with dlsym at run time (python.c) and only
+ * types whose layout is the same in every version are spelled out.
+ */
+#ifndef MEMPROV_PYTHON_API_H
+#define MEMPROV_PYTHON_API_H
+
+#include <sys/types.h>
+
+/* The few CPython types we need, opaque: no Python.h, any version. */
+typedef struct py_object PyObject;
+typedef struct py_frame PyFrameObject;
+typedef struct py_tstate PyThreadState;
+typedef struct py_interp PyInterpreterState;
+typedef ssize_t Py_ssize_t;
+typedef int (*py_tracefunc)(PyObject *obj, PyFrameObject *f, int what, PyObject *arg);
+
+/* PyMethodDef, the same layout in every CPython 3. */
+struct py_methoddef {
+	const char *ml_name;
+	PyObject *(*ml_meth)(PyObject *self, PyObject *args);
+	int ml_flags;
+	const char *ml_doc;
+};
+#define PY_METH_VARARGS 0x1
+#define PY_METH_NOARGS 0x4
+
+/* Py_tracefunc "what" values, stable since 2.x. */
+#define PY_TRACE_CALL 0
+#define PY_TRACE_RETURN 3
+
+/* co_flags bits of generator-like code. */
+#define PY_CO_GENLIKE (0x20 | 0x80 | 0x200)
+
+/* The interpreter API, resolved once. X(ret, name, args, required) */
+#define PY_API(X)                                                             \
+	X(int, Py_IsInitialized, (void), 1)                                   \
+	X(int, Py_AddPendingCall, (int (*)(void *), void *), 1)               \
+	X(void, PyEval_SetProfile, (py_tracefunc, PyObject *), 1)             \
+	X(void, PyEval_SetProfileAllThreads, (py_tracefunc, PyObject *), 0)   \
+	X(int, _PyEval_SetProfile, (PyThreadState *, py_tracefunc, PyObject *), 0) \
+	X(PyThreadState *, PyThreadState_Get, (void), 1)                      \
+	X(PyInterpreterState *, PyThreadState_GetInterpreter, (PyThreadState *), 1) \
+	X(PyInterpreterState *, PyInterpreterState_Main, (void), 1)           \
+	X(PyThreadState *, PyInterpreterState_ThreadHead, (PyInterpreterState *), 1) \
+	X(PyThreadState *, PyThreadState_Next, (PyThreadState *), 1)          \
+	X(PyObject *, PyFrame_GetCode, (PyFrameObject *), 1)                  \
+	X(PyFrameObject *, PyFrame_GetBack, (PyFrameObject *), 1)             \
+	X(int, PyFrame_GetLineNumber, (PyFrameObject *), 1)                   \
+	X(PyObject *, PyFrame_GetGlobals, (PyFrameObject *), 0)               \
+	X(PyObject *, PyObject_GetAttrString, (PyObject *, const char *), 1)  \
+	X(int, PyObject_SetAttrString, (PyObject *, const char *, PyObject *), 1) \
+	X(const char *, PyUnicode_AsUTF8AndSize, (PyObject *, Py_ssize_t *), 1) \
+	X(int, PyUnicode_CompareWithASCIIString, (PyObject *, const char *), 1) \
+	X(long, PyLong_AsLong, (PyObject *), 1)                               \
+	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *), 1)    \
+	X(PyObject *, PyImport_GetModuleDict, (void), 1)                      \
+	X(PyObject *, PyImport_ImportModule, (const char *), 1)               \
+	X(PyObject *, PyObject_CallFunctionObjArgs, (PyObject *, ...), 1)     \
+	X(PyObject *, PyTuple_GetItem, (PyObject *, Py_ssize_t), 1)           \
+	X(Py_ssize_t, PyTuple_Size, (PyObject *), 1)                          \
+	X(PyObject *, PyCFunction_NewEx, (struct py_methoddef *, PyObject *, PyObject *), 1) \
+	X(void, Py_IncRef, (PyObject *), 1)                                   \
+	X(void, Py_DecRef, (PyObject *), 1)                                   \
+	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **), 1)      \
+	X(void, PyErr_Restore, (PyObject *, PyObject *, PyObject *), 1)       \
+	X(void, PyErr_Clear, (void), 1)                                       \
+	X(const char *, Py_GetVersion, (void), 1)
+
+struct py_api {
+#define PY_API_FIELD(ret, name, args, req) ret(*name) args;
+	PY_API(PY_API_FIELD)
+#undef PY_API_FIELD
+	/* co_extra: renamed PyUnstable_* in 3.12, same signatures. */
+	Py_ssize_t (*request_extra)(void (*freefunc)(void *));
+	int (*get_extra)(PyObject *code, Py_ssize_t index, void **extra);
+	int (*set_extra)(PyObject *code, Py_ssize_t index, void *extra);
+	PyObject *none;
+};
+
+#endif /* MEMPROV_PYTHON_API_H */
