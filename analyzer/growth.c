@@ -633,3 +633,12 @@ int growth_parse_size(const char *cmd, const char *opt, const char *arg, uint64_
 		return usage_error(cmd, "%s wants a size like 4096, 64K or 1.5MiB, not '%s'", opt, arg);
 	return 0;
 }
+
+const char *growth_num(char *buf, size_t len, double v)
+{
+	if (fabs(v - nearbyint(v)) < 1e-6)
+		snprintf(buf, len, "%.0f", nearbyint(v) == 0 ? 0.0 : nearbyint(v));
+	else
+		snprintf(buf, len, "%.2f", v);
+	return buf;
+}

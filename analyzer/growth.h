@@ -135,6 +135,11 @@ void growth_json_site(FILE *f, const struct site *s);
 /* The site's frames as text lines indented by six spaces. */
 void growth_text_site(FILE *f, const struct site *s, enum site_mode mode);
 
+/* "4096" for whole numbers, else "%.2f": slopes print exactly when exact. */
+const char *growth_num(char *buf, size_t len, double v);
+/* 'mark #3 "iter"' or '1.5 s': point i of the analyzed set. */
+void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len);
+
 /* Parse "--min-bytes" style sizes; prints a usage error. */
 int growth_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 

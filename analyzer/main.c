@@ -76,6 +76,13 @@ static const struct subcommand subcommands[] = {
 	  "growing in one trace only or whose slopes differ by 10% or more. Sites are\n"
 	  "matched by their symbolized frames. Figures are B - A.\n"
 	  "  --json         one JSON object on stdout\n" },
+	{ "html", cmd_html,
+	  "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] TRACE",
+	  "One self-contained HTML page (no network): timeline chart of tracked live memory\n"
+	  "per kind, RSS and marks, the gap check, the growing sites (as growth reports\n"
+	  "them) and a flame graph of their growth, or of memory live at the end.\n"
+	  "  -o, --output FILE   where to write it (default memprov-report.html; - for stdout)\n"
+	  "  other options as for growth\n" },
 	{ "dump", cmd_dump,
 	  "memprov dump TRACE",
 	  "Every record of the trace in time order, one line each.\n" },

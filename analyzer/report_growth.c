@@ -21,17 +21,7 @@ enum growth_report_flags {
 	GR_ALL = 1 << 2,
 };
 
-/* "4096" for whole numbers, else "%.2f": slopes print exactly when exact. */
-static const char *num(char *buf, size_t len, double v)
-{
-	if (fabs(v - nearbyint(v)) < 1e-6)
-		snprintf(buf, len, "%.0f", nearbyint(v) == 0 ? 0.0 : nearbyint(v));
-	else
-		snprintf(buf, len, "%.2f", v);
-	return buf;
-}
-
-static void point_text(const struct growth *g, size_t i, char *buf, size_t len)
+void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len)
 {
 	char t[32];
 
@@ -51,8 +41,8 @@ static void window_text(const struct growth *g)
 		       g->set->n == 1 ? "" : "s");
 		return;
 	}
-	point_text(g, g->w0, a, sizeof(a));
-	point_text(g, g->w1, b, sizeof(b));
+	growth_point_text(g, g->w0, a, sizeof(a));
+	growth_point_text(g, g->w1, b, sizeof(b));
 	printf("window: %s .. %s: %zu %s, %zu step%s%s\n", a, b, n,
 	       g->set == &g->marks ? "marks" : "instants", n - 1, n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
@@ -87,14 +77,14 @@ static void print_text(const struct growth *g, unsigned flags)
 		if (!s->st.suspect && shown == g->n_suspects)
 			printf("\nother sites:\n");
 		shown++;
-		point_text(g, s->st.start, at, sizeof(at));
+		growth_point_text(g, s->st.start, at, sizeof(at));
 		printf("  #%zu %s %s: %s%s (%" PRId64 " B) over the window, %s/%s (%s B, %s block%s/%s)\n",
 		       shown, kind_name(s->s.kind), func_name(s->s.func),
 		       s->st.growth_bytes < 0 ? "-" : "+",
 		       human_bytes(b1, sizeof(b1), (uint64_t)llabs(s->st.growth_bytes)),
 		       s->st.growth_bytes,
 		       human_bytes(b2, sizeof(b2), (uint64_t)fabs(s->st.slope_bytes)), u,
-		       num(s1, sizeof(s1), s->st.slope_bytes), num(s2, sizeof(s2), s->st.slope_blocks),
+		       growth_num(s1, sizeof(s1), s->st.slope_bytes), growth_num(s2, sizeof(s2), s->st.slope_blocks),
 		       fabs(s->st.slope_blocks - 1) < 1e-6 ? "" : "s", u);
 		printf("     since %s; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
 		       "(R^2 %.3f, rose in %.0f%% of steps, kept %.0f%% of its rises)\n",
@@ -122,8 +112,8 @@ static void json_gsite(const struct growth *g, const struct gsite *s, size_t n, 
 	growth_json_site(stdout, &s->s);
 	printf(",\"growth_bytes\":%" PRId64 ",\"growth_blocks\":%" PRId64
 	       ",\"slope_bytes\":%s,\"slope_blocks\":%s,\"start\":",
-	       s->st.growth_bytes, s->st.growth_blocks, num(s1, sizeof(s1), s->st.slope_bytes),
-	       num(s2, sizeof(s2), s->st.slope_blocks));
+	       s->st.growth_bytes, s->st.growth_blocks, growth_num(s1, sizeof(s1), s->st.slope_bytes),
+	       growth_num(s2, sizeof(s2), s->st.slope_blocks));
 	json_point(g, s->st.start);
 	printf(",\"end_bytes\":%" PRIu64 ",\"end_blocks\":%" PRIu64
 	       ",\"r2\":%.4f,\"rose\":%.4f,\"retention\":%.4f,\"confidence\":%.4f",

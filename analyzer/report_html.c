@@ -1,0 +1,312 @@
+/*
+ * report_html.c - `memprov html TRACE -o report.html`: one self-contained
+ * page (no network, no external script or font) with the timeline chart
+ * (tracked live bytes per kind, RSS, marks), the gap check, the growing
+ * sites' table and a flame graph of their growth (or, when nothing grows,
+ * of the memory live at the end). Every figure comes from the same
+ * computations as `growth`, `timeline` and `leaks`, written into the page
+ * as JSON that the script renders.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+#include "growth.h"
+#include "html.h"
+#include "report.h"
+#include "timeline.h"
+#include "util.h"
+
+#define HTML_TIMELINE_POINTS 200
+#define HTML_MARKS 5000
+
+static void data_timeline(FILE *f, const struct growth *g)
+{
+	const struct trace *t = g->r.trace;
+	unsigned k, used = 0;
+	size_t i;
+
+	for (k = 1; k < MP_KIND_COUNT; k++)
+		if (g->r.kinds[k].peak_bytes)
+			used |= 1u << k;
+	fprintf(f, "\"timeline\":{\"ns\":[");
+	for (i = 0; i < g->n_tl; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", report_rel(t, g->tl[i].ts));
+	fprintf(f, "],\"kinds\":{");
+	for (k = 1, used = used ? used : 1u << MP_KIND_HEAP; k < MP_KIND_COUNT; k++) {
+		if (!(used & (1u << k)))
+			continue;
+		fprintf(f, "%s\"%s\":[", used & ((1u << k) - 1) ? "," : "", kind_name(k));
+		for (i = 0; i < g->n_tl; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", g->tl[i].live[k]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "},\"rss\":");
+	if (!g->rss_samples) {
+		fprintf(f, "null}");
+		return;
+	}
+	fprintf(f, "[");
+	for (i = 0; i < g->n_tl; i++) {
+		if (g->tl[i].rss)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", g->tl[i].rss);
+		else
+			fprintf(f, "%snull", i ? "," : "");
+	}
+	fprintf(f, "]}");
+}
+
+static void data_suspects(FILE *f, const struct growth *g)
+{
+	char s1[32], s2[32], at[300];
+	char *where = NULL;
+	size_t i, len = 0;
+
+	fprintf(f, "\"suspects\":[");
+	for (i = 0; i < g->n_suspects; i++) {
+		const struct gsite *s = &g->sites[i];
+		FILE *w = open_memstream(&where, &len);
+
+		if (!w)
+			die(1, "out of memory writing the HTML report");
+		growth_text_site(w, &s->s, g->o.mode);
+		fclose(w);
+		growth_point_text(g, s->st.start, at, sizeof(at));
+		fprintf(f, "%s{\"kind\":\"%s\",\"func\":", i ? "," : "", kind_name(s->s.kind));
+		json_str(f, func_name(s->s.func));
+		fprintf(f, ",\"growth_bytes\":%" PRId64 ",\"slope_bytes\":\"%s\",\"slope_blocks\":\"%s\""
+			",\"start\":", s->st.growth_bytes,
+			growth_num(s1, sizeof(s1), s->st.slope_bytes),
+			growth_num(s2, sizeof(s2), s->st.slope_blocks));
+		json_str(f, at);
+		fprintf(f, ",\"end_bytes\":%" PRIu64 ",\"end_blocks\":%" PRIu64
+			",\"confidence\":\"%.2f\",\"where\":", s->st.end_bytes, s->st.end_blocks,
+			s->st.confidence);
+		json_str(f, where);
+		fprintf(f, "}");
+		free(where);
+		where = NULL;
+	}
+	fprintf(f, "]");
+}
+
+/* The flame graph: growth of the suspects, else live memory at the end. */
+static void data_flame(FILE *f, struct growth *g)
+{
+	struct flame_node root = { 0 };
+	struct site *sites;
+	size_t i, n;
+
+	if (g->n_suspects) {
+		for (i = 0; i < g->n_suspects; i++)
+			flame_add(&root, &g->sites[i].s, (uint64_t)g->sites[i].st.growth_bytes);
+		fprintf(f, "\"flame_what\":\"growth of the growing sites over the window\",\"flame\":");
+	} else {
+		sites = sites_build(&g->r, g->sym, g->end_live, g->o.mode, &n);
+		for (i = 0; i < n; i++)
+			flame_add(&root, &sites[i], sites[i].bytes);
+		sites_free(sites, n);
+		fprintf(f, "\"flame_what\":\"memory live at the end (nothing grows)\",\"flame\":");
+	}
+	flame_json(f, &root);
+	flame_free(&root);
+}
+
+static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint64_t min_gap)
+{
+	const struct trace *t = g->r.trace;
+	char buf[512], at[300];
+	size_t i;
+
+	fprintf(f, "{\"trace\":");
+	json_str(f, t->path);
+	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
+	json_str(f, report_command(t));
+	fprintf(f, ",\"ended\":");
+	json_str(f, replay_ending(&g->r, buf, sizeof(buf)));
+	fprintf(f, ",\"unit\":\"%s\",\"window\":", growth_unit(g));
+	if (g->set->n && g->w0 <= g->w1) {
+		growth_point_text(g, g->w0, at, sizeof(at));
+		growth_point_text(g, g->w1, buf, sizeof(buf));
+		strncat(at, " .. ", sizeof(at) - strlen(at) - 1);
+		strncat(at, buf, sizeof(at) - strlen(at) - 1);
+		json_str(f, at);
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, ",\"min_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"peak_ns\":%" PRIu64 ",",
+		g->o.min_bytes, g->peak_total, g->peak_total ? report_rel(t, g->peak_ts) : 0);
+	data_timeline(f, g);
+	fprintf(f, ",\"marks\":[");
+	for (i = 0; i < g->r.n_marks && i < HTML_MARKS; i++) {
+		fprintf(f, "%s{\"ns\":%" PRIu64 ",\"label\":", i ? "," : "",
+			report_rel(t, g->r.marks[i].ts));
+		json_str(f, g->r.marks[i].label);
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\"gap\":");
+	timeline_gap_json(f, gap, min_gap);
+	fprintf(f, ",");
+	data_suspects(f, g);
+	fprintf(f, ",");
+	data_flame(f, g);
+	fprintf(f, "}");
+}
+
+/* Text inside <script>: "</" would end the element early. */
+static void put_script_text(FILE *out, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] == '<' && i + 1 < len && s[i + 1] == '/')
+			fputs("<\\/", out), i++;
+		else
+			fputc(s[i], out);
+	}
+}
+
+static void html_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+static void write_page(FILE *out, struct growth *g, const char *data, size_t len)
+{
+	const struct trace *t = g->r.trace;
+	char b1[32], b2[32];
+
+	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>memprov: ");
+	html_text(out, report_command(t));
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memprov report: ", html_css);
+	html_text(out, report_command(t));
+	fprintf(out, "</h1>\n<div class=\"meta\"><span>trace ");
+	html_text(out, t->path);
+	fprintf(out, "</span><span>pid %d</span><span>peak of live memory %s (%" PRIu64 " B) at %s</span></div>\n",
+		t->hdr.pid, human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
+		human_ns(b2, sizeof(b2), g->peak_total ? report_rel(t, g->peak_ts) : 0));
+	fprintf(out, "<h2>Timeline: tracked live memory per kind, resident memory, marks</h2>\n"
+		"<canvas id=\"chart\"></canvas><div id=\"legend\" class=\"legend\"></div>\n"
+		"<div id=\"gap\"></div>\n"
+		"<h2>Growing sites</h2>\n<table id=\"suspects\"><thead><tr><th>#</th><th>kind</th>"
+		"<th>growth B</th><th>B/%s</th><th>blocks/%s</th><th>since</th><th>end B</th>"
+		"<th>end blocks</th><th>confidence</th><th class=\"site\">site</th></tr></thead>"
+		"<tbody id=\"suspects-body\"></tbody></table>\n"
+		"<h2 id=\"flametitle\">Flame graph: %s</h2>\n<div id=\"flameinfo\"></div><div id=\"flame\"></div>\n"
+		"<p id=\"status\">not rendered (the page needs JavaScript)</p>\n"
+		"<script id=\"memprov-data\" type=\"application/json\">",
+		growth_unit(g), growth_unit(g),
+		g->n_suspects ? "growth of the growing sites over the window" :
+				"memory live at the end (nothing grows)");
+	put_script_text(out, data, len);
+	fprintf(out, "</script>\n<script>\n");
+	put_script_text(out, html_js, strlen(html_js));
+	fprintf(out, "</script>\n</body></html>\n");
+}
+
+static int html_parse(struct growth_opts *o, const char **output, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "points", required_argument, NULL, 'P' },
+		{ "skip", required_argument, NULL, 's' },
+		{ "after", required_argument, NULL, 'A' },
+		{ "min-bytes", required_argument, NULL, 'm' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "python-only", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': *output = optarg; break;
+		case 'A': o->after = optarg; break;
+		case 'n': o->mode = SITE_NATIVE; break;
+		case 'p': o->mode = SITE_PYTHON_ONLY; break;
+		case 'P':
+			o->points = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || o->points < 2 || o->points > 100000)
+				return usage_error("html", "--points wants 2 to 100000, not '%s'", optarg);
+			break;
+		case 's':
+			o->skip = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || optarg[0] == '-')
+				return usage_error("html", "--skip wants a number, not '%s'", optarg);
+			break;
+		case 'm':
+			if (growth_parse_size("html", "--min-bytes", optarg, &o->min_bytes))
+				return EXIT_USAGE;
+			break;
+		case 'h': show_usage(stdout, "html"); return -2;
+		default:
+			return usage_error("html", "unknown option or missing value '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("html", optind == argc ? "no trace given" : "more than one trace given");
+	return 0;
+}
+
+int cmd_html(int argc, char **argv)
+{
+	struct growth_opts o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE,
+				 .points = 20, .min_bytes = 1024,
+				 .timeline_points = HTML_TIMELINE_POINTS };
+	const char *output = "memprov-report.html";
+	struct tl_gap gap;
+	struct growth g;
+	struct trace t;
+	char *data = NULL;
+	size_t len = 0;
+	FILE *mem, *out;
+	int ret;
+
+	ret = html_parse(&o, &output, argc, argv);
+	if (ret)
+		return ret == -2 ? EXIT_OK : ret;
+	if (trace_open(&t, argv[optind], 0) < 0)
+		return EXIT_FAIL;
+	growth_collect(&g, &t, &o);
+	growth_analyze(&g);
+	timeline_gap(&g, TIMELINE_MIN_GAP, &gap);
+	timeline_gap_rel(&t, &gap);
+	mem = open_memstream(&data, &len);
+	if (!mem)
+		die(1, "out of memory writing the HTML report");
+	write_data(mem, &g, &gap, TIMELINE_MIN_GAP);
+	fclose(mem);
+	out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	if (!out) {
+		ret = error("cannot write '%s': %s", output, strerror(errno));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	write_page(out, &g, data, len);
+	if (out != stdout && fclose(out)) {
+		error("cannot write '%s': %s", output, strerror(errno));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ret = report_status(&t);
+out:
+	free(data);
+	growth_release(&g);
+	trace_close(&t);
+	return ret;
+}
