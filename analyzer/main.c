@@ -21,7 +21,7 @@ static const struct subcommand subcommands[] = {
 	  "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... -- CMD [ARGS...]",
 	  "Run CMD with libmemprov.so preloaded and write its trace.\n"
 	  "  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
-	  "  --mark-on MODULE:FUNC    put a mark each time this Python function returns\n"
+	  "  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
 	  "Exits with CMD's status (128+N if killed by signal N), 127 if CMD is not found.\n"
 	  "The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
 	  "next to this program.\n" },
