@@ -406,12 +406,87 @@ void mp_record_commit(void *rec)
 	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.pos - (char *)(c + 1)));
 }
 
+/*
+ * Sampling mode (MEMPROV_SAMPLE_BYTES=N): the bytes a thread allocates are
+ * cut at points N bytes apart on average, at exponentially distributed
+ * intervals (a Poisson process over bytes, as tcmalloc does); an
+ * allocation that contains a point is recorded with MP_RF_SAMPLED and its
+ * real size, the others are not recorded at all (no stack, no record).
+ * A block of size s < N is thus recorded with probability 1 - exp(-s/N);
+ * blocks of N bytes or more are always recorded, unflagged. Frees are all
+ * recorded.
+ */
+static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
+
+static uint64_t rng_next(void)
+{
+	uint64_t x = rng;
+
+	if (MP_UNLIKELY(!x))
+		x = mp_now() ^ ((uint64_t)mp_self.tid << 32) ^ 0x9e3779b97f4a7c15ull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	rng = x;
+	return x;
+}
+
+/* -ln(u) for u uniform in (0, 1], without libm (error < 1e-5). */
+static double neg_log_uniform(void)
+{
+	union { double d; uint64_t u; } v;
+	double m, t, t2;
+	int e;
+
+	v.d = (double)((rng_next() >> 11) + 1) * (1.0 / 9007199254740992.0);
+	e = (int)((v.u >> 52) & 0x7ff) - 1023;
+	v.u = (v.u & 0x000fffffffffffffull) | 0x3ff0000000000000ull; /* [1, 2) */
+	m = v.d;
+	t = (m - 1) / (m + 1);
+	t2 = t * t;
+	return -(e * 0.6931471805599453 +
+		 2 * t * (1 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 + t2 / 9)))));
+}
+
+static uint64_t next_gap(void)
+{
+	double g = neg_log_uniform() * (double)mp_config.sample_bytes;
+
+	return g < 1 ? 1 : g > 1e18 ? (uint64_t)1e18 : (uint64_t)g;
+}
+
+/* 0: skip this allocation, 1: record it, MP_RF_SAMPLED: record it flagged. */
+static inline unsigned sample_flag(size_t size)
+{
+	uint64_t n = mp_config.sample_bytes;
+
+	if (size >= n)
+		return 1;
+	if (MP_UNLIKELY(!mp_self.sample_left))
+		mp_self.sample_left = next_gap();
+	if (mp_self.sample_left > size) {
+		mp_self.sample_left -= size;
+		return 0;
+	}
+	mp_self.sample_left = next_gap();
+	return MP_RF_SAMPLED;
+}
+
 void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		     size_t size, unsigned flags)
 {
-	uint64_t stack = mp_capture_stack(1);
-	struct mp_rec_alloc *r = mp_record_begin(MP_REC_ALLOC, sizeof(*r));
+	uint64_t stack;
+	struct mp_rec_alloc *r;
 
+	if (MP_UNLIKELY(mp_config.sample_bytes) && !(flags & MP_RF_FAILED)) {
+		unsigned sf = sample_flag(size);
+
+		if (!sf)
+			return;
+		flags |= sf & MP_RF_SAMPLED;
+	}
+	stack = mp_capture_stack(1);
+	r = mp_record_begin(MP_REC_ALLOC, sizeof(*r));
 	if (!r)
 		return;
 	r->h.flags = (uint8_t)flags;

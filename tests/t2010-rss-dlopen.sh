@@ -1,8 +1,9 @@
 #!/bin/sh
 # t2010-rss-dlopen.sh - resident-memory samples (MP_REC_RSS) written by
 # libmemprov.so without a thread: at trace open, at every mark, at exit, and
-# when a record passes the sampling interval; and dlopen of a bare name
-# from an object with DT_RPATH/DT_RUNPATH under the preload.
+# when a record passes the sampling interval; dlopen of a bare name from an
+# object with DT_RPATH/DT_RUNPATH under the preload; and the byte-interval
+# sampling mode (MEMPROV_SAMPLE_BYTES).
 . "$(dirname "$0")/test-lib.sh"
 
 [ -f "$MEMPROV_LIB" ] || test_skip "interpose/libmemprov.so not built"
@@ -214,6 +215,73 @@ test_expect_success 'a name found nowhere fails with the loader'"'"'s own messag
 		test $? = 1; } &&
 	cat mp.out && grep -x "fail libnothere.so: cannot open shared object file: No such file or directory" mp.out &&
 	test_cmp bare.out mp.out
+'
+
+# Sampling: 100,000 blocks of 100 B (10,000,000 B), ten of 1 MiB, then
+# 1010 frees. With MEMPROV_SAMPLE_BYTES=10000 each 100 B block is recorded
+# with probability 1 - exp(-0.01): about 995 of them, each standing for
+# 100 / (1 - exp(-0.01)) = 10050 B; the 1 MiB blocks always, unflagged.
+cat >"$TRASH/samp.c" <<'CEOF'
+#include <stdlib.h>
+static void *keep[100000];
+int main(void)
+{
+	for (int i = 0; i < 100000; i++) keep[i] = malloc(100);
+	for (int i = 0; i < 10; i++) { free(keep[i * 7]); keep[i * 7] = malloc(1 << 20); }
+	for (int i = 0; i < 1000; i++) { free(keep[50000 + i]); keep[50000 + i] = 0; }
+	return 0;
+}
+CEOF
+cat >"$TRASH/samp.py" <<'PYEOF'
+import math, struct, sys
+d = open(sys.argv[1], 'rb').read()
+hs, cs = struct.unpack_from('<II', d, 12)
+nchunk, = struct.unpack_from('<Q', d, 24)
+n, = struct.unpack_from('<I', d, 84)
+print("sample_bytes", n)
+big = small = frees = plain_small = 0
+est = 0.0
+for i in range(nchunk):
+    off = hs + i * cs
+    magic, used = struct.unpack_from('<II', d, off)
+    p, end = off + 32, off + 32 + used
+    while magic and p < end:
+        typ, fl, sz = struct.unpack_from('<BBH', d, p)
+        if typ == 1:
+            a, s = struct.unpack_from('<QQ', d, p + 16)
+            if s == 1 << 20 and not fl & 8:
+                big += 1
+            elif s == 100 and fl & 8:
+                small += 1
+                est += s / (1 - math.exp(-s / n)) if n else s
+            elif s == 100:
+                plain_small += 1
+        elif typ == 2:
+            frees += 1
+        p += sz
+print("big", big, "frees", frees, "unflagged-100", plain_small)
+print("sampled-100", small, "estimate-ok", int(abs(est - 1e7) < 1.5e6))
+PYEOF
+
+test_expect_success 'build the sampling program' 'cc -O0 -o samp samp.c'
+
+test_expect_success 'MEMPROV_SAMPLE_BYTES=10000: big blocks always, small ones weighted' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_SAMPLE_BYTES=10000 MEMPROV_OUTPUT=s.trace ./samp 2>err &&
+	test ! -s err &&
+	"$PY" samp.py s.trace >out && cat out &&
+	grep -x "sample_bytes 10000" out &&
+	grep -x "big 10 frees 1010 unflagged-100 0" out &&
+	grep "^sampled-100 [0-9]* estimate-ok 1$" out &&
+	k=$(sed -n "s/^sampled-100 \([0-9]*\) .*/\1/p" out) &&
+	test $k -gt 800 && test $k -lt 1200
+'
+
+test_expect_success 'without MEMPROV_SAMPLE_BYTES every block is recorded, unflagged' '
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=a.trace ./samp &&
+	"$PY" samp.py a.trace >out && cat out &&
+	grep -x "sample_bytes 0" out &&
+	grep -x "big 10 frees 1010 unflagged-100 100000" out &&
+	grep -x "sampled-100 0 estimate-ok 0" out
 '
 
 test_done
