@@ -54,7 +54,7 @@ static unsigned kinds_used(const struct growth *g)
 
 static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
 
 	if (!gap->known) {
 		printf("\nresident memory: fewer than two RSS samples in the trace "
@@ -66,14 +66,14 @@ static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 	       human_ns(b2, sizeof(b2), gap->rel1), human_bytes(b3, sizeof(b3), gap->rss0),
 	       human_bytes(b4, sizeof(b4), gap->rss1), gap->rss_growth < 0 ? "-" : "+",
 	       human_bytes(b5, sizeof(b5), (uint64_t)llabs(gap->rss_growth)),
-	       human_bytes(b1, sizeof(b1), gap->host0), human_bytes(b2, sizeof(b2), gap->host1),
+	       human_bytes(b6, sizeof(b6), gap->host0), human_bytes(b7, sizeof(b7), gap->host1),
 	       gap->host_growth < 0 ? "-" : "+",
-	       human_bytes(b3, sizeof(b3), (uint64_t)llabs(gap->host_growth)));
+	       human_bytes(b8, sizeof(b8), (uint64_t)llabs(gap->host_growth)));
 	if (gap->flagged)
 		printf("gap: RSS rose %s (%" PRId64 " B) more than tracked memory: allocator retention "
 		       "(freed memory kept by the allocator) or memory memprov does not track; "
 		       "not a leak at any allocation site\n",
-		       human_bytes(b4, sizeof(b4), (uint64_t)gap->gap), gap->gap);
+		       human_bytes(b9, sizeof(b9), (uint64_t)gap->gap), gap->gap);
 	else
 		printf("no gap: RSS did not rise more than tracked memory (by at least %s)\n",
 		       human_bytes(b4, sizeof(b4), min_gap));
