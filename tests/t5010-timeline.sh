@@ -1,0 +1,111 @@
+#!/bin/sh
+# t5010-timeline.sh - `memprov timeline`: tracked live memory per kind and
+# RSS at evenly spaced instants, marks, and the gap check (RSS rising while
+# tracked memory does not), on tracegen traces with exact figures and on
+# tests/growth/retention.c (glibc keeps freed memory) under libmemprov.so.
+. "$(dirname "$0")/test-lib.sh"
+. "$TOP/tests/helper/lib-trace.sh"
+
+# Ten rounds: 1 MiB allocated and freed each round (live flat), RSS +1 MiB
+# per round; a mark per round.
+gen_retain() {
+	{
+		echo "header state=exited start=1000"
+		echo "thread 1"
+		echo "stack ts=1001 id=1 native=0x1001"
+		i=0
+		while [ $i -lt 10 ]; do
+			ts=$((2000 + 1000 * i))
+			echo "alloc ts=$ts addr=0x100000 size=1048576 stack=1"
+			echo "free ts=$((ts + 100)) addr=0x100000"
+			echo "rss ts=$((ts + 200)) rss=$((4194304 + 1048576 * i)) vm=$((8388608 + 1048576 * i))"
+			echo "mark ts=$((ts + 300)) serial=$((i + 1)) label=round"
+			i=$((i + 1))
+		done
+	} | "$TRACEGEN" -o retain.trace
+}
+
+test_expect_success 'RSS rising with live memory flat: the gap is flagged, no site grows' '
+	gen_retain &&
+	memprov timeline --json retain.trace >t.json &&
+	jget t.json gap.flagged gap.from gap.rss_start gap.rss_end gap.tracked_growth gap.gap_bytes \
+		rss_samples "=len(j[\"points\"])" "=len(j[\"marks\"])" >out &&
+	printf "true\nfirst-mark\n5242880\n13631488\n0\n8388608\n10\n20\n10\n" >expect &&
+	test_cmp expect out &&
+	memprov timeline retain.trace >t.txt &&
+	grep -F "gap: RSS rose 8.0 MiB (8388608 B) more than tracked memory" t.txt &&
+	memprov growth --json retain.trace >g.json &&
+	jget g.json "=len(j[\"suspects\"])" window.steps >out &&
+	printf "0\n9\n" >expect && test_cmp expect out
+'
+
+test_expect_success 'timeline points: live per kind and the last RSS sample at each instant' '
+	gen tl <<-EOF &&
+	header state=exited start=1000
+	thread 1
+	alloc ts=1100 addr=0x10 size=1000
+	rss ts=1150 rss=4096000 vm=9000000
+	gpu_alloc ts=1250 kind=device addr=0x7000 size=5000
+	alloc ts=1300 addr=0x20 size=24
+	free ts=1350 addr=0x10
+	rss ts=1390 rss=5000000 vm=9000000
+	mark ts=1400 serial=1 label=end
+	EOF
+	memprov timeline --points 4 --json tl.trace >p.json &&
+	jget p.json "=[p[\"ns\"] for p in j[\"points\"]]" "=[p[\"live\"][\"heap\"] for p in j[\"points\"]]" \
+		"=[p[\"live\"][\"device\"] for p in j[\"points\"]]" "=[p[\"rss\"] for p in j[\"points\"]]" \
+		marks.0.ns marks.0.label >out &&
+	cat >expect <<-EOF &&
+	[100, 200, 300, 400]
+	[1000, 1000, 1024, 24]
+	[0, 0, 5000, 5000]
+	[null, 4096000, 4096000, 5000000]
+	400
+	end
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'RSS that follows a real leak is no gap' '
+	{
+		echo "header state=exited start=1000"
+		echo "thread 1"
+		i=0
+		while [ $i -lt 10 ]; do
+			ts=$((2000 + 1000 * i))
+			echo "alloc ts=$ts addr=$((0x100000 + i * 0x200000)) size=1048576 stack=1"
+			echo "rss ts=$((ts + 200)) rss=$((4194304 + 1048576 * i)) vm=1"
+			echo "mark ts=$((ts + 300)) serial=$((i + 1)) label=round"
+			i=$((i + 1))
+		done
+	} | "$TRACEGEN" -o leak.trace &&
+	memprov timeline --json leak.trace >l.json &&
+	jget l.json gap.flagged gap.gap_bytes gap.tracked_growth >out &&
+	printf "false\n0\n8388608\n" >expect && test_cmp expect out &&
+	memprov timeline leak.trace | grep -F "no gap: RSS did not rise more than tracked memory"
+'
+
+test_expect_success 'no RSS samples: the gap is unknown' '
+	gen none <<-EOF &&
+	thread 1
+	alloc ts=10 addr=0x10 size=10
+	EOF
+	memprov timeline --json none.trace >n.json &&
+	jget n.json gap rss_samples >out && printf "null\n0\n" >expect && test_cmp expect out &&
+	memprov timeline none.trace | grep -F "fewer than two RSS samples"
+'
+
+test_expect_success 'retention.c under memprov: the gap is flagged and growth names no site' '
+	[ -x "$BIN/retention" ] || { echo "tests/bin/retention not built"; false; } &&
+	timeout 60 env MEMPROV_OUTPUT=$TRASH/ret.trace MEMPROV_RSS_INTERVAL_MS=1 LD_PRELOAD=$MEMPROV_LIB \
+		"$BIN/retention" 12 &&
+	memprov dump ret.trace | grep -c -i rss >n && test $(cat n) -ge 2 &&
+	memprov timeline --json ret.trace >r.json &&
+	jget r.json gap.flagged gap.tracked_start gap.tracked_end "=j[\"gap\"][\"gap_bytes\"] >= 11 * 262144 * 3 // 4" >out &&
+	printf "true\n0\n0\ntrue\n" >expect && test_cmp expect out &&
+	memprov growth --json ret.trace >g.json &&
+	jget g.json "=len(j[\"suspects\"])" marks >out &&
+	printf "0\n12\n" >expect && test_cmp expect out
+'
+
+test_done
