@@ -139,6 +139,10 @@ test_expect_success 'host backend without pools runs and predicts the same count
 
 # The cudart backend needs the fake CUDA runtime the CUDA tests build.
 test -f "$BIN/libcudart.so" || test_skip "no $BIN/libcudart.so (the fake CUDA runtime is not built): cudart backend not tested"
+# The fake runtime dlopens "libcuda.so.1" by name, as the real one does:
+# the fake driver beside it must be on the loader's path.
+LD_LIBRARY_PATH=$BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
 
 test_expect_success 'cudart backend over the fake runtime: bug mode leaks, pools kept' '
 	timeout 120 $PY "$WL" --bug --backend cudart --cudart "$BIN/libcudart.so" $SMALL \
