@@ -109,7 +109,9 @@ static void dump_record(const struct mp_rec_head *h)
 	case MP_REC_EXIT: {
 		const struct mp_rec_exit *e = (const void *)h;
 
-		printf("exit status=%d how=%s", e->status, e->how ? "_exit" : "exit");
+		printf("exit status=%d how=%s", e->status,
+		       e->how == MP_EXIT_HOW_RETURN ? "return" :
+		       e->how == MP_EXIT_HOW__EXIT ? "_exit" : "exit");
 		break;
 	}
 	case MP_REC_GPU_ALLOC: {

@@ -53,8 +53,9 @@ static void pick_native(struct symbolizer *s, const struct replay_stack *st,
 		fr->native[fr->n_native++] = f;
 	}
 	if (!st->n_python || mode == SITE_NATIVE)
-		while (fr->n_native && is_start_code(fr->native[fr->n_native - 1]))
-			fr->n_native--;
+		while (fr->n_native && (is_start_code(fr->native[fr->n_native - 1]) ||
+					fr->native[fr->n_native - 1]->memprov))
+			fr->n_native--; /* libc's start code and memprov's main wrapper */
 }
 
 static void key_frames(FILE *k, const struct frames *fr)

@@ -79,8 +79,9 @@ enum mp_stop {
  *   32  pid, ppid
  *   40  state           enum mp_state, updated at exit/exec/stop
  *   44  exit_status     when state == MP_STATE_EXITED: the status passed to
- *                       exit()/_exit(), or MP_EXIT_UNKNOWN (main returned:
- *                       libc's own call to exit() cannot be seen)
+ *                       exit()/_exit() or returned by main, or
+ *                       MP_EXIT_UNKNOWN (the process left in a way no hook
+ *                       saw, e.g. a static program's main returning)
  *   48  start_mono_ns   CLOCK_MONOTONIC when the trace was opened
  *   56  start_real_ns   CLOCK_REALTIME at the same moment
  *   64  end_mono_ns     when state left MP_STATE_RUNNING
@@ -385,7 +386,14 @@ struct mp_rec_rss {
 };
 _Static_assert(sizeof(struct mp_rec_rss) == 32, "rss record layout");
 
-/* MP_REC_EXIT, 24 bytes: h.func unused; how: 0 exit(), 1 _exit(). */
+/* MP_REC_EXIT, 24 bytes: h.func unused; how the process is leaving. */
+enum mp_exit_how {
+	MP_EXIT_HOW_EXIT = 0,   /* exit() */
+	MP_EXIT_HOW__EXIT = 1,  /* _exit() or _Exit() */
+	MP_EXIT_HOW_RETURN = 2, /* main returned (libc then calls exit) */
+};
+
+
 struct mp_rec_exit {
 	struct mp_rec_head h;
 	int32_t status;

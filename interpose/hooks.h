@@ -41,7 +41,10 @@
 	X(int, execv, (const char *, char *const *))                      \
 	X(int, execvp, (const char *, char *const *))                     \
 	X(int, execvpe, (const char *, char *const *, char *const *))     \
-	X(int, fexecve, (int, char *const *, char *const *))
+	X(int, fexecve, (int, char *const *, char *const *))             \
+	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
+				   char **, void (*)(void), void (*)(void), \
+				   void (*)(void), void *))
 
 #define MP_REAL_DECL(ret, name, params) extern ret(*mp_real_##name) params MP_HIDDEN;
 MP_LIBC_HOOKS(MP_REAL_DECL)

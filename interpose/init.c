@@ -103,10 +103,40 @@ static void record_exit(int status, unsigned how)
 	mp_self.guard = g;
 }
 
+/*
+ * main's return value: libc calls exit() on it from inside itself, where
+ * no hook can see it, so main is wrapped instead. The wrapper adds one
+ * frame (in libmemprov) at the outer end of every stack of the main
+ * thread; the analyzer drops it with the start code.
+ */
+static int (*user_main)(int, char **, char **);
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+	int status = user_main(argc, argv, envp);
+
+	record_exit(status, MP_EXIT_HOW_RETURN);
+	return status;
+}
+
+int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
+		      void *stack_end);
+
+MP_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
+				char **argv, void (*init)(void), void (*fini)(void),
+				void (*rtld_fini)(void), void *stack_end)
+{
+	mp_hooks_need();
+	user_main = main;
+	return mp_real___libc_start_main(main_wrapper, argc, argv, init, fini,
+					 rtld_fini, stack_end);
+}
+
 MP_EXPORT void exit(int status)
 {
 	mp_hooks_need();
-	record_exit(status, 0);
+	record_exit(status, MP_EXIT_HOW_EXIT);
 	if (mp_real_exit)
 		mp_real_exit(status);
 	for (;;)
@@ -116,7 +146,7 @@ MP_EXPORT void exit(int status)
 MP_EXPORT void _exit(int status)
 {
 	mp_hooks_need();
-	record_exit(status, 1);
+	record_exit(status, MP_EXIT_HOW__EXIT);
 	if (mp_real__exit)
 		mp_real__exit(status);
 	for (;;)
@@ -126,7 +156,7 @@ MP_EXPORT void _exit(int status)
 MP_EXPORT void _Exit(int status)
 {
 	mp_hooks_need();
-	record_exit(status, 1);
+	record_exit(status, MP_EXIT_HOW__EXIT);
 	if (mp_real__Exit)
 		mp_real__Exit(status);
 	for (;;)
