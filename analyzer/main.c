@@ -83,6 +83,25 @@ static const struct subcommand subcommands[] = {
 	  "them) and a flame graph of their growth, or of memory live at the end.\n"
 	  "  -o, --output FILE   where to write it (default memprov-report.html; - for stdout)\n"
 	  "  other options as for growth\n" },
+	{ "check", cmd_check,
+	  "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] TRACE...",
+	  "The CI gate: memory still live when each process ended (after suppressions) is\n"
+	  "held to --max-leak, and with --max-growth, every site's growth per mark (or per\n"
+	  "second without marks). Prints the offending sites. Exit 0 within budget, 1 over\n"
+	  "budget, 2 bad command line or unreadable trace or suppression file.\n"
+	  "  --max-leak SIZE          live bytes allowed at exit (default 0), all kinds summed,\n"
+	  "                           or each --kind on its own\n"
+	  "  --max-growth SIZE        growth allowed per mark (or second) of one site; growth\n"
+	  "                           is not gated without it\n"
+	  "  --kind KIND[,KIND]       gate only these kinds (heap, mmap, pinned, device,\n"
+	  "                           managed, registered), each against the budget\n"
+	  "  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style)\n"
+	  "  --no-default-suppressions  also count what glibc, the loader, Python and CUDA\n"
+	  "                           keep until exit on purpose\n"
+	  "  --skip N, --after LABEL  growth window starts after warm-up\n"
+	  "  --junit FILE             a JUnit XML file, one test case per trace\n"
+	  "  --annotations            one ::error file=F,line=L:: line per offending site\n"
+	  "  --json                   one JSON object on stdout\n" },
 	{ "dump", cmd_dump,
 	  "memprov dump TRACE",
 	  "Every record of the trace in time order, one line each.\n" },

@@ -26,6 +26,7 @@ int cmd_growth(int argc, char **argv);
 int cmd_peak(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 
 /* Print "memprov: error: ..." and the subcommand's usage; returns 2. */

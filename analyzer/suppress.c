@@ -1,0 +1,330 @@
+/*
+ * suppress.c - suppression rules for the CI gate: reading LeakSanitizer
+ * style files, the built-in defaults, and matching a rule against the
+ * frames of a stack or a site.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sites.h"
+#include "suppress.h"
+#include "util.h"
+
+#define INTERPRETER_PATTERN "<python-interpreter>"
+
+/*
+ * Memory kept on purpose until the process ends. An ANY rule matches any
+ * frame, as a user's rule does: only for functions that never call back
+ * into user code. An OWNER rule matches only the frame that asked for the
+ * memory (the innermost one outside libc and memprov), so that a leak a
+ * user's callback makes under the loader, the interpreter or the CUDA
+ * runtime still shows. HOST rules leave device memory alone.
+ */
+enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST };
+
+static const struct { const char *pattern; unsigned flags; const char *why; } defaults[] = {
+	/* Python: the interpreter does not free everything at exit */
+	{ "<frozen importlib._bootstrap>", ANY,
+	  "modules' state: allocated while importing, kept until exit (extension modules are never unloaded)" },
+	{ INTERPRETER_PATTERN, OWNER | HOST,
+	  "the Python interpreter's own objects and caches, left at exit by design" },
+	/* glibc: freed only under valgrind (__libc_freeres) */
+	{ "_IO_file_doallocate", ANY, "glibc stdio buffers (stdout, stderr, open FILEs)" },
+	{ "setlocale", ANY, "glibc locale data (setlocale)" },
+	{ "_nl_find_locale", ANY, "glibc locale data" },
+	{ "_nl_find_domain", ANY, "glibc message catalogs (gettext)" },
+	{ "read_alias_file", ANY, "glibc locale alias table" },
+	{ "__gconv", ANY, "glibc character set converters" },
+	{ "__wcsmbs_load_conv", ANY, "glibc character set converters" },
+	{ "^__nss_", ANY, "glibc name service modules and databases" },
+	{ "^nss_", ANY, "glibc name service modules and databases" },
+	{ "tzset_internal", ANY, "glibc time zone data" },
+	{ "__tzfile_read", ANY, "glibc time zone data" },
+	{ "__cxa_thread_atexit_impl", ANY, "glibc per-thread destructor lists" },
+	{ "__new_exitfn", ANY, "glibc atexit handler list" },
+	{ "__libc_dlopen_mode", ANY, "glibc's own dlopen (NSS, gconv, libgcc_s)" },
+	{ "_dlerror_run", ANY, "dlerror message buffers" },
+	{ "__libc_alloc_buffer_allocate", ANY, "glibc resolver buffers" },
+	/* libstdc++ */
+	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },
+	{ "__cxa_get_globals", ANY, "libstdc++ per-thread exception globals" },
+	/* the dynamic loader's own tables: link maps, dlopen scopes, TLS, per-thread data */
+	{ "ld-linux", OWNER, "dynamic loader tables (link maps, dlopen, TLS)" },
+	{ "libunwind", OWNER, "libunwind caches" },
+	/* CUDA driver and runtime: host memory for contexts, modules, handles */
+	{ "libcuda.so", OWNER | HOST, "CUDA driver state (contexts, modules)" },
+	{ "libcudart", OWNER | HOST, "CUDA runtime state" },
+	{ "cudart::", OWNER | HOST, "CUDA runtime state (static runtime)" },
+	{ "libnvidia-", OWNER | HOST, "CUDA driver helper libraries" },
+	{ "fake_cudart.c", OWNER | HOST, "the fake CUDA runtime's state (tests; static runtime)" },
+};
+
+void supp_init(struct suppressions *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void supp_release(struct suppressions *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->rules[i].pattern);
+		free(s->rules[i].source);
+	}
+	free(s->rules);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct supp_rule *add(struct suppressions *s, const char *pattern, size_t len,
+			     unsigned type, const char *source)
+{
+	struct supp_rule *r;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 32;
+		s->rules = xrealloc(s->rules, s->cap * sizeof(*s->rules));
+	}
+	r = &s->rules[s->n++];
+	memset(r, 0, sizeof(*r));
+	r->pattern = xstrndup(pattern, len);
+	r->type = type;
+	r->source = xstrdup(source);
+	r->interpreter = !strcmp(r->pattern, INTERPRETER_PATTERN);
+	if (r->interpreter)
+		r->flags = SUPP_OWNER;
+	return r;
+}
+
+void supp_add_defaults(struct suppressions *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(defaults); i++) {
+		struct supp_rule *r = add(s, defaults[i].pattern, strlen(defaults[i].pattern), SUPP_LEAK,
+					  "default");
+
+		r->why = defaults[i].why;
+		r->flags = defaults[i].flags;
+	}
+}
+
+static char *trim(char *p)
+{
+	char *e;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	e = p + strlen(p);
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = 0;
+	return p;
+}
+
+int supp_load(struct suppressions *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, src[4200];
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int ret = 0;
+
+	if (!f)
+		return error("cannot open suppression file '%s': %s", path, strerror(errno));
+	while (getline(&line, &cap, f) >= 0) {
+		char *p = trim(line), *colon;
+		unsigned type;
+
+		lineno++;
+		if (!*p || *p == '#')
+			continue;
+		colon = strchr(p, ':');
+		if (colon && colon - p == 4 && !strncmp(p, "leak", 4))
+			type = SUPP_LEAK;
+		else if (colon && colon - p == 6 && !strncmp(p, "growth", 6))
+			type = SUPP_GROWTH;
+		else {
+			ret = error("%s:%u: not a suppression: '%s' (want leak:PATTERN or growth:PATTERN)",
+				    path, lineno, p);
+			break;
+		}
+		p = trim(colon + 1);
+		if (!*p || !strcmp(p, "^") || !strcmp(p, "$") || !strcmp(p, "^$")) {
+			ret = error("%s:%u: empty pattern", path, lineno);
+			break;
+		}
+		snprintf(src, sizeof(src), "%s:%u", path, lineno);
+		add(s, p, strlen(p), type, src);
+	}
+	if (ferror(f) && !ret)
+		ret = error("cannot read suppression file '%s': %s", path, strerror(errno));
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* Glob with '*' of p[0..pn) against all of t[0..tn). */
+static int glob_n(const char *p, size_t pn, const char *t, size_t tn)
+{
+	size_t pi = 0, ti = 0, star_p = (size_t)-1, star_t = 0;
+
+	while (ti < tn) {
+		if (pi < pn && p[pi] == '*') {
+			star_p = ++pi;
+			star_t = ti;
+		} else if (pi < pn && p[pi] == t[ti]) {
+			pi++;
+			ti++;
+		} else if (star_p != (size_t)-1) {
+			pi = star_p;
+			ti = ++star_t;
+		} else {
+			return 0;
+		}
+	}
+	while (pi < pn && p[pi] == '*')
+		pi++;
+	return pi == pn;
+}
+
+int supp_pattern_match(const char *pattern, const char *text)
+{
+	size_t pn = strlen(pattern);
+	char buf[512], *g = buf;
+	int start = 0, end = 0, ret;
+
+	if (!text)
+		return 0;
+	if (pn && pattern[0] == '^') {
+		start = 1;
+		pattern++;
+		pn--;
+	}
+	if (pn && pattern[pn - 1] == '$') {
+		end = 1;
+		pn--;
+	}
+	/* unanchored ends match anything: a '*' there */
+	if (pn + 3 > sizeof(buf))
+		g = xmalloc(pn + 3);
+	sprintf(g, "%s%.*s%s", start ? "" : "*", (int)pn, pattern, end ? "" : "*");
+	ret = glob_n(g, strlen(g), text, strlen(text));
+	if (g != buf)
+		free(g);
+	return ret;
+}
+
+/* A module path's base name: "libcuda.so.1" for "^libcuda.so" patterns. */
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+static int rule_matches_native(const struct supp_rule *rule, const struct sym_frame *f)
+{
+	return supp_pattern_match(rule->pattern, f->function) ||
+	       supp_pattern_match(rule->pattern, f->file) ||
+	       supp_pattern_match(rule->pattern, f->module) ||
+	       supp_pattern_match(rule->pattern, base_name(f->module));
+}
+
+/* Frames of libc, libm and the loader are skipped to find who asked for memory. */
+static int is_libc(const struct sym_frame *f)
+{
+	const char *b = base_name(f->module);
+
+	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) ||
+		     !strncmp(b, "libm.so", 7) || !strncmp(b, "ld-linux", 8) ||
+		     !strncmp(b, "libpthread", 10));
+}
+
+static int rule_matches_python(const struct supp_rule *rule, const char *function, const char *file)
+{
+	return supp_pattern_match(rule->pattern, function) || supp_pattern_match(rule->pattern, file);
+}
+
+static int is_host(unsigned kind)
+{
+	return kind == MP_KIND_HEAP || kind == MP_KIND_MMAP;
+}
+
+/* Does an OWNER rule match the frame that asked for the memory? */
+static int rule_matches_owner(const struct supp_rule *rule, const struct sym_frame *f)
+{
+	if (rule->interpreter)
+		return f->interpreter;
+	return rule_matches_native(rule, f);
+}
+
+struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
+				   const struct replay *r, struct symbolizer *sym,
+				   const struct replay_stack *st)
+{
+	const struct sym_frame *owner = NULL;
+	size_t i, j;
+
+	if (!st)
+		return NULL;
+	for (j = 0; j < st->n_native && !owner; j++) {
+		const struct sym_frame *f = sym_lookup(sym, st->native[j], st->ts);
+
+		if (!f->memprov && !is_libc(f))
+			owner = f;
+	}
+	for (i = 0; i < s->n; i++) {
+		struct supp_rule *rule = &s->rules[i];
+
+		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(kind)))
+			continue;
+		if (rule->flags & SUPP_OWNER) {
+			if (owner && rule_matches_owner(rule, owner))
+				return rule;
+			continue;
+		}
+		for (j = 0; j < st->n_python; j++) {
+			const struct replay_pycode *pc = replay_find_pycode(r, st->python[j].code_id);
+
+			if (pc && rule_matches_python(rule, pc->name, pc->file))
+				return rule;
+		}
+		for (j = 0; j < st->n_native; j++) {
+			const struct sym_frame *f = sym_lookup(sym, st->native[j], st->ts);
+
+			if (!f->memprov && rule_matches_native(rule, f))
+				return rule;
+		}
+	}
+	return NULL;
+}
+
+struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const struct site *site)
+{
+	const struct sym_frame *owner = NULL;
+	size_t i, j;
+
+	for (j = 0; j < site->n_native && !owner; j++)
+		if (!site->native[j]->memprov && !is_libc(site->native[j]))
+			owner = site->native[j];
+	for (i = 0; i < s->n; i++) {
+		struct supp_rule *rule = &s->rules[i];
+
+		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(site->kind)))
+			continue;
+		if (rule->flags & SUPP_OWNER) {
+			if (owner && rule_matches_owner(rule, owner))
+				return rule;
+			continue;
+		}
+		for (j = 0; j < site->n_python; j++)
+			if (rule_matches_python(rule, site->python[j].function, site->python[j].file))
+				return rule;
+		for (j = 0; j < site->n_native; j++)
+			if (!site->native[j]->memprov && rule_matches_native(rule, site->native[j]))
+				return rule;
+	}
+	return NULL;
+}

@@ -1,0 +1,77 @@
+/*
+ * suppress.h - suppression files for the CI gate (`memprov check`), in
+ * LeakSanitizer's style, and the built-in defaults: memory that glibc,
+ * the dynamic loader, the Python interpreter and the CUDA stack keep on
+ * purpose until the process ends.
+ *
+ *   # comment
+ *   leak:PATTERN      hide matching sites from the live-at-exit budget
+ *   growth:PATTERN    hide matching sites from the growth budget
+ *
+ * A pattern matches a frame's function name, source file, module path,
+ * Python function or Python file: as a substring, '*' matching any run of
+ * characters, '^' anchoring at the start and '$' at the end. The pattern
+ * "<python-interpreter>" matches heap and mmap memory that the interpreter
+ * asked for itself (the innermost frame outside libc is in libpython or
+ * the python executable).
+ */
+#ifndef MEMPROV_SUPPRESS_H
+#define MEMPROV_SUPPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "replay.h"
+#include "symbolize.h"
+
+enum supp_type {
+	SUPP_LEAK = 1 << 0,
+	SUPP_GROWTH = 1 << 1,
+};
+
+enum supp_flags {
+	SUPP_OWNER = 1 << 0,    /* match only the frame that asked for the memory */
+	SUPP_HOST = 1 << 1,     /* heap and mmap only */
+};
+
+struct supp_rule {
+	char *pattern;
+	unsigned type;          /* enum supp_type */
+	unsigned flags;         /* enum supp_flags (defaults) */
+	char *source;           /* "FILE:LINE", or "default" */
+	const char *why;        /* defaults: what keeps the memory */
+	int interpreter;        /* pattern "<python-interpreter>": the allocation was
+				   made by the Python interpreter itself (its innermost
+				   frame outside libc is in libpython / python) */
+	/* what it hid, filled by the gate */
+	uint64_t bytes, blocks, sites;
+};
+
+struct suppressions {
+	struct supp_rule *rules;
+	size_t n, cap;
+};
+
+void supp_init(struct suppressions *s);
+void supp_release(struct suppressions *s);
+/* Add the built-in default rules. */
+void supp_add_defaults(struct suppressions *s);
+/* Read a suppression file; returns 0, or -1 after an error naming FILE:LINE. */
+int supp_load(struct suppressions *s, const char *path);
+
+/* Does pattern (LeakSanitizer's syntax) match text? */
+int supp_pattern_match(const char *pattern, const char *text);
+
+/*
+ * The first rule of the given type matching any frame of the stack (every
+ * native frame, interpreter ones included, and every Python frame), or NULL.
+ */
+struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
+				   const struct replay *r, struct symbolizer *sym,
+				   const struct replay_stack *st);
+
+/* The same against a frame list: Python frames, then native frames. */
+struct site;
+struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const struct site *site);
+
+#endif /* MEMPROV_SUPPRESS_H */

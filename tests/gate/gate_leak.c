@@ -1,0 +1,93 @@
+/*
+ * gate_leak.c - allocation patterns with exactly known figures for the CI
+ * gate tests (tests/t7*.sh). Lines that leave memory live carry a LEAK-*
+ * tag the tests look up.
+ *
+ *   gate_leak leak     3 x 1000 B heap blocks kept by leak_here (LEAK-HEAP)
+ *   gate_leak kinds    the same, plus one 8192 B anonymous mmap (LEAK-MMAP)
+ *   gate_leak clean    allocates and frees everything, prints a line (the
+ *                      stdout buffer glibc keeps until exit)
+ *   gate_leak grow N   N marks "step I"; keeps 2048 B per step (LEAK-GROW),
+ *                      after a warm-up of 3 steps that keep 64 KiB each
+ *                      (LEAK-WARM); frees it all before exit
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+void memprov_mark(const char *label) __attribute__((weak));
+
+static void *keep[3];
+
+static __attribute__((noinline)) void leak_here(void)
+{
+	for (int i = 0; i < 3; i++)
+		keep[i] = malloc(1000); /* LEAK-HEAP */
+}
+
+static __attribute__((noinline)) void *map_here(void)
+{
+	return mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* LEAK-MMAP */
+}
+
+static __attribute__((noinline)) void tidy(void)
+{
+	char *p = malloc(500), *q = calloc(10, 10);
+
+	p = realloc(p, 5000);
+	free(q);
+	free(p);
+}
+
+static __attribute__((noinline)) void *grow_step(void)
+{
+	return malloc(2048); /* LEAK-GROW */
+}
+
+static __attribute__((noinline)) void *warm_step(void)
+{
+	return malloc(65536); /* LEAK-WARM */
+}
+
+static int grow(int n)
+{
+	void **kept = calloc((size_t)n * 2 + 1, sizeof(*kept));
+	char label[32];
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i < 3)
+			kept[k++] = warm_step();
+		kept[k++] = grow_step();
+		tidy();
+		snprintf(label, sizeof(label), "step %d", i);
+		if (memprov_mark)
+			memprov_mark(label);
+	}
+	while (k > 0)
+		free(kept[--k]);
+	free(kept);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "leak";
+
+	tidy();
+	if (!strcmp(mode, "leak")) {
+		leak_here();
+	} else if (!strcmp(mode, "kinds")) {
+		leak_here();
+		if (map_here() == MAP_FAILED)
+			return 3;
+	} else if (!strcmp(mode, "clean")) {
+		printf("clean\n");
+	} else if (!strcmp(mode, "grow")) {
+		return grow(argc > 2 ? atoi(argv[2]) : 10);
+	} else {
+		return 2;
+	}
+	return 0;
+}
