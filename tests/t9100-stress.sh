@@ -60,6 +60,7 @@ test_expect_success 'longjmp out of 200-deep stacks, 500 times' '
 		"$BIN/stress" longjmp 200 500 >jmp.out 2>jmp.err &&
 	test ! -s jmp.err && check jmp &&
 	test "$(sed -n "s/^live_blocks=//p" jmp.out | cut -d" " -f1)" = 51
+'
 
 
 test_expect_success 'address space exhausted (prlimit --as): failures recorded, figures exact' '
