@@ -408,8 +408,8 @@ static void suppressed_text(FILE *f, const struct suppressions *supp, const stru
 		if (!any)
 			return;
 	}
-	fprintf(f, "  suppressed: %s in %" PRIu64 " blocks\n", human_bytes(b1, sizeof(b1), res->hidden[1]),
-		res->hidden[0]);
+	fprintf(f, "  suppressed: %s in %" PRIu64 " block%s\n", human_bytes(b1, sizeof(b1), res->hidden[1]),
+		res->hidden[0], res->hidden[0] == 1 ? "" : "s");
 	for (i = 0; i < supp->n; i++) {
 		const struct supp_rule *rule = &supp->rules[i];
 

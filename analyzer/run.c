@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "report.h"
 #include "util.h"
 
@@ -236,11 +237,40 @@ static int spawn_and_wait(char **cmd, int *started)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * --check: gate the traces this run wrote (the command's, after any
+ * exec). The command's own failure wins; when it succeeded, a gate
+ * failure exits with --gate-status (23) and an unreadable trace with 2.
+ */
+static int run_gate(const struct gate_opts *gate, const char *tmpl, const glob_t *before, int status)
+{
+	glob_t after;
+	char **paths;
+	size_t i, n = 0;
+	int ret;
+
+	list_traces(tmpl, &after);
+	paths = xcalloc(after.gl_pathc + 1, sizeof(*paths));
+	for (i = 0; i < after.gl_pathc; i++)
+		if (!in_glob(before, after.gl_pathv[i]) && !seen_before(&after, i))
+			paths[n++] = after.gl_pathv[i];
+	fflush(stdout);
+	ret = gate_check_process(gate, paths, n, child_pid);
+	free(paths);
+	globfree(&after);
+	if (status)
+		return status;
+	return ret == 1 ? gate->gate_status : ret;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "mark-on", required_argument, NULL, 'm' },
+		{ "check", no_argument, NULL, 'c' },
+		GATE_LONG_OPTIONS,
+		GATE_RUN_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -248,12 +278,23 @@ int cmd_run(int argc, char **argv)
 	char *mark_on = NULL, *lib;
 	size_t mark_len = 0;
 	glob_t before;
-	int c, ret, started = 0;
+	struct gate_opts gate;
+	int c, ret, started = 0, check = 0;
 
+	gate_opts_init(&gate);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
+		if (c >= GATE_OPT_MAX_LEAK) {
+			ret = gate_opts_set(&gate, "run", c, optarg);
+			if (ret)
+				return free(mark_on), gate_opts_release(&gate), ret;
+			continue;
+		}
 		switch (c) {
+		case 'c':
+			check = 1;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -270,6 +311,9 @@ int cmd_run(int argc, char **argv)
 			return EXIT_OK;
 		case '?':
 			free(mark_on);
+			gate_opts_release(&gate);
+			if (optopt >= GATE_OPT_MAX_LEAK)
+				return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
 			if (optopt)
 				return usage_error("run", "option '-%c' %s", optopt,
 						   optopt == 'o' ? "needs a path" : "is unknown");
@@ -279,9 +323,18 @@ int cmd_run(int argc, char **argv)
 			return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
+	if (gate.set && !check)
+		ret = usage_error("run", "gate options need --check");
+	else if ((gate.flags & GATE_JSON) && (gate.flags & GATE_ANNOTATIONS))
+		ret = usage_error("run", "--json and --annotations both write stdout: choose one");
+	else if (optind >= argc)
+		ret = usage_error("run", "no command given");
+	else
+		ret = 0;
+	if (ret) {
 		free(mark_on);
-		return usage_error("run", "no command given");
+		gate_opts_release(&gate);
+		return ret;
 	}
 	if (!output || !*output)
 		output = DEFAULT_OUTPUT;
@@ -297,6 +350,9 @@ int cmd_run(int argc, char **argv)
 		ret = EXIT_FAIL;
 	else if (started)
 		report_traces(output, child_pid, &before);
+	if (check && ret >= 0 && started)
+		ret = run_gate(&gate, output, &before, ret);
+	gate_opts_release(&gate);
 	globfree(&before);
 	free(lib);
 	free(mark_on);
