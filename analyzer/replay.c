@@ -4,6 +4,7 @@
  * the tables of stacks, code objects, modules, marks and threads.
  */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,12 +34,12 @@ static struct replay_block *block_find(struct replay *r, unsigned kind, uint64_t
 	return b;
 }
 
-static void kind_add(struct replay *r, unsigned kind, uint64_t size)
+static void kind_add(struct replay *r, const struct replay_block *b)
 {
-	struct replay_kind *k = &r->kinds[kind];
+	struct replay_kind *k = &r->kinds[b->key.kind];
 
-	k->live_bytes += size;
-	k->live_blocks++;
+	k->live_bytes += block_bytes(b);
+	k->live_blocks += b->weight;
 	if (k->live_bytes > k->peak_bytes) {
 		k->peak_bytes = k->live_bytes;
 		k->peak_ts = r->now;
@@ -55,12 +56,12 @@ static void block_insert(struct replay *r, struct replay_block *b)
 	if (old) {
 		/* its free was not seen (untraced path): the new block wins */
 		HASH_DEL(*table_of(r, old->key.kind), old);
-		r->kinds[old->key.kind].live_bytes -= old->size;
-		r->kinds[old->key.kind].live_blocks--;
+		r->kinds[old->key.kind].live_bytes -= block_bytes(old);
+		r->kinds[old->key.kind].live_blocks -= old->weight;
 		free(old);
 	}
 	HASH_ADD(hh, *table_of(r, b->key.kind), key, sizeof(b->key), b);
-	kind_add(r, b->key.kind, b->size);
+	kind_add(r, b);
 }
 
 static struct replay_block *block_new(unsigned kind, uint64_t addr, uint64_t size,
@@ -75,6 +76,7 @@ static struct replay_block *block_new(unsigned kind, uint64_t addr, uint64_t siz
 	b->func = (uint16_t)func;
 	b->device = device;
 	b->ts = ts;
+	b->weight = 1;
 	return b;
 }
 
@@ -84,8 +86,8 @@ static void block_remove(struct replay *r, struct replay_block *b)
 	struct replay_kind *k = &r->kinds[b->key.kind];
 
 	HASH_DEL(*table_of(r, b->key.kind), b);
-	k->live_bytes -= b->size;
-	k->live_blocks--;
+	k->live_bytes -= block_bytes(b);
+	k->live_blocks -= b->weight;
 	k->frees++;
 }
 
@@ -134,11 +136,27 @@ static struct replay_func *func_of(struct replay *r, unsigned func)
 	return &r->funcs[func < MP_FN_MAX ? func : 0];
 }
 
+/*
+ * Sampling mode (MEMPROV_SAMPLE_BYTES = n): an allocation of size s < n
+ * was recorded with probability 1 - exp(-s/n), so it stands for
+ * 1 / (1 - exp(-s/n)) blocks like it, rounded.
+ */
+static uint32_t sample_weight(uint64_t size, uint64_t n)
+{
+	double w;
+
+	if (!n || !size || size >= n)
+		return 1;
+	w = 1.0 / -expm1(-(double)size / (double)n);
+	return w < 1.5 ? 1 : w > 4e9 ? 4000000000u : (uint32_t)(w + 0.5);
+}
+
 static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp_rec_alloc *a)
 {
 	unsigned kind = a->h.kind == MP_KIND_MMAP ? MP_KIND_MMAP : MP_KIND_HEAP;
 	int is_realloc = a->h.flags & MP_RF_REALLOC;
 	struct replay_func *fn = func_of(r, a->h.func);
+	struct replay_block *b;
 
 	if (!(is_realloc && th->realloc_pending))
 		fn->calls++;
@@ -155,10 +173,13 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 		return;
 	}
 	drop_stash(th);
-	fn->bytes += a->size;
-	r->kinds[kind].allocs++;
-	r->kinds[kind].alloc_bytes += a->size;
-	block_insert(r, block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts));
+	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
+	if (a->h.flags & MP_RF_SAMPLED)
+		b->weight = sample_weight(a->size, r->trace->hdr.sample_bytes);
+	fn->bytes += block_bytes(b);
+	r->kinds[kind].allocs += b->weight;
+	r->kinds[kind].alloc_bytes += block_bytes(b);
+	block_insert(r, b);
 }
 
 /* munmap of [addr, addr+len): trims, splits or removes mmap blocks. */
@@ -178,22 +199,23 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 		touched = 1;
 		if (addr <= bs && end >= be) {
 			HASH_DEL(r->mmaps, b);
-			k->live_bytes -= b->size;
-			k->live_blocks--;
+			k->live_bytes -= block_bytes(b);
+			k->live_blocks -= b->weight;
 			free(b);
 			continue;
 		}
 		HASH_DEL(r->mmaps, b);
-		k->live_bytes -= b->size;
-		k->live_blocks--;
+		k->live_bytes -= block_bytes(b);
+		k->live_blocks -= b->weight;
 		if (bs < addr && be > end) {
 			/* a hole in the middle: the tail becomes its own block */
 			struct replay_block *t2 = block_new(MP_KIND_MMAP, end, be - end, b->stack,
 							    b->func, b->device, b->ts);
 
+			t2->weight = b->weight;
 			HASH_ADD(hh, r->mmaps, key, sizeof(t2->key), t2);
-			k->live_bytes += t2->size;
-			k->live_blocks++;
+			k->live_bytes += block_bytes(t2);
+			k->live_blocks += t2->weight;
 		}
 		if (bs < addr) {
 			b->size = addr - bs;
@@ -202,8 +224,8 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 			b->size = be - end;
 		}
 		HASH_ADD(hh, r->mmaps, key, sizeof(b->key), b);
-		k->live_bytes += b->size;
-		k->live_blocks++;
+		k->live_bytes += block_bytes(b);
+		k->live_blocks += b->weight;
 	}
 	/* an untracked range (file mapping, glibc's own) is not a leak's free */
 	if (touched)
@@ -464,8 +486,8 @@ struct replay_live *replay_snapshot(const struct replay *r)
 				l->key = key;
 				HASH_ADD(hh, live, key, sizeof(key), l);
 			}
-			l->blocks++;
-			l->bytes += b->size;
+			l->blocks += b->weight;
+			l->bytes += block_bytes(b);
 		}
 	}
 	return live;

@@ -30,7 +30,14 @@ struct replay_block {
 	uint64_t ts;
 	int32_t device;
 	uint16_t func;
+	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
+
+/* Bytes and blocks a live block counts for (sampled blocks are weighted). */
+static inline uint64_t block_bytes(const struct replay_block *b)
+{
+	return b->size * b->weight;
+}
 
 struct replay_kind {
 	uint64_t live_bytes, live_blocks;

@@ -5,7 +5,7 @@
  *   # comment
  *   header pid=42 ppid=1 state=exited exit=0 chunk=4096 start=1000 end=9000
  *          exe=/bin/prog cmd="prog arg" next_chunk=N version=1 magic=XXXXXXXX
- *          page=4096 stop=1 stop_msg="why"
+ *          page=4096 stop=1 stop_msg="why" sample=BYTES
  *   thread SERIAL [tid=N]        records below go to this thread's chunks
  *   newchunk [seq=N]             start a new chunk for the current thread
  *   emptychunk                   a reserved chunk never written (magic 0)
@@ -364,6 +364,7 @@ static void set_header(struct kv *kv, int n)
 	hdr.end_mono_ns = num(kv, n, "end", hdr.end_mono_ns);
 	hdr.page_size = (uint32_t)num(kv, n, "page", hdr.page_size);
 	hdr.stop_reason = (uint32_t)num(kv, n, "stop", hdr.stop_reason);
+	hdr.sample_bytes = (uint32_t)num(kv, n, "sample", hdr.sample_bytes);
 	if (get(kv, n, "next_chunk")) {
 		hdr.next_chunk = num(kv, n, "next_chunk", 0);
 		next_chunk_set = 1;
