@@ -156,17 +156,17 @@ struct stack_match {
 
 static struct supp_rule *match_cached(struct stack_match **cache, struct suppressions *supp,
 				      const struct replay *r, struct symbolizer *sym, uint64_t stack,
-				      unsigned kind)
+				      unsigned kind, int small)
 {
 	struct stack_match *m;
-	/* HOST rules make the kind part of the answer */
-	uint64_t id = stack * 8 + kind;
+	/* HOST and SMALL rules make kind and block size part of the answer */
+	uint64_t id = (stack * 8 + kind) * 2 + !!small;
 
 	HASH_FIND(hh, *cache, &id, sizeof(id), m);
 	if (!m) {
 		m = xcalloc(1, sizeof(*m));
 		m->id = id;
-		m->rule = supp_match_stack(supp, SUPP_LEAK, kind, r, sym, replay_find_stack(r, stack));
+		m->rule = supp_match_stack(supp, SUPP_LEAK, kind, small, r, sym, replay_find_stack(r, stack));
 		HASH_ADD(hh, *cache, id, sizeof(m->id), m);
 	}
 	return m->rule;
@@ -203,7 +203,8 @@ static void check_leaks(const struct gate_opts *o, struct suppressions *supp, st
 
 		HASH_DEL(live, l);
 		rule = kind_gated(o, l->key.kind) ?
-			       match_cached(&cache, supp, r, sym, l->key.stack, l->key.kind) : NULL;
+			       match_cached(&cache, supp, r, sym, l->key.stack, l->key.kind,
+					    l->bytes <= l->blocks * SUPP_SMALL_BLOCK) : NULL;
 		if (!kind_gated(o, l->key.kind) || rule) {
 			if (rule) {
 				rule->bytes += l->bytes;

@@ -22,7 +22,7 @@
  * user's callback makes under the loader, the interpreter or the CUDA
  * runtime still shows. HOST rules leave device memory alone.
  */
-enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST };
+enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST, SMALL = SUPP_SMALL };
 
 static const struct { const char *pattern; unsigned flags; const char *why; } defaults[] = {
 	/* Python: the interpreter does not free everything at exit */
@@ -30,6 +30,8 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	  "modules' state: allocated while importing, kept until exit (extension modules are never unloaded)" },
 	{ INTERPRETER_PATTERN, OWNER | HOST,
 	  "the Python interpreter's own objects and caches, left at exit by design" },
+	{ "_multiarray_umath", OWNER | HOST | SMALL,
+	  "numpy's caches of small data and shape blocks (under 1 KiB), kept for reuse" },
 	/* glibc: freed only under valgrind (__libc_freeres) */
 	{ "_IO_file_doallocate", ANY, "glibc stdio buffers (stdout, stderr, open FILEs)" },
 	{ "setlocale", ANY, "glibc locale data (setlocale)" },
@@ -261,7 +263,7 @@ static int rule_matches_owner(const struct supp_rule *rule, const struct sym_fra
 }
 
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
-				   const struct replay *r, struct symbolizer *sym,
+				   int small, const struct replay *r, struct symbolizer *sym,
 				   const struct replay_stack *st)
 {
 	const struct sym_frame *owner = NULL;
@@ -278,7 +280,8 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
-		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(kind)))
+		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(kind)) ||
+		    ((rule->flags & SUPP_SMALL) && !small))
 			continue;
 		if (rule->flags & SUPP_OWNER) {
 			if (owner && rule_matches_owner(rule, owner))
@@ -312,7 +315,8 @@ struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const s
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
-		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(site->kind)))
+		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(site->kind)) ||
+		    ((rule->flags & SUPP_SMALL) && site->bytes > site->blocks * SUPP_SMALL_BLOCK))
 			continue;
 		if (rule->flags & SUPP_OWNER) {
 			if (owner && rule_matches_owner(rule, owner))

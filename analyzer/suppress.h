@@ -32,7 +32,10 @@ enum supp_type {
 enum supp_flags {
 	SUPP_OWNER = 1 << 0,    /* match only the frame that asked for the memory */
 	SUPP_HOST = 1 << 1,     /* heap and mmap only */
+	SUPP_SMALL = 1 << 2,    /* blocks of at most SUPP_SMALL_BLOCK bytes (on average) */
 };
+
+#define SUPP_SMALL_BLOCK 1024
 
 struct supp_rule {
 	char *pattern;
@@ -67,7 +70,7 @@ int supp_pattern_match(const char *pattern, const char *text);
  * native frame, interpreter ones included, and every Python frame), or NULL.
  */
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
-				   const struct replay *r, struct symbolizer *sym,
+				   int small, const struct replay *r, struct symbolizer *sym,
 				   const struct replay_stack *st);
 
 /* The same against a frame list: Python frames, then native frames. */
