@@ -71,7 +71,12 @@ static const char *module_path(const struct symbolizer *s, const struct replay_m
 	return m->path[0] ? m->path : s->r->trace->hdr.exe;
 }
 
-/* Open a module's file for reading, if it is a regular file. */
+/*
+ * Open a module's file for reading, if it is a regular file that can hold
+ * an ELF header. The path comes from the trace: a device, FIFO or
+ * directory is never opened (opening some devices has effects), and
+ * what was opened is checked again (it may have been swapped meanwhile).
+ */
 static int open_module(const char *path)
 {
 	struct stat st;
@@ -79,10 +84,12 @@ static int open_module(const char *path)
 
 	if (path[0] != '/')
 		return -1; /* [vdso], linux-vdso.so.1 ... */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64)
+		return -1;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
 		close(fd);
 		return -1;
 	}

@@ -352,7 +352,8 @@ int trace_open(struct trace *t, const char *path, unsigned flags)
 	memset(t, 0, sizeof(*t));
 	t->path = xstrdup(path);
 	t->flags = flags;
-	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named by mistake must not hang the open */
+	t->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0) {
 		error("cannot open '%s': %s", path, strerror(errno));
 		goto out_free;
