@@ -281,7 +281,20 @@ static void check_growth(const struct gate_opts *o, struct suppressions *supp, s
 
 /* ---- output ---- */
 
-/* The innermost frame with a source line: Python first, else native (a readable file preferred). */
+/* Frames of the CUDA runtime or driver: the program's call is the place to name. */
+static int in_cuda_lib(const struct sym_frame *f)
+{
+	const char *b = f->module ? strrchr(f->module, '/') : NULL;
+
+	b = b ? b + 1 : f->module;
+	return b && (!strncmp(b, "libcudart", 9) || !strncmp(b, "libcuda.", 8));
+}
+
+/*
+ * The innermost frame with a source line: Python first, else native,
+ * a readable file preferred, memprov's and the CUDA libraries' own
+ * frames left out.
+ */
 static int site_location(const struct site *s, const char **file, int *line)
 {
 	size_t j;
@@ -293,7 +306,7 @@ static int site_location(const struct site *s, const char **file, int *line)
 	}
 	for (j = 0; j < s->n_native; j++)
 		if (s->native[j]->file && s->native[j]->line > 0 && !s->native[j]->memprov &&
-		    !access(s->native[j]->file, R_OK)) {
+		    !in_cuda_lib(s->native[j]) && !access(s->native[j]->file, R_OK)) {
 			*file = s->native[j]->file;
 			*line = s->native[j]->line;
 			return 1;
@@ -371,17 +384,18 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 	if (o->kinds) {
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			if (o->kinds & (1u << k))
-				fprintf(f, "  %s live at %s: %s in %" PRIu64 " blocks (budget %s)%s\n",
+				fprintf(f, "  %s live at %s: %s in %" PRIu64 " block%s (budget %s)%s\n",
 					kind_name(k), res->at, human_bytes(b1, sizeof(b1), res->live[k][1]),
-					res->live[k][0], human_bytes(b2, sizeof(b2), o->max_leak),
+					res->live[k][0], res->live[k][0] == 1 ? "" : "s",
+					human_bytes(b2, sizeof(b2), o->max_leak),
 					res->leak_fail & (1u << k) ? ": over budget" : "");
 	} else {
 		uint64_t blocks = 0;
 
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			blocks += res->live[k][0];
-		fprintf(f, "  live at %s: %s in %" PRIu64 " blocks (budget %s, all kinds)%s\n", res->at,
-			human_bytes(b1, sizeof(b1), res->leak_total), blocks,
+		fprintf(f, "  live at %s: %s in %" PRIu64 " block%s (budget %s, all kinds)%s\n", res->at,
+			human_bytes(b1, sizeof(b1), res->leak_total), blocks, blocks == 1 ? "" : "s",
 			human_bytes(b2, sizeof(b2), o->max_leak), res->leak_fail ? ": over budget" : "");
 	}
 	if (res->growth_checked) {
@@ -895,7 +909,8 @@ int cmd_check(int argc, char **argv)
 	gate_opts_init(&o);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	/* options may follow the traces */
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			gate_opts_release(&o);
 			show_usage(stdout, check_cmd);

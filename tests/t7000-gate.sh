@@ -1,0 +1,182 @@
+#!/bin/sh
+# t7000: the CI gate (`memprov check`, `memprov run --check`): clean
+# programs pass with no options (C, both Pythons, numpy, CUDA that frees
+# all), a leaking C program and a ctypes leak fail naming file:line,
+# suppression files hide with the amount said, --kind, exit codes, JUnit
+# against tests/gate/junit.xsd, GitHub annotations, growth with warm-up,
+# and the Parla workload: bug mode fails, fixed mode passes.
+. "$(dirname "$0")/test-lib.sh"
+
+[ -f "$MEMPROV_LIB" ] && [ -x "$MEMPROV_CLI" ] || test_skip 'libmemprov.so or memprov not built'
+[ -x "$BIN/gate_leak" ] || test_skip 'tests/bin/gate_leak not built (make tests/bin/gate_leak)'
+PY=/usr/bin/python3
+SRC=$TOP/tests/gate/gate_leak.c
+L() { grep -n "[#*] $1" "$2" | head -1 | cut -d: -f1; }
+# trace NAME CMD...: run CMD under memprov, its trace in NAME.trace
+trace() {
+	name=$1; shift
+	timeout 120 "$MEMPROV_CLI" run -o "$TRASH/$name.trace" -- "$@" >"$TRASH/$name.out" 2>&1
+}
+# j FILE EXPR: evaluate a Python expression on the JSON in FILE (as j)
+j() { $PY -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+test_expect_success 'clean C programs pass with no options' '
+	trace true /bin/true && trace clean "$BIN/gate_leak" clean &&
+	memprov check true.trace >out && grep -qx "  live at exit: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
+	memprov check clean.trace >out &&
+	grep -q ": ok$" out &&
+	grep -qx "    4.0 KiB (4096 B) in 1 block: leak:_IO_file_doallocate (default: glibc stdio buffers (stdout, stderr, open FILEs))" out
+'
+
+test_expect_success 'python3 -c pass passes (pyenv python3 through its shim, and /usr/bin/python3)' '
+	( cd "$TRASH" && timeout 120 "$MEMPROV_CLI" run --check -o pyenv.%p.trace -- python3 -c pass >out 2>err ) &&
+	grep -c "^memprov check: " out >n && echo 1 >one && test_cmp one n &&
+	grep -q "/bin/python3 -c pass): ok$" out &&
+	trace upy $PY -c pass && memprov check upy.trace >out2 && grep -q ": ok$" out2 &&
+	memprov check --no-default-suppressions upy.trace >out3; test $? = 1
+'
+
+test_expect_success '/usr/bin/python3 -c "import numpy" passes' '
+	$PY -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
+	trace np $PY -c "import numpy" && memprov check np.trace >out && grep -q ": ok$" out &&
+	grep -q "leak:<frozen importlib._bootstrap> (default" out
+'
+
+test_expect_success 'a CUDA program that frees everything passes (fake runtime, shared and static)' '
+	[ -x "$BIN/gate_cuda_dyn" ] || { echo "fake CUDA not built: not checked"; exit 0; }
+	LD_LIBRARY_PATH=$BIN trace cudad "$BIN/gate_cuda_dyn" &&
+	LD_LIBRARY_PATH=$BIN trace cudas "$BIN/gate_cuda_static" &&
+	memprov check cudad.trace cudas.trace >out &&
+	test "$(grep -c ": ok$" out)" = 2 &&
+	LD_LIBRARY_PATH=$BIN trace cudal "$BIN/gate_cuda_dyn" leak &&
+	memprov check --json cudal.trace >l.json; test $? = 1 &&
+	test "$(j l.json "[(o[\"kind\"], o[\"bytes\"], o[\"location\"][\"line\"]) for o in j[\"traces\"][0][\"offenders\"]]")" = \
+		"[('"'"'device'"'"', 4096, $(L LEAK-DEVICE "$TOP/tests/gate/gate_cuda.c"))]"
+'
+
+test_expect_success 'a leaking C program fails, naming the site and line' '
+	trace leak "$BIN/gate_leak" leak &&
+	memprov check leak.trace >out; test $? = 1 &&
+	grep -qx "memprov check: leak.trace (pid [0-9]*: $BIN/gate_leak leak): FAIL" out &&
+	grep -qx "  live at exit: 2.9 KiB in 3 blocks (budget 0 B, all kinds): over budget" out &&
+	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
+	test "$(grep -c "^    #" out)" = 1
+'
+
+test_expect_success 'a suppression file hides it and says how much' '
+	printf "# known leak\n\nleak:leak_h*re\n  leak:^no_such_function$  \n" >supp &&
+	memprov check --suppressions supp leak.trace >out &&
+	grep -qx "    2.9 KiB (3000 B) in 3 blocks: leak:leak_h\*re (supp:3)" out &&
+	grep -qx "  suppressed: 2.9 KiB in 3 blocks" out &&
+	memprov check --json --suppressions supp leak.trace >s.json &&
+	test "$(j s.json "[(r[\"pattern\"],r[\"bytes\"],r[\"blocks\"],r[\"source\"]) for r in j[\"traces\"][0][\"suppressed\"][\"rules\"]]")" = \
+		"[('"'"'leak_h*re'"'"', 3000, 3, '"'"'supp:3'"'"')]"
+'
+
+test_expect_success 'a bad suppression line is an error naming file:line (exit 2)' '
+	printf "leak:a\n# fine\nleek:leak_here\n" >bad &&
+	memprov check --suppressions bad leak.trace >out 2>err; test $? = 2 &&
+	grep -qx "memprov: error: bad:3: not a suppression: '"'"'leek:leak_here'"'"' (want leak:PATTERN or growth:PATTERN)" err &&
+	printf "leak:\n" >empty && memprov check --suppressions empty leak.trace 2>err; test $? = 2 &&
+	grep -qx "memprov: error: empty:1: empty pattern" err
+'
+
+test_expect_success '--no-default-suppressions shows what the defaults hide' '
+	memprov check --no-default-suppressions clean.trace >out; test $? = 1 &&
+	grep -q "^    #1 heap malloc: 4.0 KiB in 1 block live at exit in _IO_file_doallocate" out
+'
+
+test_expect_success '--kind: each kind against the budget; without it, all kinds summed' '
+	trace kinds "$BIN/gate_leak" kinds &&
+	memprov check --kind mmap kinds.trace >out; test $? = 1 &&
+	grep -qx "  mmap live at exit: 8.0 KiB in 1 block (budget 0 B): over budget" out &&
+	grep -q "^    #1 mmap mmap: 8.0 KiB in 1 block live at exit in map_here at $SRC:$(L LEAK-MMAP $SRC)$" out &&
+	memprov check --kind heap --max-leak 3000 kinds.trace >/dev/null &&
+	memprov check --kind heap --max-leak 2999 kinds.trace >/dev/null; test $? = 1 &&
+	memprov check --kind heap,mmap --max-leak 8K kinds.trace >/dev/null &&
+	memprov check --max-leak 11192 kinds.trace >/dev/null &&
+	memprov check --max-leak 11191 kinds.trace >/dev/null; test $? = 1 &&
+	memprov check --kind device kinds.trace >/dev/null
+'
+
+test_expect_success 'exit codes: 0 within budget, 1 over, 2 usage and unreadable' '
+	memprov check --max-leak 3000 leak.trace >/dev/null &&
+	memprov check --max-leak 2999 leak.trace >/dev/null; test $? = 1 &&
+	memprov check 2>/dev/null; test $? = 2 &&
+	memprov check --max-leak 10Q leak.trace 2>/dev/null; test $? = 2 &&
+	memprov check --kind gpu leak.trace 2>/dev/null; test $? = 2 &&
+	memprov check --bogus leak.trace 2>/dev/null; test $? = 2 &&
+	memprov check --json --annotations leak.trace 2>/dev/null; test $? = 2 &&
+	memprov check leak.trace no-such.trace >/dev/null 2>&1; test $? = 2 &&
+	echo junk >junk.trace && memprov check junk.trace >/dev/null 2>&1; test $? = 2
+'
+
+test_expect_success 'run --check: the command'"'"'s failure wins, a gate failure alone exits 23' '
+	"$MEMPROV_CLI" run --check -o r1.trace -- "$BIN/gate_leak" leak >out 2>&1; test $? = 23 &&
+	grep -q "live at exit in leak_here at $SRC:" out &&
+	"$MEMPROV_CLI" run --check -o r2.trace -- "$BIN/gate_leak" clean >/dev/null 2>&1 &&
+	"$MEMPROV_CLI" run --check -o r3.trace -- "$BIN/gate_leak" bogus >/dev/null 2>&1; test $? = 2 &&
+	"$MEMPROV_CLI" run --check --max-leak 4K -o r4.trace -- "$BIN/gate_leak" leak >/dev/null 2>&1 &&
+	"$MEMPROV_CLI" run --check --gate-status 9 -o r5.trace -- "$BIN/gate_leak" leak >/dev/null 2>&1; test $? = 9 &&
+	"$MEMPROV_CLI" run --max-leak 1K -- /bin/true 2>/dev/null; test $? = 2 &&
+	"$MEMPROV_CLI" run --check --gate-status 0 -- /bin/true 2>/dev/null; test $? = 2 &&
+	"$MEMPROV_CLI" run --check -o r6.trace -- /no/such/program >/dev/null 2>&1; test $? = 127
+'
+
+test_expect_success 'JUnit: one test case per trace, validates against a JUnit schema' '
+	memprov check --junit j.xml leak.trace clean.trace junk.trace >/dev/null 2>&1; test $? = 2 &&
+	xmllint --noout --schema "$TOP/tests/gate/junit.xsd" j.xml &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@tests)" j.xml)" = 3 &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@failures)" j.xml)" = 1 &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@errors)" j.xml)" = 1 &&
+	test "$(xmllint --xpath "count(//testcase/failure)" j.xml)" = 1 &&
+	xmllint --xpath "string(//testcase/failure)" j.xml | grep -q "in leak_here at $SRC:$(L LEAK-HEAP $SRC)$" &&
+	sed "s/ name=\"memprov check\"//" j.xml >broken.xml &&
+	! xmllint --noout --schema "$TOP/tests/gate/junit.xsd" broken.xml 2>/dev/null
+'
+
+test_expect_success 'annotations: one ::error line per offending site' '
+	memprov check --annotations kinds.trace >out; test $? = 1 &&
+	grep "^::" out >ann &&
+	n=$(L LEAK-HEAP $SRC) m=$(L LEAK-MMAP $SRC) &&
+	{
+	echo "::error file=$SRC,line=$m,title=memprov%3A leak over budget::memprov: memory leaked: mmap mmap: 8.0 KiB in 1 block live at exit in map_here at $SRC:$m (trace kinds.trace)"
+	echo "::error file=$SRC,line=$n,title=memprov%3A leak over budget::memprov: memory leaked: heap malloc: 2.9 KiB in 3 blocks live at exit in leak_here at $SRC:$n (trace kinds.trace)"
+	} >expect && test_cmp expect ann
+'
+
+test_expect_success 'a Python ctypes leak still fails under the default Python suppressions' '
+	trace ct $PY "$TOP/tests/gate/ctypes_leak.py" && trace ctok $PY "$TOP/tests/gate/ctypes_leak.py" clean &&
+	memprov check ct.trace >out; test $? = 1 &&
+	grep -qx "    #1 heap malloc: 4.9 KiB in 1 block live at exit in leak at $TOP/tests/gate/ctypes_leak.py:$(L LEAK-CTYPES "$TOP/tests/gate/ctypes_leak.py")" out &&
+	memprov check ctok.trace >/dev/null
+'
+
+test_expect_success 'growth: slope per mark, warm-up skipped by --skip or --after' '
+	trace grow "$BIN/gate_leak" grow 12 &&
+	memprov check --json --max-growth 1K --skip 3 grow.trace >g.json; test $? = 1 &&
+	test "$(j g.json "[(o[\"type\"], o[\"slope\"], o[\"growth_bytes\"], o[\"location\"][\"line\"]) for o in j[\"traces\"][0][\"offenders\"]]")" = \
+		"[('"'"'growth'"'"', 2048.0, 16384, $(L LEAK-GROW $SRC))]" &&
+	test "$(j g.json "(j[\"traces\"][0][\"growth\"][\"points\"], j[\"traces\"][0][\"leak_bytes\"])")" = "(9, 0)" &&
+	memprov check --max-growth 1K --after "step 3" grow.trace >out; test $? = 1 &&
+	grep -q "^    #1 heap malloc grows 2.0 KiB per mark (16.0 KiB over the window" out &&
+	memprov check --max-growth 2K --skip 3 grow.trace >/dev/null &&
+	memprov check grow.trace >/dev/null &&
+	printf "growth:grow_step\n" >gs && memprov check --max-growth 1K --skip 3 --suppressions gs grow.trace >out &&
+	grep -qx "    1 growing site by growth:grow_step (gs:1)" out
+'
+
+test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes' '
+	$PY -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
+	P="$TOP/scripts/parla_evict.py --groups 8 --arrays-per-group 4 --rows 262144 --cols 2 --gpu-budget 33554432 --write-every 2 --iters 12" &&
+	trace bug $PY $P --bug && trace fixed $PY $P --fixed &&
+	memprov check --json --max-growth 1M --skip 4 bug.trace >b.json; test $? = 1 &&
+	test "$(j b.json "[(o[\"slope\"], o[\"location\"][\"file\"].split(\"/\")[-1], o[\"python\"][0][\"function\"]) for o in j[\"traces\"][0][\"offenders\"]]")" = \
+		"[(4194304.0, '"'"'parray.py'"'"', '"'"'PArray._write_back_to_host'"'"')]" &&
+	test "$(j b.json "j[\"traces\"][0][\"offenders\"][0][\"location\"][\"line\"]")" = \
+		"$(sed -n "s/^summary: write-back allocation at .*parray.py:\([0-9]*\) .*/\1/p" bug.out)" &&
+	memprov check --max-growth 1M --skip 4 fixed.trace >out &&
+	grep -qx "  growth over 8 marks: 0 sites over 1.0 MiB per mark" out
+'
+
+test_done
