@@ -18,12 +18,13 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "run", cmd_run,
-	  "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS] [--gate-status N] [--children]] -- CMD [ARGS...]",
+	  "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... -- CMD [ARGS...]",
 	  "Run CMD with libmemprov.so preloaded and write its trace.\n"
 	  "  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
 	  "  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
-	  "  --check                  then gate the trace as `memprov check` does (its options\n"
-	  "                           go here too); --children gates child processes too\n"
+	  "  --check [CHECK OPTIONS]  then gate the trace as `memprov check` does (its options\n"
+	  "                           go here too): the command's own trace, after any exec\n"
+	  "  --children               with --check: gate its child processes' traces too\n"
 	  "  --gate-status N          with --check: exit status when CMD succeeded but the\n"
 	  "                           gate failed (default 23); 2 when no trace could be read\n"
 	  "Exits with CMD's status (128+N if killed by signal N), 127 if CMD is not found.\n"
