@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 sys.dont_write_bytecode = True    # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -142,6 +143,10 @@ def parse_args(argv):
     p.add_argument("--plan", action="store_true",
                    help="print the predicted figures and exit, allocating "
                    "nothing")
+    p.add_argument("--pause-after", type=int, metavar="K",
+                   help="after printing iteration K, sleep up to 600 s before "
+                   "going on: a test kills the process there, at a known "
+                   "point, as the OOM killer would")
     p.add_argument("--free-at-end", action="store_true",
                    help="drop every array and pool before exiting (default: "
                    "keep them referenced until interpreter exit)")
@@ -271,6 +276,8 @@ class Workload:
                   (i, human(rss), "+" if rss >= prev else "-",
                    human(abs(rss - prev)), ev, dirty), flush=True)
             prev = rss
+            if i == a.pause_after:
+                time.sleep(600)
 
     def free(self):
         for pas in self.parrays:
