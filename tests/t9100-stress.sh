@@ -32,7 +32,7 @@ check() {
 test_expect_success "16 threads x $OPS ops, threads replaced throughout" '
 	timeout 600 env LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=$TRASH/thr.trace \
 		"$BIN/stress" threads 16 $OPS >thr.out 2>thr.err &&
-	test ! -s thr.err && check thr &&
+	cat thr.err && test ! -s thr.err && check thr &&
 	jget --check thr.stats.json threads=129 \
 		"=j[\"kinds\"][\"heap\"][\"allocs\"]-j[\"kinds\"][\"heap\"][\"frees\"]-j[\"kinds\"][\"heap\"][\"live_blocks\"]==0"
 '
@@ -52,7 +52,7 @@ test_expect_success 'SIGALRM handler allocating while the main loop maps' '
 test_expect_success 'pthread_cancel of 8 threads in allocation loops' '
 	timeout 120 env LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=$TRASH/can.trace \
 		"$BIN/stress" cancel 8 >can.out 2>can.err &&
-	test ! -s can.err && check can && jget --check can.stats.json threads=9
+	cat can.err && test ! -s can.err && check can && jget --check can.stats.json threads=9
 '
 
 test_expect_success 'longjmp out of 200-deep stacks, 500 times' '
