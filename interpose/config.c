@@ -111,6 +111,9 @@ void mp_config_load(void)
 	c->depth = (int)env_num("MEMPROV_DEPTH", 1, MP_MAX_FRAMES, 64);
 	c->rss_interval_ms = (unsigned)env_num("MEMPROV_RSS_INTERVAL_MS", 0, 60000, 250);
 	c->sample_bytes = env_num("MEMPROV_SAMPLE_BYTES", 0, UINT32_MAX, 0);
+	c->native_full = (int)env_num("MEMPROV_NATIVE_FULL", 0, 1, 0);
+	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
+	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
 }

@@ -21,6 +21,9 @@ struct mp_config {
 	char output[4096];        /* MEMPROV_OUTPUT (memprov.%p.trace), %p = pid */
 	char mark_on[1024];       /* MEMPROV_MARK_ON=MODULE:FUNCTION[,...] */
 	int disable;              /* MEMPROV_DISABLE=1: trace nothing, no file */
+	int native_full;          /* MEMPROV_NATIVE_FULL=0|1 (0): native frames past the interpreter */
+	int fast_unwind;          /* MEMPROV_FAST_UNWIND=0|1 (1): unwind.c before libunwind */
+	int unwind_check;         /* MEMPROV_UNWIND_CHECK=0|1 (0): test: compare with libunwind */
 };
 
 extern struct mp_config mp_config MP_HIDDEN;

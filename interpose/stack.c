@@ -11,10 +11,12 @@
 #include <libunwind.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "config.h"
 #include "internal.h"
+#include "unwind.h"
 
 #define INTERN_BITS 20
 #define INTERN_SIZE (1u << INTERN_BITS)
@@ -25,11 +27,13 @@ int (*volatile mp_python_capture)(struct mp_pyframe *out, int max);
 
 static uint64_t *intern;
 static uintptr_t self_lo, self_hi;
+static int fast_ok;             /* unwind.c is usable */
 
 int mp_stack_init(void)
 {
 	if (!self_hi)
 		mp_self_text(&self_lo, &self_hi);
+	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
 	intern = mp_sys_mmap(NULL, INTERN_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (intern == MAP_FAILED) {
@@ -111,20 +115,86 @@ static void write_stack(uint64_t id, void *const *ip, int n,
 	mp_record_commit(r);
 }
 
+/* MEMPROV_UNWIND_CHECK=1: captures compared with libunwind, at exit. */
+static uint64_t chk_captures, chk_fast, chk_fallback, chk_mismatch;
+
+static void chk_print(const char *what, void *const *ip, int n)
+{
+	char line[64 * 20 + 64], *p = line;
+	int i;
+
+	p += mp_strlcpy(p, what, 16);
+	for (i = 0; i < n && i < 64; i++) {
+		uintptr_t v = (uintptr_t)ip[i];
+		int b;
+
+		*p++ = ' ';
+		*p++ = '0';
+		*p++ = 'x';
+		for (b = 44; b >= 0; b -= 4)
+			*p++ = "0123456789abcdef"[(v >> b) & 15];
+	}
+	*p++ = '\n';
+	if (write(2, line, (size_t)(p - line)) < 0)
+		return;
+}
+
 /*
- * Frames of libmemprov.so itself are dropped by address, not by count, so
- * that inlining cannot shift frame 0 off the hooked call's caller; skip is
- * kept for the interface and needs no value beyond 0.
+ * The stack libunwind gives, cut as the fast path cuts it (depth, the
+ * interpreter), against the fast path's n frames in ip[].
  */
-uint64_t mp_capture_stack(int skip)
+static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
-	struct mp_pyframe py[MP_MAX_PYFRAMES];
-	int n, first = 0, npy = 0;
-	int (*pycap)(struct mp_pyframe *, int);
-	uint64_t id;
+	int m, first = 0, i, same;
 
-	(void)skip;
+	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
+	if (n < 0) {
+		__atomic_fetch_add(&chk_fallback, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_fetch_add(&chk_fast, 1, __ATOMIC_RELAXED);
+	m = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	while (first < m && (uintptr_t)buf[first] >= self_lo &&
+	       (uintptr_t)buf[first] < self_hi)
+		first++;
+	for (i = first; i < m && i - first < mp_config.depth; i++)
+		if ((uintptr_t)buf[i] >= a->stop_lo && (uintptr_t)buf[i] < a->stop_hi)
+			break;
+	m = i - first;
+	same = m == n && !memcmp(ip, buf + first, sizeof(void *) * (size_t)n);
+	if (!same && __atomic_fetch_add(&chk_mismatch, 1, __ATOMIC_RELAXED) < 5) {
+		chk_print("memprov: fast", ip, n);
+		chk_print("memprov: libunwind", buf + first, m);
+	}
+}
+
+__attribute__((destructor)) static void unwind_check_report(void)
+{
+	char msg[200], *p = msg;
+
+	if (!mp_config.unwind_check || !chk_captures)
+		return;
+	p += mp_strlcpy(p, "memprov: unwind check: ", 32);
+	p = mp_utoa(p, chk_captures);
+	p += mp_strlcpy(p, " captures, ", 16);
+	p = mp_utoa(p, chk_fast);
+	p += mp_strlcpy(p, " fast, ", 16);
+	p = mp_utoa(p, chk_fallback);
+	p += mp_strlcpy(p, " fallback, ", 16);
+	p = mp_utoa(p, chk_mismatch);
+	p += mp_strlcpy(p, " mismatches\n", 16);
+	if (write(2, msg, (size_t)(p - msg)) < 0)
+		return;
+}
+
+/* libunwind's capture: frames of libmemprov.so itself are dropped by
+ * address, not by count, so that inlining cannot shift frame 0 off the
+ * hooked call's caller. Returns the first kept frame's index in buf. */
+static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
+{
+	int n, first = 0, i;
+
 	n = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
 	while (first < n && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
@@ -132,14 +202,47 @@ uint64_t mp_capture_stack(int skip)
 	n -= first;
 	if (n > mp_config.depth)
 		n = mp_config.depth;
-	if (n < 0)
-		n = 0;
+	for (i = 0; i < n; i++)
+		if ((uintptr_t)buf[first + i] >= a->stop_lo &&
+		    (uintptr_t)buf[first + i] < a->stop_hi)
+			break;
+	*np = i;
+	return first;
+}
+
+/*
+ * Python frames first: when the thread runs Python code, native frames
+ * stop before the first frame in the interpreter's text (reports cut
+ * there; MEMPROV_NATIVE_FULL=1 keeps them). Native frames come from
+ * unwind.c, or from libunwind when unwind.c cannot walk this stack.
+ */
+uint64_t mp_capture_stack(int skip)
+{
+	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
+	struct mp_pyframe py[MP_MAX_PYFRAMES];
+	struct mp_unwind_args a;
+	int n = -1, first = 0, npy = 0;
+	int (*pycap)(struct mp_pyframe *, int);
+	uint64_t id;
+
+	(void)skip;
 	pycap = mp_python_capture;
 	if (pycap && mp_config.python) {
 		npy = pycap(py, MP_MAX_PYFRAMES);
 		if (npy < 0 || npy > MP_MAX_PYFRAMES)
 			npy = 0;
 	}
+	a.skip_lo = self_lo;
+	a.skip_hi = self_hi;
+	a.stop_lo = a.stop_hi = 0;
+	if (npy && !mp_config.native_full)
+		mp_unwind_interp(&a.stop_lo, &a.stop_hi);
+	if (fast_ok)
+		n = mp_unwind(buf, mp_config.depth, &a);
+	if (MP_UNLIKELY(mp_config.unwind_check))
+		unwind_check(buf, n, &a);
+	if (n < 0)
+		first = slow_capture(buf, &n, &a);
 	id = hash_frames(buf + first, n, py, npy);
 	if (intern_insert(id))
 		write_stack(id, buf + first, n, py, npy);

@@ -1,0 +1,17 @@
+# tests/unwind/unwind.mk - programs for tests/t2020-unwind.sh (unwind.c
+# against libunwind): C++ exceptions, signal handlers, setjmp/longjmp,
+# threads, optimized code without frame pointers.
+UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads
+TEST_BUILD += $(UNWIND_PROGS)
+
+tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
+	@mkdir -p tests/bin
+	$(call quiet,CXX,$@)$(CXX) -g -O2 -o $@ $<
+
+tests/bin/uw-sigalloc: tests/unwind/sigalloc.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
+
+tests/bin/uw-jmpthreads: tests/unwind/jmpthreads.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $< -lpthread
