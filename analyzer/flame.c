@@ -112,7 +112,7 @@ void flame_json(FILE *f, const struct flame_node *root)
 	kids = xmalloc((n + 1) * sizeof(*kids));
 	for (i = 0, c = root->child; c; c = c->next)
 		kids[i++] = (struct flame_node *)c;
-	qsort(kids, n, sizeof(*kids), node_cmp);
+	sort_array(kids, n, sizeof(*kids), node_cmp);
 	for (i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);

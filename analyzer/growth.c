@@ -511,7 +511,7 @@ void growth_analyze(struct growth *g)
 		HASH_DEL(table, e);
 		free(e);
 	}
-	qsort(keys, nk, sizeof(*keys), key_by_site);
+	sort_array(keys, nk, sizeof(*keys), key_by_site);
 	n = g->w0 <= g->w1 && g->set->n ? g->w1 - g->w0 + 1 : 0;
 	y = xcalloc(n + 1, sizeof(*y));
 	yb = xcalloc(n + 1, sizeof(*yb));
@@ -539,7 +539,7 @@ void growth_analyze(struct growth *g)
 	free(y);
 	free(yb);
 	free(keys);
-	qsort(g->sites, g->n_sites, sizeof(*g->sites), site_cmp);
+	sort_array(g->sites, g->n_sites, sizeof(*g->sites), site_cmp);
 }
 
 void growth_release(struct growth *g)

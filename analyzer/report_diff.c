@@ -239,7 +239,7 @@ int cmd_diff(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		rows[i].delta = flags & DIFF_GROWTH ? rows[i].slope[1] - rows[i].slope[0] :
 			(double)rows[i].bytes[1] - (double)rows[i].bytes[0];
-	qsort(rows, n, sizeof(*rows), row_cmp);
+	sort_array(rows, n, sizeof(*rows), row_cmp);
 	if (flags & DIFF_JSON) {
 		printf("{");
 		print_side_json("a", &sd[0]);

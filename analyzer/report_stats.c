@@ -36,7 +36,7 @@ static const struct replay_failure **sorted_failures(const struct replay *r, siz
 	v = xcalloc(*n + 1, sizeof(*v));
 	HASH_ITER(hh, r->failures, f, tmp)
 		v[i++] = f;
-	qsort(v, *n, sizeof(*v), fail_cmp);
+	sort_array(v, *n, sizeof(*v), fail_cmp);
 	return v;
 }
 

@@ -153,7 +153,7 @@ struct site *sites_build(const struct replay *r, struct symbolizer *s,
 	}
 	for (i = 0; i < *n; i++)
 		memset(&out[i].hh, 0, sizeof(out[i].hh));
-	qsort(out, *n, sizeof(*out), site_cmp);
+	sort_array(out, *n, sizeof(*out), site_cmp);
 	return out;
 }
 

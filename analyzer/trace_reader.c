@@ -146,7 +146,7 @@ static int index_chunks(struct trace *t)
 		}
 	}
 	for (i = 0; i < t->n_threads; i++)
-		qsort(t->threads[i].chunks, t->threads[i].n_chunks,
+		sort_array(t->threads[i].chunks, t->threads[i].n_chunks,
 		      sizeof(struct trace_chunk), chunk_cmp);
 	return 0;
 }

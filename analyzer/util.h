@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -45,5 +46,13 @@ void json_str(FILE *f, const char *s);
 const char *func_name(unsigned fn);
 const char *kind_name(unsigned kind);
 const char *state_name(unsigned state);
+
+/* qsort that accepts an empty array (qsort(NULL, 0, ...) is undefined). */
+static inline void sort_array(void *base, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 #endif /* MEMPROV_UTIL_H */
