@@ -78,6 +78,7 @@ TEST_BUILD :=
 -include $(sort $(wildcard tests/*.mk tests/*/*.mk bench/*.mk))
 
 test: all $(TEST_BUILD) ## build and run the test suite
+	$(Q)scripts/install-deps.sh test html
 	$(Q)MEMPROV_SANITIZE='$(SANITIZE)' tests/run.sh
 
 demo: all $(TEST_BUILD) ## run the Parla eviction workload under memprov and diagnose it
@@ -94,6 +95,6 @@ format: ## reformat the C sources with clang-format
 
 clean: ## remove build outputs
 	rm -f $(LIB) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(DEPS_STAMP)
-	rm -rf tests/out
+	rm -rf tests/out fuzz/build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

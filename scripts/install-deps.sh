@@ -1,19 +1,21 @@
 #!/bin/sh
 # install-deps.sh - install the Debian packages memprov needs, when absent.
 #
-#   scripts/install-deps.sh [build] [test] [bench] [html]
+#   scripts/install-deps.sh [build] [test] [bench] [html] [fuzz]
 #
 # build: compilers' libraries (libunwind, uthash, elfutils' libdw);
 # test: what the test suite runs (python3-numpy, python3-psutil, valgrind,
-# xmllint); bench: heaptrack and hyperfine; html: chromium for the HTML
-# report test. Nothing is done when everything is there. Without root it
-# prints the exact apt-get command to run and fails.
+# xmllint, strace, prlimit/setpriv); bench: heaptrack and perf; html:
+# chromium for the HTML report test; fuzz: clang and its libFuzzer runtime.
+# Nothing is done when everything is there. Without root it prints the
+# exact apt-get command to run and fails.
 set -e
 
 pkgs_build="gcc make libc6-dev libunwind-dev uthash-dev libdw-dev libelf-dev"
-pkgs_test="python3 python3-numpy python3-psutil valgrind libxml2-utils"
-pkgs_bench="heaptrack hyperfine time"
+pkgs_test="python3 python3-numpy python3-psutil valgrind libxml2-utils strace util-linux"
+pkgs_bench="heaptrack time linux-perf"
 pkgs_html="chromium"
+pkgs_fuzz="clang-14 libclang-rt-14-dev"
 
 [ $# -gt 0 ] || set -- build
 want=
@@ -23,7 +25,8 @@ for set in "$@"; do
 	test) want="$want $pkgs_build $pkgs_test" ;;
 	bench) want="$want $pkgs_build $pkgs_test $pkgs_bench" ;;
 	html) want="$want $pkgs_html" ;;
-	*) echo "install-deps.sh: unknown package set '$set' (build, test, bench, html)" >&2; exit 2 ;;
+	fuzz) want="$want $pkgs_build $pkgs_fuzz" ;;
+	*) echo "install-deps.sh: unknown package set '$set' (build, test, bench, html, fuzz)" >&2; exit 2 ;;
 	esac
 done
 

@@ -19,7 +19,13 @@ FUZZ_AN_SRC := $(wildcard analyzer/*.c)
 FUZZ_AN_OBJ := $(patsubst analyzer/%.c,fuzz/build/an/%.o,$(FUZZ_AN_SRC))
 FUZZ_TARGETS := fuzz/build/fuzz_trace fuzz/build/fuzz_options
 
-.PHONY: fuzz-build
+.PHONY: fuzz-build fuzz-deps
+
+# clang-14 and its libFuzzer runtime, installed when absent.
+fuzz-deps:
+	$(Q)scripts/install-deps.sh fuzz
+
+$(FUZZ_AN_OBJ) $(FUZZ_TARGETS): | fuzz-deps
 
 fuzz/build/an/main.o: analyzer/main.c
 	@mkdir -p fuzz/build/an
