@@ -1,8 +1,14 @@
 /*
- * stack.c - capture the stack of an allocation (libunwind's unw_backtrace
- * for native frames, python.c for Python frames), hash it, and intern it:
- * an MP_REC_STACK is written the first time a hash is seen in this
- * process, and records refer to the stack by that hash.
+ * stack.c - capture the stack of an allocation (native frames from
+ * unwind.c, or from libunwind's unw_backtrace where unwind.c gives up;
+ * Python frames from python.c), hash it, and intern it: an MP_REC_STACK is
+ * written the first time a hash is seen in this process, and records refer
+ * to the stack by that hash.
+ *
+ * When the thread runs Python code, native frames stop before the first
+ * frame in the interpreter's text (the reports cut there anyway);
+ * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
+ * captures with both unwinders and reports the differences at exit.
  *
  * The intern set is a lock-free open-addressing table of 64-bit hashes
  * (CAS insert). When a probe sequence is full the stack record is simply

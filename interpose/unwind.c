@@ -34,22 +34,25 @@
 #include "unwind.h"
 
 /*
- * A rule, 16 bits:
+ * A rule, 17 bits:
  *
- *   bit 15      CFA is rbp + offset (else rsp + offset)
- *   bits 14..5  offset / 8, 1..1023
- *   bits 4..0   rbp: 0 unchanged, 31 unknown, k: saved at CFA - 8k
+ *   bit 16      CFA is rbp + offset (else rsp + offset)
+ *   bits 15..4  offset / 8, 1..4095 (frames of up to 32 KiB)
+ *   bits 3..0   rbp: 0 unchanged, 15 unknown, k: saved at CFA - 8k
  *
  * Offset 0 never occurs in a real rule: it encodes the two special rules.
  */
 #define R_FALLBACK 0u
 #define R_END 1u                /* outermost frame: return address undefined */
-#define R_CFA_RBP 0x8000u
-#define R_OFF(r) (((r) >> 5) & 0x3ffu)
-#define R_BP(r) ((r)&0x1fu)
-#define R_BP_UNKNOWN 31u
+#define R_CFA_RBP 0x10000u
+#define R_OFF(r) (((r) >> 4) & 0xfffu)
+#define R_OFF_MAX 0xfffu
+#define R_BP(r) ((r)&0xfu)
+#define R_BP_UNKNOWN 15u
+#define R_BITS 17
 
-/* Cache: entry = ip << 17 | rule << 1 | 1; ip < 2^47 (user space). */
+/* Cache: entry = ip << 17 | rule; ip < 2^47 (user space) and never 0,
+ * so an entry in use is never 0. */
 #define CACHE_BITS 16
 #define CACHE_SIZE (1u << CACHE_BITS)
 #define CACHE_PROBES 4
@@ -448,9 +451,9 @@ static unsigned row_rule(const struct row *w)
 		return R_FALLBACK;
 	if (w->ra_how != HOW_OFF || w->ra_off != -8)
 		return R_FALLBACK;
-	if (w->cfa_off < 8 || w->cfa_off % 8 || w->cfa_off / 8 > 1023)
+	if (w->cfa_off < 8 || w->cfa_off % 8 || w->cfa_off / 8 > R_OFF_MAX)
 		return R_FALLBACK;
-	rule = (w->cfa_reg == REG_RBP ? R_CFA_RBP : 0) | (unsigned)(w->cfa_off / 8) << 5;
+	rule = (w->cfa_reg == REG_RBP ? R_CFA_RBP : 0) | (unsigned)(w->cfa_off / 8) << 4;
 	switch (w->bp_how) {
 	case HOW_SAME:
 		return rule;
@@ -618,8 +621,10 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	uint32_t i = cache_slot(ip), p;
 	uint64_t e;
 
+	if (ip >= IP_MAX || !ip)
+		return R_FALLBACK; /* cannot be cached */
 	dl_iterate_phdr(find_module, &f);
-	e = (uint64_t)ip << 17 | (uint64_t)f.rule << 1 | 1;
+	e = (uint64_t)ip << R_BITS | f.rule;
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t *slot = &cache[(i + p) & (CACHE_SIZE - 1)];
 
@@ -637,8 +642,8 @@ static inline unsigned rule_of(uintptr_t ip)
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t e = mp_atomic_load_relaxed_u64(&cache[(i + p) & (CACHE_SIZE - 1)]);
 
-		if ((e >> 17) == ip && e)
-			return (unsigned)(e >> 1) & 0xffff;
+		if ((e >> R_BITS) == ip)
+			return (unsigned)e & ((1u << R_BITS) - 1);
 		if (!e)
 			break;
 	}
@@ -741,13 +746,46 @@ static __attribute__((noinline)) void stack_find(void)
 /* ------------------------------------------------------------------ */
 /* The walk                                                             */
 
+/*
+ * One step: from the frame at ip (stack pointer *sp, rbp *bp) to its
+ * caller's return address; 0 at the outermost frame, 1 on anything that
+ * needs libunwind (returned as such).
+ */
+static inline __attribute__((always_inline)) uintptr_t
+step(uintptr_t ip, uintptr_t *spp, uintptr_t *bpp, uintptr_t hi)
+{
+	uintptr_t sp = *spp, cfa;
+	unsigned rule = rule_of(ip), k;
+
+	if (MP_UNLIKELY(rule <= R_END))
+		return rule == R_END ? 0 : 1;
+	/* An unknown rbp is kept as 1: misaligned, so refused below. */
+	cfa = (rule & R_CFA_RBP ? *bpp : sp) + ((rule >> 1) & (R_OFF_MAX << 3));
+	/* sp < cfa <= hi and aligned: the reads below are in [sp, hi). */
+	if (MP_UNLIKELY(cfa - sp - 1 >= hi - sp || cfa & 7))
+		return 1;
+	k = R_BP(rule);
+	if (k) {
+		if (k == R_BP_UNKNOWN)
+			*bpp = 1;
+		else if (MP_UNLIKELY(8 * k > cfa - sp))
+			return 1;
+		else
+			*bpp = *(const uintptr_t *)(cfa - 8 * k);
+	}
+	*spp = cfa;
+	ip = *(const uintptr_t *)(cfa - 8);
+	/* A return address of 1 would read as "give up": nothing returns there. */
+	return ip;
+}
+
 int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unwind_args *a)
 {
 	/* Built with frame pointers: our frame is [saved rbp, return address]. */
 	const uintptr_t *fp = __builtin_frame_address(0);
-	uintptr_t ip, sp, bp, cfa, at, lo, hi;
-	int n = 0, bp_ok = 1;
-	unsigned rule, k;
+	uintptr_t stop_lo = a->stop_lo, stop_len = a->stop_hi - a->stop_lo;
+	uintptr_t ip, sp, bp, hi;
+	void **o = out, **end = out + max;
 
 	if (MP_UNLIKELY(stk_state <= 0)) {
 		if (stk_state < 0 || !cache)
@@ -756,55 +794,27 @@ int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unw
 		if (stk_state < 0)
 			return -1;
 	}
-	lo = stk_lo;
 	hi = stk_hi;
 	ip = fp[1];
 	sp = (uintptr_t)(fp + 2);
 	bp = fp[0];
-	if (sp < lo || sp >= hi) /* on another stack (sigaltstack, coroutine) */
+	if (sp < stk_lo || sp >= hi) /* on another stack (sigaltstack, coroutine) */
 		return -1;
-	for (;;) {
-		if (n || ip < a->skip_lo || ip >= a->skip_hi) {
-			if (ip >= a->stop_lo && ip < a->stop_hi)
-				break;
-			if (n >= max)
-				break;
-			out[n++] = (void *)ip;
-		}
-		if (MP_UNLIKELY(ip >= IP_MAX))
-			return -1;
-		rule = rule_of(ip);
-		if (MP_UNLIKELY(rule <= R_END)) {
-			if (rule == R_END)
-				break;
-			return -1;
-		}
-		if (rule & R_CFA_RBP) {
-			if (!bp_ok)
-				return -1;
-			cfa = bp + R_OFF(rule) * 8;
-		} else {
-			cfa = sp + R_OFF(rule) * 8;
-		}
-		/* cfa > sp and aligned: the return address at cfa-8 is >= sp. */
-		if (MP_UNLIKELY(cfa <= sp || cfa > hi || cfa & 7))
-			return -1;
-		k = R_BP(rule);
-		if (k == R_BP_UNKNOWN) {
-			bp_ok = 0;
-		} else if (k) {
-			at = cfa - 8 * k;
-			if (MP_UNLIKELY(at < sp))
-				return -1;
-			bp = *(const uintptr_t *)at;
-			bp_ok = 1;
-		}
-		ip = *(const uintptr_t *)(cfa - 8);
-		sp = cfa;
-		if (!ip)
-			break;
+	while (ip - a->skip_lo < a->skip_hi - a->skip_lo) { /* memprov's own */
+		ip = step(ip, &sp, &bp, hi);
+		if (ip <= 1)
+			return ip ? -1 : 0;
 	}
-	return n;
+	while (o < end && ip - stop_lo >= stop_len) {
+		*o++ = (void *)ip;
+		ip = step(ip, &sp, &bp, hi);
+		if (MP_UNLIKELY(ip <= 1)) {
+			if (ip)
+				return -1;
+			break;
+		}
+	}
+	return (int)(o - out);
 }
 
 /* ------------------------------------------------------------------ */

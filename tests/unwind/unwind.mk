@@ -15,3 +15,11 @@ tests/bin/uw-sigalloc: tests/unwind/sigalloc.c
 tests/bin/uw-jmpthreads: tests/unwind/jmpthreads.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $< -lpthread
+
+# bench/churn.c as the benchmark builds it (bench/bin is not part of `make test`).
+tests/bin/uw-churn: bench/churn.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -std=gnu11 $(WARN) -O2 -g -fno-omit-frame-pointer \
+		-fno-optimize-sibling-calls -D_GNU_SOURCE -o $@ $< -lpthread
+
+TEST_BUILD += tests/bin/uw-churn

@@ -1,0 +1,112 @@
+#!/bin/sh
+# t2020: memprov's own unwinder (interpose/unwind.c) gives the same native
+# frames as libunwind. MEMPROV_UNWIND_CHECK=1 captures every stack both
+# ways and prints at exit "memprov: unwind check: N captures, F fast,
+# B fallback, M mismatches" (fallback: unwind.c gave up, libunwind's
+# stack was used). Also: the early stop at the interpreter when Python
+# frames exist, MEMPROV_NATIVE_FULL=1, MEMPROV_FAST_UNWIND=0, and reports
+# that do not change with the unwinder.
+. "$(dirname "$0")/test-lib.sh"
+
+PYENV=/root/.pyenv/versions
+
+# checked PROG ARGS...: run with the check on; its report line in check.txt
+checked() {
+	rm -f "$TRASH"/c.*.trace
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_UNWIND_CHECK=1 \
+		MEMPROV_OUTPUT="$TRASH/c.%p.trace" "$@" >out.txt 2>err.txt
+	grep "^memprov: unwind check: " err.txt >check.txt
+	! grep -v "^memprov: unwind check: " err.txt
+}
+
+# field N: the N-th figure of every check line (1 captures .. 4 mismatches)
+field() { awk -v n="$1" '{print $(4 + 2 * (n - 1))}' check.txt | tr -d ,; }
+
+test_expect_success 'churn, 1 and 2 threads: every capture fast and equal' '
+	checked "$BIN/uw-churn" 1 20000 &&
+	echo "memprov: unwind check: 20004 captures, 20004 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt &&
+	checked "$BIN/uw-churn" 2 20000 &&
+	echo "memprov: unwind check: 40006 captures, 40006 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt
+'
+
+test_expect_success 'C++ exceptions: allocations while unwinding, in catch blocks' '
+	checked "$BIN/uw-cxxthrow" &&
+	echo 43076 >expect && test_cmp expect out.txt &&
+	test "$(field 4)" = 0 && test "$(field 3)" = 0 && test "$(field 1)" -ge 600
+'
+
+test_expect_success 'signal handlers: 20 captures across a signal frame fall back, none differ' '
+	checked "$BIN/uw-sigalloc" &&
+	echo "memprov: unwind check: 31 captures, 11 fast, 20 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt &&
+	memprov leaks "$TRASH"/c.*.trace | grep -A2 "heap malloc: 10 blocks, 320 B" >got &&
+	grep -q "leak_one .*sigalloc.c:" got && grep -q "main .*sigalloc.c:" got
+'
+
+test_expect_success 'setjmp/longjmp, threads (own stack too), -fomit-frame-pointer, alloca' '
+	checked "$BIN/uw-jmpthreads" &&
+	echo "memprov: unwind check: 384 captures, 384 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt
+'
+
+test_expect_success 'the same leak report with unwind.c and with libunwind only' '
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/fast.trace" \
+		"$BIN/uw-jmpthreads" >/dev/null &&
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/slow.trace" \
+		MEMPROV_FAST_UNWIND=0 MEMPROV_UNWIND_CHECK=1 "$BIN/uw-jmpthreads" >/dev/null 2>err.txt &&
+	echo "memprov: unwind check: 384 captures, 0 fast, 384 fallback, 0 mismatches" >expect &&
+	test_cmp expect err.txt &&
+	memprov leaks --native fast.trace | sed 1,5d >fast.txt &&
+	memprov leaks --native slow.trace | sed 1,5d >slow.txt &&
+	test_cmp slow.txt fast.txt &&
+	grep -A3 "heap malloc: 100 blocks, 4.7 KiB (4800 B)" fast.txt >got &&
+	grep -q "work .*jmpthreads.c:" got && grep -q "start_thread " got &&
+	grep -A2 "heap malloc: 50 blocks, 2.3 KiB (2400 B)" fast.txt >got &&
+	grep -q "work .*jmpthreads.c:" got && grep -q "main .*jmpthreads.c:" got
+'
+
+for py in /usr/bin/python3 $PYENV/3.11.7/bin/python3 $PYENV/3.12.1/bin/python3; do
+	[ -x "$py" ] || continue
+	export py
+	test_expect_success "Python: no mismatch, native frames cut at the interpreter: $py" '
+		checked "$py" "$TOP/tests/py/stacks.py" &&
+		echo 4 >expect && test_cmp expect out.txt &&
+		test "$(field 4)" = 0 &&
+		test "$(field 3)" -le 10
+	'
+done
+
+# Two Python runs differ in what imports leave live; the leaked arrays'
+# site must read the same.
+test_expect_success 'numpy: no mismatch; the leak site the same as with MEMPROV_NATIVE_FULL=1' '
+	/usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "no numpy"; exit 0; } &&
+	checked /usr/bin/python3 "$TOP/tests/py/leak_np.py" &&
+	echo 5 >expect && test_cmp expect out.txt &&
+	test "$(field 4)" = 0 && test "$(field 3)" -le 10 &&
+	mv "$TRASH"/c.*.trace cut.trace &&
+	MEMPROV_NATIVE_FULL=1 && export MEMPROV_NATIVE_FULL &&
+	checked /usr/bin/python3 "$TOP/tests/py/leak_np.py" &&
+	test "$(field 4)" = 0 &&
+	mv "$TRASH"/c.*.trace full.trace &&
+	memprov leaks cut.trace | grep -A4 "heap malloc: 5 blocks, 38.1 MiB" >cut.txt &&
+	memprov leaks full.trace | grep -A4 "heap malloc: 5 blocks, 38.1 MiB" >full.txt &&
+	test_cmp full.txt cut.txt &&
+	grep -q "make .*leak_np.py:" cut.txt &&
+	memprov leaks --native cut.trace | sed -n "/5 blocks, 38.1 MiB/,/#2 /p" >cutn.txt &&
+	memprov leaks --native full.trace | sed -n "/5 blocks, 38.1 MiB/,/#2 /p" >fulln.txt &&
+	test "$(grep -c "python3.11+\|_PyEval_EvalFrameDefault" cutn.txt)" = 0 &&
+	test "$(grep -c _PyEval_EvalFrameDefault fulln.txt)" -gt 0 &&
+	test "$(grep -c "_multiarray_umath.*so+" cutn.txt)" = 5
+'
+
+test_expect_success '/bin/true and python3 -c pass: nothing on stderr' '
+	timeout 30 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/t.trace" /bin/true 2>err.txt &&
+	test_cmp /dev/null err.txt &&
+	timeout 30 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/t.trace" \
+		/usr/bin/python3 -c "import numpy" 2>err.txt &&
+	test_cmp /dev/null err.txt
+'
+
+test_done
