@@ -22,6 +22,7 @@
 #include "config.h"
 #include "hooks.h"
 #include "internal.h"
+#include "unwind.h"
 
 #define MP_REAL_DEF(ret, name, params) ret(*mp_real_##name) params;
 MP_LIBC_HOOKS(MP_REAL_DEF)
@@ -421,6 +422,8 @@ MP_EXPORT int dlclose(void *h)
 	if (MP_UNLIKELY(!mp_real_dlclose))
 		return -1;
 	r = mp_real_dlclose(h);
+	if (r == 0)
+		mp_unwind_flush(); /* a module may come back at the same address */
 	rescan();
 	return r;
 }

@@ -37,18 +37,21 @@ static void start_tracing(void)
 static void atfork_prepare(void)
 {
 	traced_before_fork = mp_tracing;
+	mp_stack_fork_prepare();
 	mp_trace_fork_prepare();
 }
 
 static void atfork_parent(void)
 {
 	mp_trace_fork_parent();
+	mp_stack_fork_done();
 }
 
 /* The child never writes to its parent's file: it opens its own. */
 static void atfork_child(void)
 {
 	mp_trace_fork_child();
+	mp_stack_fork_done();
 	mp_stack_reset();
 	mp_modules_reset();
 	if (traced_before_fork)

@@ -25,6 +25,8 @@ void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
 /* Stacks (stack.c). */
 int mp_stack_init(void) MP_HIDDEN;
 void mp_stack_reset(void) MP_HIDDEN;        /* in a forked child */
+void mp_stack_fork_prepare(void) MP_HIDDEN; /* no capture runs until ... */
+void mp_stack_fork_done(void) MP_HIDDEN;    /* ... this, in parent and child */
 
 /* Loaded objects (modules.c). */
 void mp_modules_scan(void) MP_HIDDEN;

@@ -15,6 +15,7 @@
  * written again: readers deduplicate by id.
  */
 #include <libunwind.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -47,6 +48,59 @@ int mp_stack_init(void)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The fork gate. libunwind takes an internal lock while it walks a stack,
+ * and unwind.c's rule lookup may ask the loader (dl_iterate_phdr): a fork
+ * while another thread holds either leaves the child a lock no one will
+ * release, and it hangs at its first traced allocation. So fork's prepare
+ * handler closes the gate and waits until no thread is inside a native
+ * capture; captures that find the gate closed record no native frames.
+ * Each thread counts itself in one of GATE_SLOTS padded counters (its
+ * serial picks it), so captures of different threads do not share a
+ * cache line. The RMW before the load of `forking` pairs with the store
+ * and loads in mp_stack_fork_prepare (Dekker: both sides seq_cst).
+ */
+#define GATE_SLOTS 64
+#define GATE_WAIT_SPINS 200000 /* ~ seconds of sched_yield: never hang fork */
+
+static struct {
+	uint32_t n;
+	char pad[60];
+} gate[GATE_SLOTS] __attribute__((aligned(64)));
+static int forking;
+
+static inline int gate_enter(unsigned slot)
+{
+	__atomic_add_fetch(&gate[slot].n, 1, __ATOMIC_SEQ_CST);
+	if (MP_UNLIKELY(__atomic_load_n(&forking, __ATOMIC_SEQ_CST))) {
+		__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return 1;
+}
+
+static inline void gate_leave(unsigned slot)
+{
+	__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
+}
+
+void mp_stack_fork_prepare(void)
+{
+	unsigned i, spins;
+
+	__atomic_store_n(&forking, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < GATE_SLOTS; i++)
+		for (spins = 0; __atomic_load_n(&gate[i].n, __ATOMIC_SEQ_CST) &&
+				spins < GATE_WAIT_SPINS; spins++)
+			sched_yield();
+}
+
+/* In the parent after fork, and in the child (which has no other thread). */
+void mp_stack_fork_done(void)
+{
+	__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
 }
 
 /* A forked child writes a new trace: every stack is new to it. */
@@ -228,6 +282,7 @@ uint64_t mp_capture_stack(int skip)
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0;
+	unsigned slot;
 	int (*pycap)(struct mp_pyframe *, int);
 	uint64_t id;
 
@@ -243,12 +298,18 @@ uint64_t mp_capture_stack(int skip)
 	a.stop_lo = a.stop_hi = 0;
 	if (npy && !mp_config.native_full)
 		mp_unwind_interp(&a.stop_lo, &a.stop_hi);
-	if (fast_ok)
-		n = mp_unwind(buf, mp_config.depth, &a);
-	if (MP_UNLIKELY(mp_config.unwind_check))
-		unwind_check(buf, n, &a);
-	if (n < 0)
-		first = slow_capture(buf, &n, &a);
+	slot = mp_self.serial % GATE_SLOTS;
+	if (gate_enter(slot)) {
+		if (fast_ok)
+			n = mp_unwind(buf, mp_config.depth, &a);
+		if (MP_UNLIKELY(mp_config.unwind_check))
+			unwind_check(buf, n, &a);
+		if (n < 0)
+			first = slow_capture(buf, &n, &a);
+		gate_leave(slot);
+	} else {
+		n = 0; /* a fork is under way: no native frames */
+	}
 	id = hash_frames(buf + first, n, py, npy);
 	if (intern_insert(id))
 		write_stack(id, buf + first, n, py, npy);
