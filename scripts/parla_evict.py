@@ -287,9 +287,8 @@ class Workload:
         self.backend.close()
 
 
-def summarize(w, pred, completed):
+def summarize(w, pred, completed, site):
     a = w.args
-    site = write_back_site()
     leak_per_array = 1 if a.mode == "bug" else 0
     expected = a.array_bytes * pred["steady_dirty"] * leak_per_array
     win = []
@@ -430,6 +429,9 @@ def main(argv):
     if args.plan:
         print_plan(args, pred)
         return None, EXIT_OK
+    # Found before the run: reading the source (inspect, linecache) can
+    # fail once host memory is exhausted.
+    site = write_back_site()
     try:
         w = Workload(args)
     except BackendError as e:
@@ -448,7 +450,7 @@ def main(argv):
               file=sys.stderr, flush=True)
         status = EXIT_ERROR
     try:
-        s = summarize(w, pred, completed)
+        s = summarize(w, pred, completed, site)
         print_summary(s)
         if args.json_summary:
             write_json(args.json_summary, s)

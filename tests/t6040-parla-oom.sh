@@ -1,0 +1,136 @@
+#!/bin/sh
+# t6040-parla-oom.sh - a real out-of-memory death: the Parla workload in bug
+# mode under an address-space limit (prlimit --as; this machine has no
+# cgroup v2 memory controller to use instead) dies of MemoryError, and the
+# post-mortem `memprov growth` from its trace names the evict write-back
+# line. Second case: the limit is hit first by the preload mapping the next
+# trace segment; it warns once and stops tracing, the program goes on and
+# dies later, and the trace it left still gives the diagnosis.
+. "$(dirname "$0")/test-lib.sh"
+
+PY=/usr/bin/python3
+WL=$TOP/scripts/parla_evict.py
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# Same dict sizes and allocation sequence in every run: the limits below
+# are sized from one run and applied to the next.
+export PYTHONHASHSEED=0
+MiB=1048576
+
+$PY -c 'import numpy' 2>/dev/null || test_skip "/usr/bin/python3 has no numpy (apt-get install python3-numpy)"
+command -v prlimit >/dev/null || test_skip "no prlimit (util-linux)"
+
+j() { $PY -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1"; }
+within5() { $PY -c "import sys; e=float(sys.argv[2]); s=float(sys.argv[1]); sys.exit(abs(s-e) > 0.05*e)" "$1" "$2"; }
+PARRAY=$TOP/scripts/parla/parray.py
+LINE=$(grep -n "= np.empty(.*# memprov: write-back allocation" "$PARRAY" | cut -d: -f1)
+WB="{'function': 'PArray._write_back_to_host', 'file': '$PARRAY', 'line': $LINE}"
+
+# 2 x 2 MiB leak per iteration over iterations 4-11 (t6010's shape).
+SMALL="--groups 8 --arrays-per-group 4 --rows 262144 --cols 2 --gpu-budget 33554432 --write-every 2 --iters 12"
+
+test_expect_success 'bug mode under memprov and prlimit --as dies of MemoryError' '
+	# The limit: what the fixed run needs under memprov (its VmPeak counts
+	# the preload and its trace mappings) plus 20 MiB, five iterations of
+	# leak: the bug run dies near iteration 9, with its trace complete.
+	timeout 120 "$MEMPROV_CLI" run -o "$TRASH/fixed.trace" -- $PY "$WL" --fixed $SMALL \
+		--json-summary "$TRASH/fixed.json" >fixed.out 2>fixed.err &&
+	limit=$(($(j fixed.json s[\"vm_peak_bytes\"]) + 20 * MiB)) &&
+	echo "limit $limit" &&
+	set +e
+	timeout 120 prlimit --as=$limit "$MEMPROV_CLI" run -o "$TRASH/oom.trace" -- \
+		$PY "$WL" --bug $SMALL >oom.out 2>oom.err
+	rc=$?
+	set -e
+	echo "status $rc" && tail -n 2 oom.out oom.err &&
+	test $rc = 3 &&
+	n=$(sed -n "s/^parla_evict: out of host memory (MemoryError) in iteration \([0-9]*\)$/\1/p" oom.out) &&
+	test "$n" -ge 7 && test "$n" -le 11 &&
+	echo $n >died_in &&
+	! grep -q "tracing stopped" oom.err
+'
+
+test_expect_success 'post-mortem growth: the write-back line first, 4194304 B per iteration' '
+	n=$(cat died_in) &&
+	memprov growth --json --after "iter 4" oom.trace >g.json &&
+	test "$(j g.json s[\"state\"])" = exited &&
+	test "$(j g.json s[\"marks\"])" = $n &&
+	test "$(j g.json s[\"window\"][\"last\"])" = $((n - 1)) &&
+	test "$(j g.json "s[\"suspects\"][0][\"python\"][0]")" = "$WB" &&
+	j g.json "s[\"suspects\"][0][\"slope_bytes\"]" >slope && cat slope &&
+	within5 "$(cat slope)" 4194304 &&
+	memprov growth --after "iter 4" oom.trace >g.txt &&
+	grep -q "^ended: exited with status 3$" g.txt &&
+	# the allocation that failed is in the trace too
+	memprov stats oom.trace >st.out &&
+	awk "\$1 == \"malloc\" && \$4 >= 1 { ok = 1 } END { exit !ok }" st.out
+'
+
+# Many small arrays: the trace grows by a chunk every few iterations, and
+# the leak (32 x 4 KiB per iteration) runs over iterations 4-131.
+MANY="--groups 128 --arrays-per-group 64 --rows 512 --cols 2 --gpu-budget 1048576 --write-every 2 --iters 132"
+
+test_expect_success 'a limit the trace hits first: one warning, tracing stops, the program dies later' '
+	# Calibrate on an unlimited run: the first iteration i (8..100) after
+	# which the trace starts a new segment of at least 2 MiB, and the
+	# address space at mark i. A limit of that plus half the segment (at
+	# most 2 MiB) refuses the segment but leaves the program room for a
+	# few more iterations of leak.
+	timeout 120 "$MEMPROV_CLI" run -o "$TRASH/free.trace" -- $PY "$WL" --bug $MANY \
+		>free.out 2>free.err &&
+	memprov dump free.trace | $PY -c "
+import re, sys
+HDR, CS = 4096, 65536
+marks, cur = [], None
+for line in sys.stdin:
+    f = line.split()
+    if len(f) < 4 or not f[2].startswith(\"@\"):
+        continue
+    off = int(f[2][1:])
+    if f[3] == \"mark\":
+        m = re.search(\"label=.iter ([0-9]+).\", line)
+        if m:
+            cur = [int(m.group(1)), (off - HDR) // CS, None]
+            marks.append(cur)
+    elif f[3] == \"rss\" and cur is not None and cur[2] is None:
+        cur[2] = int(re.search(\"vm=([0-9]+)\", line).group(1))
+bounds = [32, 64] + [128 * k for k in range(1, 64)]
+for (i, c0, vm), (_, c1, _) in zip(marks, marks[1:]):
+    if 8 <= i <= 100 and vm:
+        for b in bounds:
+            if c0 < b <= c1:
+                print(i, vm, min(b, 128) * CS)
+                sys.exit(0)
+sys.exit(\"no trace segment starts within iterations 8-100: change MANY\")
+" >calib &&
+	read i vm seg <calib && echo "iteration $i, vm $vm, segment $seg" &&
+	limit=$((vm + (seg / 2 < 2 * MiB ? seg / 2 : 2 * MiB))) &&
+	echo $i >stopped_after &&
+	set +e
+	timeout 120 prlimit --as=$limit "$MEMPROV_CLI" run -o "$TRASH/stop.trace" -- \
+		$PY "$WL" --bug $MANY >stop.out 2>stop.err
+	rc=$?
+	set -e
+	echo "status $rc" && cat stop.err && tail -n 1 stop.out &&
+	test $rc = 3 &&
+	test "$(grep -c "^memprov: " stop.err)" = 2 &&
+	grep -q "^memprov: cannot map the trace file (address space limit?): tracing stopped; the program goes on$" stop.err &&
+	grep -q "^memprov: trace written to $TRASH/stop.trace$" stop.err &&
+	n=$(sed -n "s/^parla_evict: out of host memory (MemoryError) in iteration \([0-9]*\)$/\1/p" stop.out) &&
+	test "$n" -gt $((i + 1))
+'
+
+test_expect_success 'the stopped trace is readable and gives the diagnosis up to where it stopped' '
+	i=$(cat stopped_after) &&
+	memprov growth --json --after "iter 4" stop.trace >gs.json &&
+	test "$(j gs.json s[\"state\"])" = stopped &&
+	test "$(j gs.json s[\"damaged\"])" = False &&
+	last=$(j gs.json s[\"window\"][\"last\"]) &&
+	test $last -ge $i && test $last -le $((i + 1)) &&
+	test "$(j gs.json "s[\"suspects\"][0][\"python\"][0]")" = "$WB" &&
+	j gs.json "s[\"suspects\"][0][\"slope_bytes\"]" >slope && cat slope &&
+	within5 "$(cat slope)" 131072 &&
+	memprov growth --after "iter 4" stop.trace >gs.txt &&
+	grep -q "^ended: tracing stopped: cannot map the trace file (address space limit?)$" gs.txt
+'
+
+test_done
