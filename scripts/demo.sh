@@ -10,8 +10,9 @@
 # which, and how many bytes each should leak), writes the HTML report, and
 # prints a diagnosis of about 20 lines. The workload's per-iteration output
 # goes to DIR/bug.log and DIR/fixed.log, the traces to DIR/*.trace.
-# DIR defaults to demo-out; WORKLOAD-FLAGS replace the default shape (the
-# reported one in miniature: 20 groups of 3 arrays of 8 MB, about 1 GB).
+# DIR defaults to demo-out beside the Makefile; WORKLOAD-FLAGS replace the
+# default shape (the reported one in miniature: 20 groups of 3 arrays of
+# 8 MB, about 1 GB of memory, a few seconds).
 #
 # Exit status: 0 when memprov named the write-back line with the expected
 # slope and the fixed run had no suspect; 1 otherwise (or on any failure).
@@ -21,8 +22,14 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
 MEMPROV=$TOP/analyzer/memprov
 WL=scripts/parla_evict.py
-OUT=${1:-demo-out}
-[ $# -gt 0 ] && shift
+OUT=demo-out            # beside the Makefile unless DIR is given
+if [ $# -gt 0 ]; then
+	case $1 in
+	/*) OUT=$1 ;;
+	*) OUT=$PWD/$1 ;;
+	esac
+	shift
+fi
 [ $# -gt 0 ] || set -- --groups 20 --arrays-per-group 3 --rows 1000000 --cols 2 --iters 20
 
 die() { echo "demo: $*" >&2; exit 1; }
