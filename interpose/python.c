@@ -53,6 +53,8 @@ static int py_profile_off = -1;      /* offset of c_profilefunc in PyThreadState
 static PyObject *py_hook;            /* threading._profile_hook we install */
 static int py_main_ended;
 static volatile int py_forked;       /* set in a forked child until handled */
+static int py_walk_wanted;           /* MEMPROV_PYTHON_MODE=walk (default) */
+static int py_walk_on;               /* verified: frames come from python_walk.c */
 static pthread_key_t py_key;
 
 /* Code ids: content-interned (file, name, first line), by the profile
@@ -186,7 +188,7 @@ static long py_attr_long_signed(PyObject *o, const char *name)
 	return r;
 }
 
-static void py_write_pycode(uint32_t id, uint32_t line, const char *file,
+void py_write_pycode(uint32_t id, uint32_t line, const char *file,
 			    size_t flen, const char *name, size_t nlen)
 {
 	struct mp_rec_pycode *r;
@@ -600,6 +602,7 @@ out:
 static void py_fork_child(void)
 {
 	py_forked = 1;
+	pywalk_fork_child();
 }
 
 static void py_after_fork(void)
@@ -784,6 +787,13 @@ static int py_install(void *arg)
 			api.PyErr_Clear();
 	}
 	py_parse_marks();
+	if (py_walk_wanted && !py_nmarks && !pywalk_verify()) {
+		/* no profile function: hooks read the frame chain itself */
+		py_walk_on = 1;
+		py_state = PY_ARMED;
+		py_register_atexit();
+		goto out;
+	}
 	py_hook = api.PyCFunction_NewEx(&py_hook_def, NULL, NULL);
 	if (!py_hook)
 		api.PyErr_Clear();
@@ -852,6 +862,8 @@ static int py_capture(struct mp_pyframe *out, int max)
 		py_try_arm();
 		return 0;
 	}
+	if (py_walk_on)
+		return pywalk_capture(out, max);
 	if (!t || !t->depth || !t->seeded || t->foreign)
 		return 0;
 	/* Someone replaced our profile function (sys.setprofile, cProfile):
@@ -892,6 +904,19 @@ static int py_version(void)
 	return 3 << 8 | atoi(s + 2);
 }
 
+/* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
+static int py_mode(void)
+{
+	const char *m = getenv("MEMPROV_PYTHON_MODE");
+
+	if (!m || !*m || !strcmp(m, "walk"))
+		return 1;
+	if (!strcmp(m, "profile"))
+		return 0;
+	mp_warn("MEMPROV_PYTHON_MODE: expected walk or profile, using walk; got ", m);
+	return 1;
+}
+
 /* At load: is CPython in this process? Resolve its API; arm the capture. */
 __attribute__((constructor)) static void py_init(void)
 {
@@ -924,6 +949,7 @@ __attribute__((constructor)) static void py_init(void)
 	}
 	if (!api.get_extra || !api.set_extra)
 		api.request_extra = NULL;
+	py_walk_wanted = py_mode() && !pywalk_setup(&api, py_minor);
 	py_state = PY_WAITING;
 	mp_python_capture = py_capture;
 out:

@@ -10,6 +10,8 @@
 
 #include <sys/types.h>
 
+#include "recorder.h"
+
 /* The few CPython types we need, opaque: no Python.h, any version. */
 typedef struct py_object PyObject;
 typedef struct py_frame PyFrameObject;
@@ -68,7 +70,10 @@ struct py_methoddef {
 	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **), 1)      \
 	X(void, PyErr_Restore, (PyObject *, PyObject *, PyObject *), 1)       \
 	X(void, PyErr_Clear, (void), 1)                                       \
-	X(const char *, Py_GetVersion, (void), 1)
+	X(const char *, Py_GetVersion, (void), 1)                             \
+	X(PyThreadState *, PyGILState_GetThisThreadState, (void), 0)          \
+	X(PyFrameObject *, PyThreadState_GetFrame, (PyThreadState *), 0)      \
+	X(int, PyCode_Addr2Line, (PyObject *, int), 0)
 
 struct py_api {
 #define PY_API_FIELD(ret, name, args, req) ret(*name) args;
@@ -80,5 +85,20 @@ struct py_api {
 	int (*set_extra)(PyObject *code, Py_ssize_t index, void *extra);
 	PyObject *none;
 };
+
+/* python.c, for python_walk.c: an MP_REC_PYCODE (file's end kept). */
+void py_write_pycode(uint32_t id, uint32_t line, const char *file, size_t flen,
+		     const char *name, size_t nlen) MP_HIDDEN;
+
+/*
+ * python_walk.c: Python frames read from the thread's own frame chain.
+ * pywalk_setup at load (0: this version has a known layout); pywalk_verify
+ * at install, GIL held (0: the walk agrees with the C API); then
+ * pywalk_capture in hooks, as mp_python_capture does.
+ */
+int pywalk_setup(const struct py_api *api, int minor) MP_HIDDEN;
+int pywalk_verify(void) MP_HIDDEN;
+int pywalk_capture(struct mp_pyframe *out, int max) MP_HIDDEN;
+void pywalk_fork_child(void) MP_HIDDEN;
 
 #endif /* MEMPROV_PYTHON_API_H */

@@ -1,0 +1,505 @@
+/*
+ * python_walk.c - Python frames read from the calling thread's own
+ * interpreter frame chain at allocation time, with no profile function
+ * (MEMPROV_PYTHON_MODE=walk, the default where the layout checks pass).
+ *
+ * Inside an allocation hook the thread's frames cannot change: only the
+ * thread itself pushes and pops them, and it is busy in malloc. So the
+ * hook finds its own PyThreadState with PyGILState_GetThisThreadState (a
+ * thread-specific-data lookup: no allocation, no lock, no GIL needed, so
+ * a thread that released the GIL in numpy still reads its frames) and
+ * follows the chain the way out-of-process samplers do:
+ *
+ *   3.10       tstate->frame, PyFrameObject.f_back, f_code, f_lasti
+ *   3.11/3.12  tstate->cframe->current_frame, _PyInterpreterFrame.previous,
+ *              f_code, prev_instr, owner
+ *   3.13       tstate->current_frame, _PyInterpreterFrame.previous,
+ *              f_executable, instr_ptr, owner
+ *
+ * skipping frames owned by the C stack and frames not yet started. Lines
+ * come from PyCode_Addr2Line (a walk of the line table; it neither
+ * allocates nor locks). Every offset below comes from that version's own
+ * headers (offsetof in a program built with Py_BUILD_CORE against
+ * /root/.pyenv/versions/3.1x/include/python3.1x, internal/ included).
+ * They are checked once, at install time with the GIL held, against what
+ * the C API says of the same frames (code objects, lines, tstate, file
+ * names); any difference and python.c falls back to its profile function.
+ * During a walk, every code object's type must be PyCode_Type, pointers
+ * aligned, and the walk stops after PW_MAX_STEPS frames.
+ *
+ * Code objects get u32 ids without allocating: a process-wide lock-free
+ * table keyed by a hash of (code pointer, co_firstlineno, co_filename
+ * pointer, co_qualname or co_name pointer) gives the id; on a miss the
+ * file and function names are read straight from the str objects' memory
+ * (compact layouts; anything else reads "?"), hashed with the first line,
+ * and looked up in a second table keyed by that content hash whose slot
+ * number is the id. The thread that claims a content slot writes the
+ * MP_REC_PYCODE from the hook itself. A forked child writes a new trace:
+ * a generation number makes each id's record be written again there.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python_api.h"
+
+#define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
+#define PW_PTR_BITS 18            /* code-pointer table: 256 Ki slots */
+#define PW_CODE_BITS 20           /* content table: ids 1 .. 1 Mi */
+#define PW_PROBES 64
+#define PW_FILE_MAX 2047          /* bytes kept of a path: its end */
+#define PW_NAME_MAX 1023
+
+enum pw_kind { PW_FRAMEOBJ, PW_CFRAME, PW_CURRENT };
+
+/* Where things are, per CPython minor version (x86-64, release build). */
+struct pw_layout {
+	int minor;
+	enum pw_kind kind;
+	uint16_t ts_frame;        /* tstate->frame / ->cframe / ->current_frame */
+	uint16_t cf_current;      /* _PyCFrame.current_frame (3.11, 3.12) */
+	uint16_t f_back;          /* f_back / previous */
+	uint16_t f_code;          /* f_code / f_executable */
+	uint16_t f_instr;         /* 3.10: int f_lasti; else prev_instr / instr_ptr */
+	uint16_t f_owner;         /* char owner (3.11+) */
+	int8_t owner_cstack;      /* owner value of C-stack shim frames, or -1 */
+	uint16_t co_firstlineno;  /* int */
+	uint16_t co_filename;
+	uint16_t co_name;         /* co_qualname from 3.11 */
+	uint16_t co_code;         /* co_code_adaptive (3.11+) */
+	uint16_t co_firsttraceable; /* int _co_firsttraceable (3.11+) */
+	uint16_t s_ascii_size;    /* sizeof(PyASCIIObject): compact ASCII data */
+	uint16_t s_compact_size;  /* sizeof(PyCompactUnicodeObject): other data */
+};
+
+#define PY_FRAME_OWNED_BY_GENERATOR 1
+
+static const struct pw_layout pw_layouts[] = {
+	{ .minor = 10, .kind = PW_FRAMEOBJ, .ts_frame = 24, .f_back = 24,
+	  .f_code = 32, .f_instr = 96, .owner_cstack = -1,
+	  .co_firstlineno = 40, .co_filename = 104, .co_name = 112,
+	  .s_ascii_size = 48, .s_compact_size = 72 },
+	{ .minor = 11, .kind = PW_CFRAME, .ts_frame = 56, .cf_current = 8,
+	  .f_back = 48, .f_code = 32, .f_instr = 56, .f_owner = 69,
+	  .owner_cstack = -1,
+	  .co_firstlineno = 72, .co_filename = 112, .co_name = 128,
+	  .co_code = 184, .co_firsttraceable = 168,
+	  .s_ascii_size = 48, .s_compact_size = 72 },
+	{ .minor = 12, .kind = PW_CFRAME, .ts_frame = 56, .cf_current = 0,
+	  .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
+	  .owner_cstack = 3,
+	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128,
+	  .co_code = 192, .co_firsttraceable = 176,
+	  .s_ascii_size = 40, .s_compact_size = 56 },
+	{ .minor = 13, .kind = PW_CURRENT, .ts_frame = 72,
+	  .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
+	  .owner_cstack = 3,
+	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128,
+	  .co_code = 200, .co_firsttraceable = 184,
+	  .s_ascii_size = 40, .s_compact_size = 56 },
+};
+
+/* PyASCIIObject: length at 16, state bits at 32 (same in 3.10 .. 3.13). */
+#define S_LENGTH 16
+#define S_STATE 32
+#define S_KIND(st) (((st) >> 2) & 7)
+#define S_COMPACT 0x20
+#define S_ASCII 0x40
+#define OB_TYPE 8
+
+static const struct pw_layout *L;
+static const struct py_api *pw_api;
+static void *pw_code_type, *pw_str_type;
+
+struct pw_ptr_slot {
+	uint64_t key;             /* hash of code pointer and its names; 0 empty */
+	uint64_t val;             /* id | generation << 32; 0 until published */
+};
+
+struct pw_code_slot {
+	uint64_t key;             /* hash of file, name, first line; 0 empty */
+	uint32_t written;         /* generation whose trace has its PYCODE */
+	uint32_t reserved;
+};
+
+static struct pw_ptr_slot *pw_ptrs;
+static struct pw_code_slot *pw_codes;
+static uint32_t pw_gen = 1;
+
+/* One frame as the walk sees it. */
+struct pw_frame {
+	const char *code;
+	int addr;                 /* byte offset of the current instruction, or -1 */
+};
+
+static inline const char *rd_ptr(const char *base, unsigned off)
+{
+	const char *p;
+
+	memcpy(&p, base + off, sizeof(p));
+	return p;
+}
+
+static inline int rd_int(const char *base, unsigned off)
+{
+	int v;
+
+	memcpy(&v, base + off, sizeof(v));
+	return v;
+}
+
+static inline int pw_aligned(const void *p)
+{
+	return (uintptr_t)p >= 4096 && !((uintptr_t)p & 7);
+}
+
+static inline int pw_is_code(const char *code)
+{
+	return pw_aligned(code) && rd_ptr(code, OB_TYPE) == pw_code_type;
+}
+
+/* The thread's innermost frame, or NULL. */
+static const char *pw_top(const char *ts)
+{
+	const char *f = rd_ptr(ts, L->ts_frame);
+
+	if (L->kind == PW_CFRAME && f)
+		f = pw_aligned(f) ? rd_ptr(f, L->cf_current) : NULL;
+	return f;
+}
+
+/*
+ * Walk tstate's frames, innermost first, into out[] (at most max).
+ * Returns how many, or -1 when something did not look like a frame.
+ */
+static int pw_walk(const char *ts, struct pw_frame *out, int max)
+{
+	const char *f = pw_top(ts), *code;
+	int n = 0, steps;
+
+	for (steps = 0; f && n < max; steps++, f = rd_ptr(f, L->f_back)) {
+		if (!pw_aligned(f) || steps >= PW_MAX_STEPS)
+			return -1;
+		if (L->kind != PW_FRAMEOBJ) {
+			char owner = f[L->f_owner];
+
+			if (owner == L->owner_cstack)
+				continue;
+			code = rd_ptr(f, L->f_code);
+			if (!pw_is_code(code))
+				return -1;
+			{
+				const char *start = code + L->co_code;
+				const char *instr = rd_ptr(f, L->f_instr);
+				long units;
+
+				if (owner != PY_FRAME_OWNED_BY_GENERATOR &&
+				    instr < start + 2 * (long)rd_int(code, L->co_firsttraceable))
+					continue; /* not started yet */
+				units = (instr - start) / 2;
+				out[n].addr = units < 0 || units > (1L << 28) ? -1 : (int)units * 2;
+			}
+		} else {
+			code = rd_ptr(f, L->f_code);
+			if (!pw_is_code(code))
+				return -1;
+			out[n].addr = rd_int(f, L->f_instr) * 2;
+		}
+		out[n++].code = code;
+	}
+	return n;
+}
+
+/* Append the UTF-8 of code point c to b (room checked by the caller). */
+static size_t pw_utf8(char *b, uint32_t c)
+{
+	if (c < 0x80) {
+		b[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		b[0] = (char)(0xc0 | c >> 6);
+		b[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		b[0] = (char)(0xe0 | c >> 12);
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	b[0] = (char)(0xf0 | c >> 18);
+	b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+	b[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+	b[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/*
+ * A str object's text as UTF-8 into buf (cap bytes, NUL-terminated), read
+ * from its memory: compact strings only; "?" for anything else. When the
+ * text is longer than the room, its end is kept (paths end in the file).
+ */
+static size_t pw_str(const char *s, char *buf, size_t cap)
+{
+	uint32_t st;
+	long len, i;
+	size_t n = 0;
+	int kind;
+	const char *data;
+
+	if (!pw_aligned(s) || rd_ptr(s, OB_TYPE) != pw_str_type)
+		goto unknown;
+	memcpy(&st, s + S_STATE, sizeof(st));
+	memcpy(&len, s + S_LENGTH, sizeof(len));
+	kind = S_KIND(st);
+	if (!(st & S_COMPACT) || len < 0 || len > (1L << 24))
+		goto unknown;
+	if (st & S_ASCII) {
+		i = len > (long)cap - 1 ? len - ((long)cap - 1) : 0;
+		n = (size_t)(len - i);
+		memcpy(buf, s + L->s_ascii_size + i, n);
+		buf[n] = 0;
+		return n;
+	}
+	if (kind != 1 && kind != 2 && kind != 4)
+		goto unknown;
+	data = s + L->s_compact_size;
+	i = len > ((long)cap - 1) / 4 ? len - ((long)cap - 1) / 4 : 0;
+	for (; i < len; i++) {
+		uint32_t c;
+
+		if (kind == 1)
+			c = ((const uint8_t *)data)[i];
+		else if (kind == 2)
+			c = ((const uint16_t *)data)[i];
+		else
+			c = ((const uint32_t *)data)[i];
+		if (c > 0x10ffff)
+			goto unknown;
+		n += pw_utf8(buf + n, c);
+	}
+	buf[n] = 0;
+	return n;
+unknown:
+	buf[0] = '?';
+	buf[1] = 0;
+	return 1;
+}
+
+static inline uint64_t pw_mix(uint64_t h, uint64_t x)
+{
+	h ^= x;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+static uint64_t pw_hash_bytes(uint64_t h, const char *s, size_t n)
+{
+	while (n--) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/*
+ * The content slot (id - 1) of a code object: by file, name and first
+ * line; the first thread to see it writes its MP_REC_PYCODE, and so does
+ * the first one in each later generation (a forked child). 0: table full.
+ */
+static uint32_t pw_code_slow(const char *code, uint32_t line)
+{
+	char file[PW_FILE_MAX + 1], name[PW_NAME_MAX + 1];
+	size_t flen = pw_str(rd_ptr(code, L->co_filename), file, sizeof(file));
+	size_t nlen = pw_str(rd_ptr(code, L->co_name), name, sizeof(name));
+	uint64_t h = pw_hash_bytes(1469598103934665603ull ^ line, file, flen + 1);
+	uint32_t i = 0, gen = __atomic_load_n(&pw_gen, __ATOMIC_RELAXED), w;
+	struct pw_code_slot *e = NULL;
+	int p;
+
+	h = pw_hash_bytes(h, name, nlen);
+	h = h ? h : 1;
+	for (p = 0; p < PW_PROBES; p++) {
+		uint64_t k, zero = 0;
+
+		i = ((uint32_t)(h >> 7) + (uint32_t)p) & ((1u << PW_CODE_BITS) - 1);
+		e = &pw_codes[i];
+		k = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+		if (k == h)
+			break;
+		if (!k && __atomic_compare_exchange_n(&e->key, &zero, h, 0,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+		if (zero == h)
+			break;
+	}
+	if (p == PW_PROBES)
+		return 0;
+	w = __atomic_load_n(&e->written, __ATOMIC_RELAXED);
+	if (w != gen && __atomic_compare_exchange_n(&e->written, &w, gen, 0,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		py_write_pycode(i + 1, line, file, flen, name, nlen);
+	return i + 1;
+}
+
+/* A code object's id (1 ..), or 0 when the tables are full. */
+static uint32_t pw_code_id(const char *code)
+{
+	uint32_t line = (uint32_t)rd_int(code, L->co_firstlineno);
+	uint32_t gen = __atomic_load_n(&pw_gen, __ATOMIC_RELAXED), id;
+	uint64_t k = 0x9e3779b97f4a7c15ull, v;
+	struct pw_ptr_slot *e;
+	int p;
+
+	k = pw_mix(k, (uintptr_t)code);
+	k = pw_mix(k, line);
+	k = pw_mix(k, (uintptr_t)rd_ptr(code, L->co_filename));
+	k = pw_mix(k, (uintptr_t)rd_ptr(code, L->co_name));
+	k = k ? k : 1;
+	for (p = 0; p < PW_PROBES; p++) {
+		uint64_t cur, zero = 0;
+
+		e = &pw_ptrs[((uint32_t)k + (uint32_t)p) & ((1u << PW_PTR_BITS) - 1)];
+		cur = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+		if (cur == k) {
+			v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
+			if (v && (uint32_t)(v >> 32) == gen)
+				return (uint32_t)v;
+			id = pw_code_slow(code, line);
+			if (id)
+				__atomic_store_n(&e->val, id | (uint64_t)gen << 32,
+						 __ATOMIC_RELEASE);
+			return id;
+		}
+		if (!cur && __atomic_compare_exchange_n(&e->key, &zero, k, 0,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+		if (zero == k)
+			return pw_code_slow(code, line); /* being published */
+	}
+	id = pw_code_slow(code, line);
+	if (id && p < PW_PROBES)
+		__atomic_store_n(&e->val, id | (uint64_t)gen << 32, __ATOMIC_RELEASE);
+	return id;
+}
+
+int pywalk_capture(struct mp_pyframe *out, int max)
+{
+	struct pw_frame fr[MP_MAX_PYFRAMES];
+	const char *ts;
+	int n, i, line;
+
+	if (!pw_api->Py_IsInitialized())
+		return 0; /* finalizing: other threads' states are going away */
+	ts = (const char *)pw_api->PyGILState_GetThisThreadState();
+	if (!ts)
+		return 0;
+	if (max > MP_MAX_PYFRAMES)
+		max = MP_MAX_PYFRAMES;
+	n = pw_walk(ts, fr, max);
+	for (i = 0; i < n; i++) {
+		line = pw_api->PyCode_Addr2Line((PyObject *)fr[i].code, fr[i].addr);
+		out[i].code_id = pw_code_id(fr[i].code);
+		out[i].line = line > 0 ? (uint32_t)line : 0;
+	}
+	return n > 0 ? n : 0;
+}
+
+void pywalk_fork_child(void)
+{
+	__atomic_add_fetch(&pw_gen, 1, __ATOMIC_RELAXED);
+}
+
+int pywalk_setup(const struct py_api *api, int minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(pw_layouts) / sizeof(pw_layouts[0]); i++)
+		if (pw_layouts[i].minor == minor)
+			L = &pw_layouts[i];
+	pw_code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+	pw_str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	pw_api = api;
+	if (!L || !pw_code_type || !pw_str_type || !api->PyGILState_GetThisThreadState ||
+	    !api->PyCode_Addr2Line || !api->PyThreadState_GetFrame) {
+		L = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Does attribute name of code say through the API what we read at off? */
+static int pw_verify_attr(PyObject *code, const char *name, unsigned off, int is_str)
+{
+	char buf[PW_FILE_MAX + 1];
+	PyObject *v = pw_api->PyObject_GetAttrString(code, name);
+	const char *u;
+	Py_ssize_t len;
+	int ok;
+
+	if (!v)
+		return -1;
+	if (!is_str) {
+		ok = pw_api->PyLong_AsLong(v) == rd_int((const char *)code, off);
+	} else {
+		u = pw_api->PyUnicode_AsUTF8AndSize(v, &len);
+		ok = u && rd_ptr((const char *)code, off) == (const char *)v &&
+		     (size_t)len < sizeof(buf) &&
+		     pw_str((const char *)v, buf, sizeof(buf)) == (size_t)len &&
+		     !memcmp(buf, u, (size_t)len);
+	}
+	pw_api->Py_DecRef(v);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Install time, GIL held, not in a hook: does the walk see exactly the
+ * frames, code objects and lines the C API gives for this thread? Also
+ * allocates the tables. 0: walk mode may be used.
+ */
+int pywalk_verify(void)
+{
+	struct pw_frame fr[64];
+	PyThreadState *me;
+	PyFrameObject *f, *back;
+	PyObject *code;
+	int n, i = 0, ok = 1;
+
+	if (!L)
+		return -1;
+	me = pw_api->PyThreadState_Get();
+	if ((PyThreadState *)pw_api->PyGILState_GetThisThreadState() != me)
+		return -1;
+	n = pw_walk((const char *)me, fr, 64);
+	if (n <= 0)
+		return -1;
+	for (f = pw_api->PyThreadState_GetFrame(me); f; f = back) {
+		code = pw_api->PyFrame_GetCode(f);
+		if (ok && (i >= n || (const char *)code != fr[i].code ||
+			   pw_api->PyFrame_GetLineNumber(f) !=
+			   pw_api->PyCode_Addr2Line(code, fr[i].addr)))
+			ok = 0;
+		if (ok && i == 0)
+			ok = !pw_verify_attr(code, "co_filename", L->co_filename, 1) &&
+			     !pw_verify_attr(code, L->minor >= 11 ? "co_qualname" : "co_name",
+					     L->co_name, 1) &&
+			     !pw_verify_attr(code, "co_firstlineno", L->co_firstlineno, 0);
+		pw_api->Py_DecRef(code);
+		back = pw_api->PyFrame_GetBack(f);
+		pw_api->Py_DecRef((PyObject *)f);
+		i++;
+	}
+	pw_api->PyErr_Clear();
+	if (!ok || i != n)
+		return -1;
+	pw_ptrs = calloc((size_t)1 << PW_PTR_BITS, sizeof(*pw_ptrs));
+	pw_codes = calloc((size_t)1 << PW_CODE_BITS, sizeof(*pw_codes));
+	if (!pw_ptrs || !pw_codes) {
+		free(pw_ptrs);
+		free(pw_codes);
+		return -1;
+	}
+	return 0;
+}
