@@ -81,7 +81,7 @@ test: all $(TEST_BUILD) ## build and run the test suite
 	$(Q)scripts/install-deps.sh test html
 	$(Q)MEMPROV_SANITIZE='$(SANITIZE)' tests/run.sh
 
-demo: all $(TEST_BUILD) ## run the Parla eviction workload under memprov and diagnose it
+demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh
 
 install: all ## install library, CLI and headers under PREFIX (default /usr/local)
