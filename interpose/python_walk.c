@@ -47,6 +47,7 @@
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
 #define PW_PTR_BITS 18            /* code-pointer table: 256 Ki slots */
 #define PW_CODE_BITS 20           /* content table: ids 1 .. 1 Mi */
+#define PW_LINE_BITS 16           /* line cache: 64 Ki words, direct-mapped */
 #define PW_PROBES 64
 #define PW_FILE_MAX 2047          /* bytes kept of a path: its end */
 #define PW_NAME_MAX 1023
@@ -67,6 +68,7 @@ struct pw_layout {
 	uint16_t co_firstlineno;  /* int */
 	uint16_t co_filename;
 	uint16_t co_name;         /* co_qualname from 3.11 */
+	uint16_t co_linetable;
 	uint16_t co_code;         /* co_code_adaptive (3.11+) */
 	uint16_t co_firsttraceable; /* int _co_firsttraceable (3.11+) */
 	uint16_t s_ascii_size;    /* sizeof(PyASCIIObject): compact ASCII data */
@@ -78,24 +80,24 @@ struct pw_layout {
 static const struct pw_layout pw_layouts[] = {
 	{ .minor = 10, .kind = PW_FRAMEOBJ, .ts_frame = 24, .f_back = 24,
 	  .f_code = 32, .f_instr = 96, .owner_cstack = -1,
-	  .co_firstlineno = 40, .co_filename = 104, .co_name = 112,
+	  .co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
 	  .s_ascii_size = 48, .s_compact_size = 72 },
 	{ .minor = 11, .kind = PW_CFRAME, .ts_frame = 56, .cf_current = 8,
 	  .f_back = 48, .f_code = 32, .f_instr = 56, .f_owner = 69,
 	  .owner_cstack = -1,
-	  .co_firstlineno = 72, .co_filename = 112, .co_name = 128,
+	  .co_firstlineno = 72, .co_filename = 112, .co_name = 128, .co_linetable = 136,
 	  .co_code = 184, .co_firsttraceable = 168,
 	  .s_ascii_size = 48, .s_compact_size = 72 },
 	{ .minor = 12, .kind = PW_CFRAME, .ts_frame = 56, .cf_current = 0,
 	  .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
 	  .owner_cstack = 3,
-	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128,
+	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128, .co_linetable = 136,
 	  .co_code = 192, .co_firsttraceable = 176,
 	  .s_ascii_size = 40, .s_compact_size = 56 },
 	{ .minor = 13, .kind = PW_CURRENT, .ts_frame = 72,
 	  .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
 	  .owner_cstack = 3,
-	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128,
+	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128, .co_linetable = 136,
 	  .co_code = 200, .co_firsttraceable = 184,
 	  .s_ascii_size = 40, .s_compact_size = 56 },
 };
@@ -125,6 +127,16 @@ struct pw_code_slot {
 
 static struct pw_ptr_slot *pw_ptrs;
 static struct pw_code_slot *pw_codes;
+
+/*
+ * Line cache: PyCode_Addr2Line walks the line table from its start, and
+ * the outer frames of a stack repeat from one allocation to the next. A
+ * word holds a 44-bit tag of (code pointer, its names, line table
+ * pointer, byte offset) and a 20-bit line; 0 is empty. One word: a reader
+ * never sees half an entry.
+ */
+#define PW_LINE_MAX ((1u << 20) - 1)
+static uint64_t *pw_lines;
 static uint32_t pw_gen = 1;
 
 /* One frame as the walk sees it. */
@@ -385,11 +397,38 @@ static uint32_t pw_code_id(const char *code)
 	return id;
 }
 
+/* The line a frame is at, through the line cache. */
+static uint32_t pw_line(const struct pw_frame *f)
+{
+	uint64_t k = 0x2545f4914f6cdd1dull, v, tag;
+	uint64_t *slot;
+	int line;
+
+	k = pw_mix(k, (uintptr_t)f->code);
+	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_linetable));
+	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_filename));
+	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_name));
+	k = pw_mix(k, (uint64_t)(uint32_t)rd_int(f->code, L->co_firstlineno) << 32 |
+		      (uint32_t)f->addr);
+	tag = k & ~(uint64_t)PW_LINE_MAX;
+	tag = tag ? tag : (uint64_t)1 << 20;
+	slot = &pw_lines[(k >> 24) & ((1u << PW_LINE_BITS) - 1)];
+	v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if ((v & ~(uint64_t)PW_LINE_MAX) == tag)
+		return (uint32_t)(v & PW_LINE_MAX);
+	line = pw_api->PyCode_Addr2Line((PyObject *)f->code, f->addr);
+	if (line < 0)
+		line = 0;
+	if ((uint32_t)line < PW_LINE_MAX)
+		__atomic_store_n(slot, tag | (uint32_t)line, __ATOMIC_RELAXED);
+	return (uint32_t)line;
+}
+
 int pywalk_capture(struct mp_pyframe *out, int max)
 {
 	struct pw_frame fr[MP_MAX_PYFRAMES];
 	const char *ts;
-	int n, i, line;
+	int n, i;
 
 	if (!pw_api->Py_IsInitialized())
 		return 0; /* finalizing: other threads' states are going away */
@@ -400,9 +439,8 @@ int pywalk_capture(struct mp_pyframe *out, int max)
 		max = MP_MAX_PYFRAMES;
 	n = pw_walk(ts, fr, max);
 	for (i = 0; i < n; i++) {
-		line = pw_api->PyCode_Addr2Line((PyObject *)fr[i].code, fr[i].addr);
 		out[i].code_id = pw_code_id(fr[i].code);
-		out[i].line = line > 0 ? (uint32_t)line : 0;
+		out[i].line = pw_line(&fr[i]);
 	}
 	return n > 0 ? n : 0;
 }
@@ -496,9 +534,11 @@ int pywalk_verify(void)
 		return -1;
 	pw_ptrs = calloc((size_t)1 << PW_PTR_BITS, sizeof(*pw_ptrs));
 	pw_codes = calloc((size_t)1 << PW_CODE_BITS, sizeof(*pw_codes));
-	if (!pw_ptrs || !pw_codes) {
+	pw_lines = calloc((size_t)1 << PW_LINE_BITS, sizeof(*pw_lines));
+	if (!pw_ptrs || !pw_codes || !pw_lines) {
 		free(pw_ptrs);
 		free(pw_codes);
+		free(pw_lines);
 		return -1;
 	}
 	return 0;
