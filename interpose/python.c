@@ -4,12 +4,20 @@
  *
  * When the process turns out to contain CPython (3.9 or later; its API is
  * found with dlsym at run time, never linked or included), the first
- * allocation after Py_IsInitialized() schedules a pending call. That call
- * runs on the main thread with the GIL held, outside any hook, and installs
- * a C-level profile function (PyEval_SetProfile) on the existing threads;
- * threads started later through threading pick it up from a small C
- * function object stored as threading._profile_hook, which swaps itself for
- * the C profile function on its first call.
+ * allocation after Py_IsInitialized() schedules a pending call, which runs
+ * on the main thread with the GIL held, outside any hook, and installs one
+ * of two ways to get frames (MEMPROV_PYTHON_MODE):
+ *
+ * walk (the default): python_walk.c reads the calling thread's own frame
+ * chain inside the hook, with no profile function at all, so Python code
+ * runs at full speed. The pending call checks the walk against the C API
+ * first; if it disagrees, if this version has no known layout, or if
+ * MEMPROV_MARK_ON needs call events, it uses the profile mode instead.
+ *
+ * profile: a C-level profile function (PyEval_SetProfile) on the existing
+ * threads; threads started later through threading pick it up from a
+ * small C function object stored as threading._profile_hook, which swaps
+ * itself for the C profile function on its first call.
  *
  * The profile function keeps a per-thread shadow stack of (frame, code id)
  * entries: push on PyTrace_CALL, pop on PyTrace_RETURN (which also fires on
@@ -24,9 +32,10 @@
  * Python code). Everything that allocates or calls into the interpreter
  * happens in the profile function or the pending call, never in a hook.
  *
- * Also here: the "__main__ end" mark (the main module's outermost frame
- * returns in the main thread, before finalization frees module globals)
- * and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
+ * Also here: the "__main__ end" mark (profile mode: the main module's
+ * outermost frame returns in the main thread; walk mode, and whenever that
+ * was not seen: an atexit callback, which runs before finalization frees
+ * module globals) and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
  */
 #include <dlfcn.h>
 #include <limits.h>
