@@ -257,6 +257,27 @@ static const char *check_record(const struct mp_rec_head *h)
 	return NULL;
 }
 
+/* Does the record at h run past the left bytes of its chunk? */
+static int record_overruns(const struct mp_rec_head *h, uint32_t left)
+{
+	return left < sizeof(*h) || h->size > left;
+}
+
+/* What is wrong with the record at h (left bytes of the chunk from h on), or NULL. */
+static const char *record_problem(const struct mp_rec_head *h, uint32_t left)
+{
+	if (record_overruns(h, left))
+		return left < sizeof(*h) ? "record head past the used bytes"
+					 : "record size past the used bytes";
+	if (h->size < sizeof(*h) || h->size % 8)
+		return "record size not a multiple of 8 or under 16";
+	if (h->type == MP_REC_INVALID)
+		return "record type 0";
+	if (h->type < MP_REC_TYPE_COUNT)
+		return check_record(h);
+	return NULL;
+}
+
 /*
  * Advance th to its next valid record (th->rec), loading chunks as
  * needed; th->rec is NULL when the thread has no more.
@@ -265,7 +286,7 @@ static void thread_advance(struct trace *t, struct trace_thread *th)
 {
 	for (;;) {
 		const struct mp_rec_head *h;
-		const char *bad = NULL;
+		const char *bad;
 		uint32_t left;
 
 		if (th->cur >= th->n_chunks) {
@@ -282,21 +303,12 @@ static void thread_advance(struct trace *t, struct trace_thread *th)
 			continue;
 		}
 		h = (const void *)(th->buf + th->pos);
-		if (left < sizeof(*h) || h->size > left) {
-			if (th->chunks[th->cur].cut) {
-				/* the file ends inside this record: not corruption */
-				th->pos = th->len;
-				continue;
-			}
-			bad = left < sizeof(*h) ? "record head past the used bytes"
-						: "record size past the used bytes";
-		} else if (h->size < sizeof(*h) || h->size % 8) {
-			bad = "record size not a multiple of 8 or under 16";
-		} else if (h->type == MP_REC_INVALID) {
-			bad = "record type 0";
-		} else if (h->type < MP_REC_TYPE_COUNT) {
-			bad = check_record(h);
+		if (record_overruns(h, left) && th->chunks[th->cur].cut) {
+			/* the file ends inside this record: not corruption */
+			th->pos = th->len;
+			continue;
 		}
+		bad = record_problem(h, left);
 		if (bad) {
 			if (!(t->flags & TRACE_QUIET))
 				warning("corrupt record at offset %llu (chunk %llu, thread %u): %s",
@@ -433,6 +445,47 @@ const struct mp_rec_head *trace_next(struct trace *t)
 	if (h->ts > t->last_ts)
 		t->last_ts = h->ts;
 	return h;
+}
+
+/* Latest timestamp among the valid records of chunk c, read into buf (0: none). */
+static uint64_t chunk_last_ts(struct trace *t, const struct trace_chunk *c, unsigned char *buf)
+{
+	uint64_t end = 0;
+	uint32_t pos = 0;
+	size_t got;
+
+	if (read_full(t->fd, buf, c->used, chunk_offset(t, c->index) + sizeof(struct mp_chunk_head),
+		      &got) < 0)
+		return 0;
+	while (pos < got) {
+		const struct mp_rec_head *h = (const void *)(buf + pos);
+
+		if (record_problem(h, (uint32_t)(got - pos)))
+			break;
+		if (h->ts > end)
+			end = h->ts;
+		pos += h->size;
+	}
+	return end;
+}
+
+uint64_t trace_end_ts(struct trace *t)
+{
+	unsigned char *buf = xmalloc(t->hdr.chunk_size);
+	uint64_t end = 0, ts;
+	size_t i, c;
+
+	for (i = 0; i < t->n_threads; i++) {
+		const struct trace_thread *th = &t->threads[i];
+
+		for (c = th->n_chunks; c > 0 && !th->chunks[c - 1].used; c--)
+			;
+		ts = c ? chunk_last_ts(t, &th->chunks[c - 1], buf) : 0;
+		if (ts > end)
+			end = ts;
+	}
+	free(buf);
+	return end;
 }
 
 uint32_t trace_last_serial(const struct trace *t)

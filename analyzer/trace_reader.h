@@ -71,6 +71,13 @@ int trace_open(struct trace *t, const char *path, unsigned flags);
  */
 const struct mp_rec_head *trace_next(struct trace *t);
 
+/*
+ * Timestamp of the last record, without reading the trace through: the
+ * latest among the valid records of each thread's last chunk (0: none).
+ * Leaves the stream where it is.
+ */
+uint64_t trace_end_ts(struct trace *t);
+
 /* Serial of the thread that wrote the record trace_next returned last. */
 uint32_t trace_last_serial(const struct trace *t);
 /* File offset of the record trace_next returned last. */
