@@ -77,25 +77,25 @@ static void key_frames(FILE *k, const struct frames *fr)
 	}
 }
 
-static struct site *site_get(struct site **table, const struct frames *fr,
-			     unsigned kind, unsigned func)
+/* The key of a frame list: kind, func and the frames' text; malloc'd, *len its length. */
+static char *site_key(const struct frames *fr, unsigned kind, unsigned func, size_t *len)
 {
-	struct site *site;
 	char *key = NULL;
-	size_t len = 0;
-	FILE *k = open_memstream(&key, &len);
+	FILE *k = open_memstream(&key, len);
 
 	if (!k)
 		die(1, "out of memory building a site key");
 	fprintf(k, "%u %u\n", kind, func);
 	key_frames(k, fr);
 	fclose(k);
-	HASH_FIND(hh, *table, key, len, site);
-	if (site) {
-		free(key);
-		return site;
-	}
-	site = xcalloc(1, sizeof(*site));
+	return key;
+}
+
+/* Fill site with its key (taken over) and a copy of the frames. */
+static void site_fill(struct site *site, const struct frames *fr, char *key, unsigned kind,
+		      unsigned func)
+{
+	memset(site, 0, sizeof(*site));
 	site->key = key;
 	site->kind = kind;
 	site->func = func;
@@ -105,6 +105,36 @@ static struct site *site_get(struct site **table, const struct frames *fr,
 	site->n_native = fr->n_native;
 	site->native = xmalloc(fr->n_native * sizeof(*site->native) + 1);
 	memcpy(site->native, fr->native, fr->n_native * sizeof(*site->native));
+}
+
+/* The frames a report shows of stack id (none when it was never written). */
+static void pick_frames(const struct replay *r, struct symbolizer *s, uint64_t id,
+			enum site_mode mode, struct frames *fr)
+{
+	const struct replay_stack *st = replay_find_stack(r, id);
+
+	fr->n_python = fr->n_native = 0;
+	if (!st)
+		return;
+	pick_python(r, st, fr);
+	if (mode != SITE_PYTHON_ONLY)
+		pick_native(s, st, mode, fr);
+}
+
+static struct site *site_get(struct site **table, const struct frames *fr,
+			     unsigned kind, unsigned func)
+{
+	struct site *site;
+	size_t len = 0;
+	char *key = site_key(fr, kind, func, &len);
+
+	HASH_FIND(hh, *table, key, len, site);
+	if (site) {
+		free(key);
+		return site;
+	}
+	site = xmalloc(sizeof(*site));
+	site_fill(site, fr, key, kind, func);
 	HASH_ADD_KEYPTR(hh, *table, site->key, len, site);
 	return site;
 }
@@ -131,14 +161,7 @@ struct site *sites_build(const struct replay *r, struct symbolizer *s,
 	size_t i = 0;
 
 	HASH_ITER(hh, live, l, ltmp) {
-		const struct replay_stack *st = replay_find_stack(r, l->key.stack);
-
-		fr->n_python = fr->n_native = 0;
-		if (st) {
-			pick_python(r, st, fr);
-			if (mode != SITE_PYTHON_ONLY)
-				pick_native(s, st, mode, fr);
-		}
+		pick_frames(r, s, l->key.stack, mode, fr);
 		site = site_get(&table, fr, l->key.kind, l->key.func);
 		site->blocks += l->blocks;
 		site->bytes += l->bytes;
@@ -157,14 +180,32 @@ struct site *sites_build(const struct replay *r, struct symbolizer *s,
 	return out;
 }
 
+void site_of(struct site *out, const struct replay *r, struct symbolizer *s,
+	     const struct replay_live_key *key, enum site_mode mode)
+{
+	struct frames *fr = xmalloc(sizeof(*fr));
+	size_t len;
+
+	pick_frames(r, s, key->stack, mode, fr);
+	site_fill(out, fr, site_key(fr, key->kind, key->func, &len), key->kind, key->func);
+	free(fr);
+}
+
+void site_release(struct site *site)
+{
+	free(site->key);
+	free(site->python);
+	free(site->native);
+	site->key = NULL;
+	site->python = NULL;
+	site->native = NULL;
+}
+
 void sites_free(struct site *sites, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		free(sites[i].key);
-		free(sites[i].python);
-		free(sites[i].native);
-	}
+	for (i = 0; i < n; i++)
+		site_release(&sites[i]);
 	free(sites);
 }

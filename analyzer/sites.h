@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "replay.h"
 #include "symbolize.h"
@@ -43,5 +44,28 @@ struct site {
 struct site *sites_build(const struct replay *r, struct symbolizer *s,
 			 const struct replay_live *live, enum site_mode mode, size_t *n);
 void sites_free(struct site *sites, size_t n);
+
+/* The site of one (stack, kind, func) on its own; free with site_release. */
+void site_of(struct site *out, const struct replay *r, struct symbolizer *s,
+	     const struct replay_live_key *key, enum site_mode mode);
+/* Free a site's key and frames (not the site itself). */
+void site_release(struct site *site);
+
+/* Output (site_print.c). */
+#define SITE_ALL_FRAMES SIZE_MAX
+
+/* "kind":"heap","func":"malloc": the members a site's JSON object starts with. */
+void site_json_kind(FILE *f, const struct site *s);
+/* "python":[{function,file,line}...],"frames":[{function,file,line,module,address}...] */
+void site_json_frames(FILE *f, const struct site *s);
+/* Both, comma between: kind, func, python, frames. */
+void site_json(FILE *f, const struct site *s);
+/*
+ * The frames as text lines indented by six spaces, Python first, at most
+ * max of them (then "... N more frames"), or a line saying there are none.
+ */
+void site_text(FILE *f, const struct site *s, enum site_mode mode, size_t max);
+/* "  #N kind func: B blocks, X (B B)" and the frames, for sites[0..shown). */
+void sites_text(FILE *f, const struct site *sites, size_t shown, enum site_mode mode);
 
 #endif /* MEMPROV_SITES_H */

@@ -1,0 +1,103 @@
+/*
+ * site_print.c - a site as the reports write it: its frames as indented
+ * text lines ("function file:line"), as JSON members, and the numbered
+ * list of sites with their live figures that leaks and peak print.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "sites.h"
+#include "util.h"
+
+void site_json_kind(FILE *f, const struct site *s)
+{
+	fprintf(f, "\"kind\":\"%s\",\"func\":", kind_name(s->kind));
+	json_str(f, func_name(s->func));
+}
+
+static void json_native(FILE *f, const struct sym_frame *fr)
+{
+	char buf[512];
+
+	fprintf(f, "{\"function\":");
+	json_str(f, fr->function ? fr->function : sym_fallback(fr, buf, sizeof(buf)));
+	fprintf(f, ",\"file\":");
+	json_str(f, fr->file);
+	if (fr->line)
+		fprintf(f, ",\"line\":%d", fr->line);
+	else
+		fprintf(f, ",\"line\":null");
+	fprintf(f, ",\"module\":");
+	json_str(f, fr->module);
+	fprintf(f, ",\"address\":\"0x%" PRIx64 "\"}", fr->ip);
+}
+
+void site_json_frames(FILE *f, const struct site *s)
+{
+	size_t j;
+
+	fprintf(f, "\"python\":[");
+	for (j = 0; j < s->n_python; j++) {
+		fprintf(f, "%s{\"function\":", j ? "," : "");
+		json_str(f, s->python[j].function);
+		fprintf(f, ",\"file\":");
+		json_str(f, s->python[j].file);
+		fprintf(f, ",\"line\":%u}", s->python[j].line);
+	}
+	fprintf(f, "],\"frames\":[");
+	for (j = 0; j < s->n_native; j++) {
+		if (j)
+			fputc(',', f);
+		json_native(f, s->native[j]);
+	}
+	fprintf(f, "]");
+}
+
+void site_json(FILE *f, const struct site *s)
+{
+	site_json_kind(f, s);
+	fputc(',', f);
+	site_json_frames(f, s);
+}
+
+static void text_native(FILE *f, const struct sym_frame *fr)
+{
+	char buf[512];
+
+	if (!fr->function)
+		fprintf(f, "      %s\n", sym_fallback(fr, buf, sizeof(buf)));
+	else if (fr->file)
+		fprintf(f, "      %s %s:%d\n", fr->function, fr->file, fr->line);
+	else
+		fprintf(f, "      %s (%s)\n", fr->function, sym_fallback(fr, buf, sizeof(buf)));
+}
+
+void site_text(FILE *f, const struct site *s, enum site_mode mode, size_t max)
+{
+	size_t j, shown = 0;
+
+	for (j = 0; j < s->n_python && shown < max; j++, shown++)
+		fprintf(f, "      %s %s:%u\n", s->python[j].function,
+			s->python[j].file ? s->python[j].file : "?", s->python[j].line);
+	for (j = 0; j < s->n_native && shown < max; j++, shown++)
+		text_native(f, s->native[j]);
+	if (s->n_python + s->n_native > shown)
+		fprintf(f, "      ... %zu more frames\n", s->n_python + s->n_native - shown);
+	if (!s->n_python && !s->n_native)
+		fprintf(f, "      %s\n", mode == SITE_PYTHON_ONLY ? "(no Python frames)" : "(no stack recorded)");
+}
+
+void sites_text(FILE *f, const struct site *sites, size_t shown, enum site_mode mode)
+{
+	char b[32];
+	size_t i;
+
+	for (i = 0; i < shown; i++) {
+		const struct site *s = &sites[i];
+
+		fprintf(f, "  #%zu %s %s: %" PRIu64 " block%s, %s (%" PRIu64 " B)\n", i + 1,
+			kind_name(s->kind), func_name(s->func), s->blocks, s->blocks == 1 ? "" : "s",
+			human_bytes(b, sizeof(b), s->bytes), s->bytes);
+		site_text(f, s, mode, SITE_ALL_FRAMES);
+	}
+}
