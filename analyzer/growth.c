@@ -139,43 +139,6 @@ static void gset_release(struct gset *s)
 
 /* ---- the pass ---- */
 
-uint64_t growth_trace_end(struct trace *t)
-{
-	unsigned char *buf = xmalloc(t->hdr.chunk_size);
-	uint64_t end = t->first_ts;
-	size_t i;
-
-	for (i = 0; i < t->n_threads; i++) {
-		const struct trace_thread *th = &t->threads[i];
-		size_t c = th->n_chunks;
-
-		while (c > 0 && !th->chunks[c - 1].used)
-			c--;
-		if (!c)
-			continue;
-		const struct trace_chunk *ch = &th->chunks[c - 1];
-		uint64_t off = t->hdr.header_size + ch->index * (uint64_t)t->hdr.chunk_size +
-			       sizeof(struct mp_chunk_head);
-		uint32_t used = ch->used, pos = 0;
-
-		if (used > t->hdr.chunk_size - sizeof(struct mp_chunk_head))
-			continue;
-		if (pread(t->fd, buf, used, (off_t)off) != (ssize_t)used)
-			continue;
-		while (pos + sizeof(struct mp_rec_head) <= used) {
-			const struct mp_rec_head *h = (const void *)(buf + pos);
-
-			if (h->size < 16 || h->size % 8 || pos + h->size > used)
-				break;
-			if (h->ts > end)
-				end = h->ts;
-			pos += h->size;
-		}
-	}
-	free(buf);
-	return end;
-}
-
 static uint64_t total_live(const struct replay *r)
 {
 	uint64_t sum = 0;
@@ -313,7 +276,7 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 	gset_init(&g->times);
 	g->after_ordinal = UINT64_MAX;
 	g->start_ts = t->hdr.start_mono_ns ? t->hdr.start_mono_ns : t->first_ts;
-	g->end_ts = growth_trace_end(t);
+	g->end_ts = trace_end_ts(t);
 	if (g->end_ts < g->start_ts)
 		g->end_ts = g->start_ts;
 	if (o->timeline_points)
@@ -418,32 +381,25 @@ static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t
 		      y[n - 1] > y[mid] && 4 * (y[n - 1] - y[mid]) >= (uint64_t)st->growth_bytes;
 }
 
-/* The site of one (stack, kind, func): sites_build on a table of one. */
+/* Index in g->sites of the site of k, added when new; table finds sites by key. */
 static size_t site_index(struct growth *g, struct site **table, const struct gkey *k)
 {
-	struct replay_live one, *tbl = NULL;
-	struct site *s, *found;
-	size_t n;
+	struct site s, *found;
 
-	memset(&one, 0, sizeof(one));
-	one.key = k->key;
-	HASH_ADD(hh, tbl, key, sizeof(one.key), &one);
-	s = sites_build(&g->r, g->sym, tbl, g->o.mode, &n);
-	HASH_CLEAR(hh, tbl);
-	HASH_FIND(hh, *table, s[0].key, strlen(s[0].key), found);
+	site_of(&s, &g->r, g->sym, &k->key, g->o.mode);
+	HASH_FIND(hh, *table, s.key, strlen(s.key), found);
 	if (found) {
-		sites_free(s, n);
+		site_release(&s);
 		return found->blocks;
 	}
 	if (g->n_sites % 64 == 0)
 		g->sites = xrealloc(g->sites, (g->n_sites + 64) * sizeof(*g->sites));
 	found = xcalloc(1, sizeof(*found));
-	found->key = s[0].key;
+	found->key = s.key;
 	found->blocks = g->n_sites;
 	HASH_ADD_KEYPTR(hh, *table, found->key, strlen(found->key), found);
 	memset(&g->sites[g->n_sites], 0, sizeof(g->sites[0]));
-	g->sites[g->n_sites].s = s[0];
-	free(s);
+	g->sites[g->n_sites].s = s;
 	return g->n_sites++;
 }
 
@@ -549,15 +505,7 @@ void growth_release(struct growth *g)
 	for (i = 0; i < g->n_sites; i++) {
 		free(g->sites[i].bytes);
 		free(g->sites[i].blocks);
-		g->sites[i].s.hh = (UT_hash_handle){ 0 };
-	}
-	/* sites_free frees key, python, native of each */
-	if (g->n_sites) {
-		struct site *plain = xcalloc(g->n_sites, sizeof(*plain));
-
-		for (i = 0; i < g->n_sites; i++)
-			plain[i] = g->sites[i].s;
-		sites_free(plain, g->n_sites);
+		site_release(&g->sites[i].s);
 	}
 	free(g->sites);
 	if (g->sym)
@@ -571,67 +519,20 @@ void growth_release(struct growth *g)
 
 /* ---- output helpers shared by the reports ---- */
 
-void growth_json_site(FILE *f, const struct site *s)
+int growth_open(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o)
 {
-	char buf[512];
-	size_t j;
-
-	fprintf(f, "\"kind\":\"%s\",\"func\":", kind_name(s->kind));
-	json_str(f, func_name(s->func));
-	fprintf(f, ",\"python\":[");
-	for (j = 0; j < s->n_python; j++) {
-		fprintf(f, "%s{\"function\":", j ? "," : "");
-		json_str(f, s->python[j].function);
-		fprintf(f, ",\"file\":");
-		json_str(f, s->python[j].file);
-		fprintf(f, ",\"line\":%u}", s->python[j].line);
-	}
-	fprintf(f, "],\"frames\":[");
-	for (j = 0; j < s->n_native; j++) {
-		const struct sym_frame *fr = s->native[j];
-
-		fprintf(f, "%s{\"function\":", j ? "," : "");
-		json_str(f, fr->function ? fr->function : sym_fallback(fr, buf, sizeof(buf)));
-		fprintf(f, ",\"file\":");
-		json_str(f, fr->file);
-		if (fr->line)
-			fprintf(f, ",\"line\":%d", fr->line);
-		else
-			fprintf(f, ",\"line\":null");
-		fprintf(f, ",\"module\":");
-		json_str(f, fr->module);
-		fprintf(f, ",\"address\":\"0x%" PRIx64 "\"}", fr->ip);
-	}
-	fprintf(f, "]");
+	if (trace_open(t, path, 0) < 0)
+		return -1;
+	return growth_collect(g, t, o);
 }
 
-void growth_text_site(FILE *f, const struct site *s, enum site_mode mode)
+int growth_close(struct growth *g, struct trace *t)
 {
-	char buf[512];
-	size_t j;
+	int ret = report_status(t);
 
-	for (j = 0; j < s->n_python; j++)
-		fprintf(f, "      %s %s:%u\n", s->python[j].function,
-			s->python[j].file ? s->python[j].file : "?", s->python[j].line);
-	for (j = 0; j < s->n_native; j++) {
-		const struct sym_frame *fr = s->native[j];
-
-		if (!fr->function)
-			fprintf(f, "      %s\n", sym_fallback(fr, buf, sizeof(buf)));
-		else if (fr->file)
-			fprintf(f, "      %s %s:%d\n", fr->function, fr->file, fr->line);
-		else
-			fprintf(f, "      %s (%s)\n", fr->function, sym_fallback(fr, buf, sizeof(buf)));
-	}
-	if (!s->n_python && !s->n_native)
-		fprintf(f, "      %s\n", mode == SITE_PYTHON_ONLY ? "(no Python frames)" : "(no stack recorded)");
-}
-
-int growth_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out)
-{
-	if (parse_size(arg, out) < 0)
-		return usage_error(cmd, "%s wants a size like 4096, 64K or 1.5MiB, not '%s'", opt, arg);
-	return 0;
+	growth_release(g);
+	trace_close(t);
+	return ret;
 }
 
 const char *growth_num(char *buf, size_t len, double v)

@@ -114,8 +114,12 @@ struct growth {
 	size_t n_sites, n_suspects; /* suspects first in sites[] */
 };
 
-/* Open the trace and replay it once; returns 0 or -1 (after an error). */
+/* Replay the open trace t once, gathering what o asks for; returns 0. */
 int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *o);
+/* Open path into t and growth_collect; returns 0, or -1 after the error. */
+int growth_open(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o);
+/* A report's end: report_status, growth_release, trace_close; the exit status. */
+int growth_close(struct growth *g, struct trace *t);
 /* Group the chosen set's series by site and find the suspects. */
 void growth_analyze(struct growth *g);
 void growth_release(struct growth *g);
@@ -127,20 +131,10 @@ uint64_t growth_host_live(const struct replay *r);
 const char *growth_unit(const struct growth *g);
 /* Seconds of point i since the trace started, or the mark ordinal. */
 double growth_x(const struct growth *g, size_t i);
-/* Last record timestamp in the trace, found from each thread's last chunk. */
-uint64_t growth_trace_end(struct trace *t);
-
-/* JSON of a site's frames: "kind","func","python":[..],"frames":[..] members. */
-void growth_json_site(FILE *f, const struct site *s);
-/* The site's frames as text lines indented by six spaces. */
-void growth_text_site(FILE *f, const struct site *s, enum site_mode mode);
 
 /* "4096" for whole numbers, else "%.2f": slopes print exactly when exact. */
 const char *growth_num(char *buf, size_t len, double v);
 /* 'mark #3 "iter"' or '1.5 s': point i of the analyzed set. */
 void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len);
-
-/* Parse "--min-bytes" style sizes; prints a usage error. */
-int growth_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 
 #endif /* MEMPROV_GROWTH_H */

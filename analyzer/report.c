@@ -1,8 +1,11 @@
 /*
  * report.c - what every report shares: the header lines naming the trace
- * and how the process ended, warnings about damage, the exit status.
+ * and how the process ended, warnings about damage, the exit status, the
+ * first JSON members, opening and replaying the trace, and the options
+ * the report subcommands have in common.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -64,4 +67,160 @@ int report_status(const struct trace *t)
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+void report_json_trace(FILE *f, const struct trace *t)
+{
+	fprintf(f, "\"trace\":");
+	json_str(f, t->path);
+	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
+	json_str(f, report_command(t));
+}
+
+void report_json_head(FILE *f, const struct trace *t)
+{
+	fputc('{', f);
+	report_json_trace(f, t);
+	fprintf(f, ",\"state\":\"%s\",\"damaged\":%s", state_name(t->hdr.state),
+		t->damaged ? "true" : "false");
+}
+
+void report_json_exit(FILE *f, const struct trace *t)
+{
+	fprintf(f, ",\"state\":\"%s\",\"exit_status\":", state_name(t->hdr.state));
+	if (t->hdr.state == MP_STATE_EXITED && t->hdr.exit_status != MP_EXIT_UNKNOWN)
+		fprintf(f, "%d", t->hdr.exit_status);
+	else
+		fprintf(f, "null");
+}
+
+int report_replay(struct trace *t, struct replay *r, const char *path, replay_mark_fn on_mark,
+		  void *arg)
+{
+	if (trace_open(t, path, 0) < 0)
+		return EXIT_FAIL;
+	replay_init(r, t);
+	r->on_mark = on_mark;
+	r->arg = arg;
+	replay_run(r);
+	return EXIT_OK;
+}
+
+int report_close(struct trace *t, struct replay *r)
+{
+	int ret = report_status(t);
+
+	replay_release(r);
+	trace_close(t);
+	return ret;
+}
+
+/* ---- command lines ---- */
+
+int report_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	if (parse_size(arg, out) < 0)
+		return usage_error(cmd, "%s wants a size like 4096, 64K or 1.5MiB, not '%s'", opt, arg);
+	return 0;
+}
+
+static int parse_uint(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	char *end;
+
+	*out = strtoull(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-')
+		return usage_error(cmd, "%s wants a number, not '%s'", opt, arg);
+	return 0;
+}
+
+/* Does the table have an option with a value? Then '?' may be a missing value. */
+static int takes_values(const struct option *opts)
+{
+	for (; opts->name; opts++)
+		if (opts->has_arg != no_argument)
+			return 1;
+	return 0;
+}
+
+static int parse_points(struct report_args *a, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_uint(a->cmd, "--points", arg, &v))
+		return EXIT_USAGE;
+	if (v < 2 || v > 100000)
+		return usage_error(a->cmd, "--points wants 2 to 100000, not %s", arg);
+	a->o.points = (unsigned)v;
+	return 0;
+}
+
+/* One option (getopt's code c): 0, or a usage error's status. */
+static int report_opt(struct report_args *a, int c, const char *arg, char **argv)
+{
+	switch (c) {
+	case 'j': a->flags |= REPORT_JSON; return 0;
+	case 'f': a->flags |= REPORT_FOLDED; return 0;
+	case 'a': a->flags |= REPORT_ALL; return 0;
+	case 'n': a->o.mode = SITE_NATIVE; return 0;
+	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
+	case 'A': a->o.after = arg; return 0;
+	case 'P': return parse_points(a, arg);
+	case 's': return parse_uint(a->cmd, "--skip", arg, &a->o.skip) ? EXIT_USAGE : 0;
+	case 'm':
+		return report_parse_size(a->cmd, "--min-bytes", arg, &a->o.min_bytes) ? EXIT_USAGE : 0;
+	case '?':
+	case ':':
+		break;
+	default:
+		if (a->own)
+			return a->own(a, c, arg);
+	}
+	return usage_error(a->cmd, takes_values(a->opts) ? "unknown option or missing value '%s'" :
+							   "unknown option '%s'", argv[optind - 1]);
+}
+
+/* What must hold once the options are read. */
+static int check_args(const struct report_args *a, int argc)
+{
+	if ((a->flags & REPORT_JSON) && (a->flags & REPORT_FOLDED))
+		return usage_error(a->cmd, "--json and --folded do not go together");
+	if (a->n_traces == 2)
+		return argc - optind != 2 ? usage_error(a->cmd, "two traces wanted, A and B") : 0;
+	if (optind != argc - 1)
+		return usage_error(a->cmd, optind == argc ? "no trace given" : "more than one trace given");
+	return 0;
+}
+
+int report_parse(struct report_args *a, int argc, char **argv, int *status)
+{
+	const char *shortopts = a->shortopts ? a->shortopts : "+h";
+	int c, ret = 0;
+
+	opterr = 0;
+	optind = 1;
+	while (!ret && (c = getopt_long(argc, argv, shortopts, a->opts, NULL)) != -1) {
+		if (c == 'h') {
+			show_usage(stdout, a->cmd);
+			*status = EXIT_OK;
+			return -1;
+		}
+		ret = report_opt(a, c, optarg, argv);
+	}
+	if (!ret)
+		ret = check_args(a, argc);
+	a->traces = argv + optind;
+	*status = ret;
+	return ret ? -1 : 0;
+}
+
+int report_start(struct report_args *a, int argc, char **argv, struct growth *g, struct trace *t,
+		 int *status)
+{
+	if (report_parse(a, argc, argv, status) < 0)
+		return -1;
+	if (growth_open(g, t, a->traces[0], &a->o) == 0)
+		return 0;
+	*status = EXIT_FAIL;
+	return -1;
 }

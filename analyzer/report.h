@@ -1,13 +1,15 @@
 /*
  * report.h - the subcommands of memprov (one file each) and what they
- * share: usage errors, opening a trace for a report, the header lines
- * every report starts with.
+ * share: usage errors, their common options, opening and replaying a
+ * trace for a report, the header lines every report starts with.
  */
 #ifndef MEMPROV_REPORT_H
 #define MEMPROV_REPORT_H
 
+#include <getopt.h>
 #include <stdio.h>
 
+#include "growth.h"
 #include "replay.h"
 #include "trace_reader.h"
 
@@ -33,6 +35,80 @@ int cmd_html(int argc, char **argv);
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print the usage of a subcommand (or of memprov when cmd is NULL). */
 int show_usage(FILE *f, const char *cmd);
+
+enum report_flags {
+	REPORT_JSON = 1 << 0,
+	REPORT_FOLDED = 1 << 1,
+	REPORT_ALL = 1 << 2,
+	REPORT_OWN = 1 << 8,        /* first flag free for a command's own options */
+};
+
+/*
+ * Long options report_parse() knows. A command's table lists those it
+ * takes, its own ones (any other code: handed to report_args.own), and
+ * ends with REPORT_OPT_END.
+ */
+#define REPORT_OPT_JSON { "json", no_argument, NULL, 'j' }
+#define REPORT_OPT_FOLDED { "folded", no_argument, NULL, 'f' }
+#define REPORT_OPT_ALL { "all", no_argument, NULL, 'a' }
+#define REPORT_OPT_SITES                                                    \
+	{ "native", no_argument, NULL, 'n' },                               \
+	{ "python-only", no_argument, NULL, 'p' }
+#define REPORT_OPT_POINTS { "points", required_argument, NULL, 'P' }
+#define REPORT_OPT_SKIP { "skip", required_argument, NULL, 's' }
+#define REPORT_OPT_AFTER { "after", required_argument, NULL, 'A' }
+#define REPORT_OPT_MIN_BYTES { "min-bytes", required_argument, NULL, 'm' }
+#define REPORT_OPT_END { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+
+/* The command line of a report subcommand. */
+struct report_args {
+	/* set by the command */
+	const char *cmd;
+	const struct option *opts;
+	const char *shortopts;      /* NULL: "+h" */
+	int n_traces;               /* traces wanted: 1, or 2 (A and B) */
+	/* the command's own options: 0, or a usage error's status */
+	int (*own)(struct report_args *a, int opt, const char *arg);
+	void *own_arg;
+	/* filled by report_parse, over the command's defaults */
+	unsigned flags;             /* enum report_flags */
+	struct growth_opts o;       /* mode, points, skip, after, min_bytes */
+	char **traces;
+};
+
+/*
+ * Parse a report's options and traces. Returns 0 to go on, or -1 when
+ * the command ends here with *status: 0 after --help, 2 after a usage
+ * error (already printed).
+ */
+int report_parse(struct report_args *a, int argc, char **argv, int *status);
+
+/*
+ * report_parse, then open the trace and run the streaming pass over it
+ * (growth_open with a->o). Returns 0, or -1 when the command ends here
+ * with *status (as report_parse, or 1: the trace is unreadable).
+ */
+int report_start(struct report_args *a, int argc, char **argv, struct growth *g, struct trace *t,
+		 int *status);
+
+/*
+ * Open path and replay it whole, on_mark (may be NULL) called at each
+ * mark. Returns 0, or EXIT_FAIL after saying why the trace is unreadable.
+ */
+int report_replay(struct trace *t, struct replay *r, const char *path, replay_mark_fn on_mark,
+		  void *arg);
+/* report_status, then release r and close t: the report's exit status. */
+int report_close(struct trace *t, struct replay *r);
+
+/* Parse "--min-bytes" style sizes; prints a usage error for cmd. */
+int report_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+
+/* "trace":PATH,"pid":N,"command":CMD: the members a JSON report starts with. */
+void report_json_trace(FILE *f, const struct trace *t);
+/* {"trace":..,"pid":..,"command":..,"state":STATE,"damaged":BOOL */
+void report_json_head(FILE *f, const struct trace *t);
+/* ,"state":STATE,"exit_status":N (null when not known) */
+void report_json_exit(FILE *f, const struct trace *t);
 
 /* Status of a report: 1 when nothing at all could be read. */
 int report_status(const struct trace *t);

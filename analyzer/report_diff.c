@@ -4,7 +4,6 @@
  * traces, e.g. a buggy and a fixed run. Sites are matched by their
  * symbolized frames, never by stack id: two runs have different addresses.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,8 +14,7 @@
 #include "util.h"
 
 enum diff_flags {
-	DIFF_JSON = 1 << 0,
-	DIFF_GROWTH = 1 << 1,
+	DIFF_GROWTH = REPORT_OWN,  /* --growth */
 };
 
 struct side {
@@ -97,10 +95,8 @@ static int row_differs(const struct drow *r, unsigned flags, uint64_t min_bytes)
 
 static void print_side_json(const char *name, const struct side *sd)
 {
-	printf("\"%s\":{\"trace\":", name);
-	json_str(stdout, sd->t.path);
-	printf(",\"pid\":%d,\"command\":", sd->t.hdr.pid);
-	json_str(stdout, report_command(&sd->t));
+	printf("\"%s\":{", name);
+	report_json_trace(stdout, &sd->t);
 	printf(",\"unit\":\"%s\"}", sd->g.set ? growth_unit(&sd->g) : "mark");
 }
 
@@ -121,7 +117,7 @@ static void print_row_text(const struct drow *r, size_t i, unsigned flags, const
 		       r->blocks[0] == 1 ? "" : "s", human_bytes(b3, sizeof(b3), r->bytes[1]),
 		       r->blocks[1], r->blocks[1] == 1 ? "" : "s");
 	}
-	growth_text_site(stdout, r->s, sd[0].g.o.mode);
+	site_text(stdout, r->s, sd[0].g.o.mode, SITE_ALL_FRAMES);
 }
 
 static void print_row_json(const struct drow *r, size_t i, unsigned flags)
@@ -129,7 +125,7 @@ static void print_row_json(const struct drow *r, size_t i, unsigned flags)
 	int k;
 
 	printf("%s{", i ? "," : "");
-	growth_json_site(stdout, r->s);
+	site_json(stdout, r->s);
 	for (k = 0; k < 2; k++) {
 		printf(",\"%s\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64, k ? "b" : "a", r->bytes[k],
 		       r->blocks[k]);
@@ -145,54 +141,19 @@ static void print_row_json(const struct drow *r, size_t i, unsigned flags)
 		       (int64_t)(r->blocks[1] - r->blocks[0]));
 }
 
-static int diff_parse(struct growth_opts *o, unsigned *flags, int argc, char **argv)
+static int diff_opt(struct report_args *a, int opt, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "growth", no_argument, NULL, 'g' },
-		{ "min-bytes", required_argument, NULL, 'm' },
-		{ "skip", required_argument, NULL, 's' },
-		{ "native", no_argument, NULL, 'n' },
-		{ "python-only", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': *flags |= DIFF_JSON; break;
-		case 'g': *flags |= DIFF_GROWTH; break;
-		case 'n': o->mode = SITE_NATIVE; break;
-		case 'p': o->mode = SITE_PYTHON_ONLY; break;
-		case 'm':
-			if (growth_parse_size("diff", "--min-bytes", optarg, &o->min_bytes))
-				return EXIT_USAGE;
-			break;
-		case 's':
-			o->skip = strtoull(optarg, &end, 10);
-			if (*end || !*optarg || optarg[0] == '-')
-				return usage_error("diff", "--skip wants a number, not '%s'", optarg);
-			break;
-		case 'h': show_usage(stdout, "diff"); return -2;
-		default:
-			return usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
-		}
-	}
-	if (argc - optind != 2)
-		return usage_error("diff", "two traces wanted, A and B");
+	(void)opt;
+	(void)arg;
+	a->flags |= DIFF_GROWTH;
 	return 0;
 }
 
 static int side_load(struct side *sd, const char *path, const struct growth_opts *o, unsigned flags)
 {
 	memset(sd, 0, sizeof(*sd));
-	if (trace_open(&sd->t, path, 0) < 0)
+	if (growth_open(&sd->g, &sd->t, path, o) < 0)
 		return -1;
-	growth_collect(&sd->g, &sd->t, o);
 	growth_analyze(&sd->g);
 	if (!(flags & DIFF_GROWTH))
 		sd->sites = sites_build(&sd->g.r, sd->g.sym, sd->g.end_live, o->mode, &sd->n);
@@ -206,25 +167,38 @@ static void side_release(struct side *sd)
 	trace_close(&sd->t);
 }
 
+/* The end of a side that was reported on: its exit status. */
+static int side_close(struct side *sd)
+{
+	sites_free(sd->sites, sd->n);
+	return growth_close(&sd->g, &sd->t);
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	struct growth_opts o = { .flags = GROWTH_PROGRESS | GROWTH_END_LIVE, .points = 20,
-				 .min_bytes = 1024 };
+	static const struct option opts[] = {
+		REPORT_OPT_JSON,
+		{ "growth", no_argument, NULL, 'g' },
+		REPORT_OPT_MIN_BYTES, REPORT_OPT_SKIP, REPORT_OPT_SITES, REPORT_OPT_END,
+	};
+	struct report_args a = { .cmd = "diff", .opts = opts, .n_traces = 2, .own = diff_opt,
+				 .o = { .flags = GROWTH_PROGRESS | GROWTH_END_LIVE, .points = 20,
+					.min_bytes = 1024 } };
 	struct side sd[2];
 	struct drow *rows = NULL;
 	struct dmatch *tbl = NULL, *m, *mt;
-	unsigned flags = 0;
+	unsigned flags;
 	size_t n = 0, i, shown = 0;
 	int ret, k;
 
-	ret = diff_parse(&o, &flags, argc, argv);
-	if (ret)
-		return ret == -2 ? EXIT_OK : ret;
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	flags = a.flags;
 	if (flags & DIFF_GROWTH)
-		o.flags |= GROWTH_SERIES;
-	if (side_load(&sd[0], argv[optind], &o, flags) < 0)
+		a.o.flags |= GROWTH_SERIES;
+	if (side_load(&sd[0], a.traces[0], &a.o, flags) < 0)
 		return EXIT_FAIL;
-	if (side_load(&sd[1], argv[optind + 1], &o, flags) < 0) {
+	if (side_load(&sd[1], a.traces[1], &a.o, flags) < 0) {
 		side_release(&sd[0]);
 		return EXIT_FAIL;
 	}
@@ -240,13 +214,13 @@ int cmd_diff(int argc, char **argv)
 		rows[i].delta = flags & DIFF_GROWTH ? rows[i].slope[1] - rows[i].slope[0] :
 			(double)rows[i].bytes[1] - (double)rows[i].bytes[0];
 	sort_array(rows, n, sizeof(*rows), row_cmp);
-	if (flags & DIFF_JSON) {
+	if (flags & REPORT_JSON) {
 		printf("{");
 		print_side_json("a", &sd[0]);
 		printf(",");
 		print_side_json("b", &sd[1]);
 		printf(",\"by\":\"%s\",\"min_bytes\":%" PRIu64 ",\"sites\":[",
-		       flags & DIFF_GROWTH ? "growth" : "end", o.min_bytes);
+		       flags & DIFF_GROWTH ? "growth" : "end", a.o.min_bytes);
 	} else {
 		char b[32];
 
@@ -257,18 +231,18 @@ int cmd_diff(int argc, char **argv)
 			printf("\nsites growing in one trace only, or whose slopes differ by 10%% or more (B - A):\n");
 		else
 			printf("\nsites whose live memory at the end differs by at least %s (B - A):\n",
-			       human_bytes(b, sizeof(b), o.min_bytes));
+			       human_bytes(b, sizeof(b), a.o.min_bytes));
 	}
 	for (i = 0; i < n; i++) {
-		if (!row_differs(&rows[i], flags, o.min_bytes))
+		if (!row_differs(&rows[i], flags, a.o.min_bytes))
 			continue;
-		if (flags & DIFF_JSON)
+		if (flags & REPORT_JSON)
 			print_row_json(&rows[i], shown, flags);
 		else
 			print_row_text(&rows[i], shown, flags, sd);
 		shown++;
 	}
-	if (flags & DIFF_JSON)
+	if (flags & REPORT_JSON)
 		printf("]}\n");
 	else if (!shown)
 		printf("  none\n");
@@ -277,8 +251,6 @@ int cmd_diff(int argc, char **argv)
 		free(m);
 	}
 	free(rows);
-	ret = report_status(&sd[0].t) | report_status(&sd[1].t);
-	side_release(&sd[0]);
-	side_release(&sd[1]);
-	return ret;
+	ret = side_close(&sd[0]);
+	return ret | side_close(&sd[1]);
 }

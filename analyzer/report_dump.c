@@ -2,7 +2,6 @@
  * report_dump.c - `memprov dump`: every record in merged time order, one
  * line each, for debugging the writer and for tests.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -144,24 +143,15 @@ static void dump_record(const struct mp_rec_head *h)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const struct option opts[] = { REPORT_OPT_END };
+	struct report_args a = { .cmd = "dump", .opts = opts, .n_traces = 1 };
 	const struct mp_rec_head *h;
 	struct trace t;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 'h')
-			return show_usage(stdout, "dump"), EXIT_OK;
-		return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
-	}
-	if (optind != argc - 1)
-		return usage_error("dump", optind == argc ? "no trace given" : "more than one trace given");
-	if (trace_open(&t, argv[optind], 0) < 0)
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	if (trace_open(&t, a.traces[0], 0) < 0)
 		return EXIT_FAIL;
 	printf("# trace %s pid %d ppid %d state %s", t.path, t.hdr.pid, t.hdr.ppid,
 	       state_name(t.hdr.state));

@@ -4,7 +4,6 @@
  * sites whose live memory keeps rising across the steady part of the run,
  * biggest growth first. The analysis is in growth.c.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,12 +13,6 @@
 #include "growth.h"
 #include "report.h"
 #include "util.h"
-
-enum growth_report_flags {
-	GR_JSON = 1 << 0,
-	GR_FOLDED = 1 << 1,
-	GR_ALL = 1 << 2,
-};
 
 void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len)
 {
@@ -72,7 +65,7 @@ static void print_text(const struct growth *g, unsigned flags)
 	for (i = 0; i < g->n_sites; i++) {
 		const struct gsite *s = &g->sites[i];
 
-		if (!s->st.suspect && !(flags & GR_ALL))
+		if (!s->st.suspect && !(flags & REPORT_ALL))
 			continue;
 		if (!s->st.suspect && shown == g->n_suspects)
 			printf("\nother sites:\n");
@@ -91,7 +84,7 @@ static void print_text(const struct growth *g, unsigned flags)
 		       at, human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
 		       s->st.end_blocks == 1 ? "" : "s", s->st.confidence, s->st.r2,
 		       100 * s->st.rose, 100 * s->st.retention);
-		growth_text_site(stdout, &s->s, g->o.mode);
+		site_text(stdout, &s->s, g->o.mode, SITE_ALL_FRAMES);
 	}
 }
 
@@ -109,7 +102,7 @@ static void json_gsite(const struct growth *g, const struct gsite *s, size_t n, 
 	size_t j;
 
 	printf("%s{", i ? "," : "");
-	growth_json_site(stdout, &s->s);
+	site_json(stdout, &s->s);
 	printf(",\"growth_bytes\":%" PRId64 ",\"growth_blocks\":%" PRId64
 	       ",\"slope_bytes\":%s,\"slope_blocks\":%s,\"start\":",
 	       s->st.growth_bytes, s->st.growth_blocks, growth_num(s1, sizeof(s1), s->st.slope_bytes),
@@ -133,13 +126,9 @@ static void print_json(const struct growth *g, unsigned flags)
 	const struct trace *t = g->r.trace;
 	size_t i, n = g->w0 <= g->w1 && g->set->n ? g->w1 - g->w0 + 1 : 0;
 
-	printf("{\"trace\":");
-	json_str(stdout, t->path);
-	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
-	json_str(stdout, report_command(t));
-	printf(",\"state\":\"%s\",\"damaged\":%s,\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
+	report_json_head(stdout, t);
+	printf(",\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
 	       ",\"thinned\":%" PRIu64 ",\"main_end\":%s,\"min_bytes\":%" PRIu64 ",\"points\":[",
-	       state_name(t->hdr.state), t->damaged ? "true" : "false",
 	       g->set == &g->marks ? "marks" : "time", growth_unit(g), g->n_marks,
 	       g->set == &g->marks ? g->marks.stride : 1, g->main_end_ts ? "true" : "false",
 	       g->o.min_bytes);
@@ -152,7 +141,7 @@ static void print_json(const struct growth *g, unsigned flags)
 	       g->w0, n ? g->w1 : g->w0, n ? n - 1 : 0);
 	for (i = 0; i < g->n_suspects; i++)
 		json_gsite(g, &g->sites[i], n, i);
-	if (flags & GR_ALL) {
+	if (flags & REPORT_ALL) {
 		printf("],\"others\":[");
 		for (i = g->n_suspects; i < g->n_sites; i++)
 			json_gsite(g, &g->sites[i], n, i - g->n_suspects);
@@ -160,99 +149,32 @@ static void print_json(const struct growth *g, unsigned flags)
 	printf("]}\n");
 }
 
-static int parse_uint(const char *cmd, const char *opt, const char *arg, uint64_t *out)
-{
-	char *end;
-
-	*out = strtoull(arg, &end, 10);
-	if (!*arg || *end || arg[0] == '-')
-		return usage_error(cmd, "%s wants a number, not '%s'", opt, arg);
-	return 0;
-}
-
-static int growth_parse(struct growth_opts *o, unsigned *flags, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "folded", no_argument, NULL, 'f' },
-		{ "points", required_argument, NULL, 'P' },
-		{ "skip", required_argument, NULL, 's' },
-		{ "after", required_argument, NULL, 'A' },
-		{ "min-bytes", required_argument, NULL, 'm' },
-		{ "native", no_argument, NULL, 'n' },
-		{ "python-only", no_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t v;
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': *flags |= GR_JSON; break;
-		case 'f': *flags |= GR_FOLDED; break;
-		case 'a': *flags |= GR_ALL; break;
-		case 'n': o->mode = SITE_NATIVE; break;
-		case 'p': o->mode = SITE_PYTHON_ONLY; break;
-		case 'A': o->after = optarg; break;
-		case 'P':
-			if (parse_uint("growth", "--points", optarg, &v))
-				return EXIT_USAGE;
-			if (v < 2 || v > 100000)
-				return usage_error("growth", "--points wants 2 to 100000, not %s", optarg);
-			o->points = (unsigned)v;
-			break;
-		case 's':
-			if (parse_uint("growth", "--skip", optarg, &o->skip))
-				return EXIT_USAGE;
-			break;
-		case 'm':
-			if (growth_parse_size("growth", "--min-bytes", optarg, &o->min_bytes))
-				return EXIT_USAGE;
-			break;
-		case 'h': show_usage(stdout, "growth"); return -2;
-		default:
-			return usage_error("growth", "unknown option or missing value '%s'", argv[optind - 1]);
-		}
-	}
-	if ((*flags & GR_JSON) && (*flags & GR_FOLDED))
-		return usage_error("growth", "--json and --folded do not go together");
-	if (optind != argc - 1)
-		return usage_error("growth", optind == argc ? "no trace given" : "more than one trace given");
-	return 0;
-}
-
 int cmd_growth(int argc, char **argv)
 {
-	struct growth_opts o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS, .points = 20,
-				 .min_bytes = 1024 };
+	static const struct option opts[] = {
+		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_POINTS, REPORT_OPT_SKIP,
+		REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES, REPORT_OPT_SITES, REPORT_OPT_ALL,
+		REPORT_OPT_END,
+	};
+	struct report_args a = { .cmd = "growth", .opts = opts, .n_traces = 1,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS, .points = 20,
+					.min_bytes = 1024 } };
 	struct growth g;
 	struct trace t;
-	unsigned flags = 0;
 	size_t i;
 	int ret;
 
-	ret = growth_parse(&o, &flags, argc, argv);
-	if (ret)
-		return ret == -2 ? EXIT_OK : ret;
-	if (trace_open(&t, argv[optind], 0) < 0)
-		return EXIT_FAIL;
-	growth_collect(&g, &t, &o);
+	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
+		return ret;
 	growth_analyze(&g);
-	if (o.after && g.after_ordinal == UINT64_MAX)
-		warning("no mark named '%s' in '%s': the window is empty", o.after, t.path);
-	if (flags & GR_JSON)
-		print_json(&g, flags);
-	else if (flags & GR_FOLDED)
+	if (a.o.after && g.after_ordinal == UINT64_MAX)
+		warning("no mark named '%s' in '%s': the window is empty", a.o.after, t.path);
+	if (a.flags & REPORT_JSON)
+		print_json(&g, a.flags);
+	else if (a.flags & REPORT_FOLDED)
 		for (i = 0; i < g.n_suspects; i++)
 			flame_folded(stdout, &g.sites[i].s, (uint64_t)g.sites[i].st.growth_bytes);
 	else
-		print_text(&g, flags);
-	ret = report_status(&t);
-	growth_release(&g);
-	trace_close(&t);
-	return ret;
+		print_text(&g, a.flags);
+	return growth_close(&g, &t);
 }

@@ -8,7 +8,6 @@
  * as JSON that the script renders.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +71,7 @@ static void data_suspects(FILE *f, const struct growth *g)
 
 		if (!w)
 			die(1, "out of memory writing the HTML report");
-		growth_text_site(w, &s->s, g->o.mode);
+		site_text(w, &s->s, g->o.mode, SITE_ALL_FRAMES);
 		fclose(w);
 		growth_point_text(g, s->st.start, at, sizeof(at));
 		fprintf(f, "%s{\"kind\":\"%s\",\"func\":", i ? "," : "", kind_name(s->s.kind));
@@ -121,10 +120,8 @@ static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint
 	char buf[512], at[300];
 	size_t i;
 
-	fprintf(f, "{\"trace\":");
-	json_str(f, t->path);
-	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
-	json_str(f, report_command(t));
+	fputc('{', f);
+	report_json_trace(f, t);
 	fprintf(f, ",\"ended\":");
 	json_str(f, replay_ending(&g->r, buf, sizeof(buf)));
 	fprintf(f, ",\"unit\":\"%s\",\"window\":", growth_unit(g));
@@ -215,74 +212,51 @@ static void write_page(FILE *out, struct growth *g, const char *data, size_t len
 	fprintf(out, "</script>\n</body></html>\n");
 }
 
-static int html_parse(struct growth_opts *o, const char **output, int argc, char **argv)
+/* Write the page to path ("-": stdout): 0, or EXIT_FAIL after the error. */
+static int write_file(const char *path, struct growth *g, const char *data, size_t len)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "points", required_argument, NULL, 'P' },
-		{ "skip", required_argument, NULL, 's' },
-		{ "after", required_argument, NULL, 'A' },
-		{ "min-bytes", required_argument, NULL, 'm' },
-		{ "native", no_argument, NULL, 'n' },
-		{ "python-only", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	int c;
+	FILE *out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': *output = optarg; break;
-		case 'A': o->after = optarg; break;
-		case 'n': o->mode = SITE_NATIVE; break;
-		case 'p': o->mode = SITE_PYTHON_ONLY; break;
-		case 'P':
-			o->points = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || o->points < 2 || o->points > 100000)
-				return usage_error("html", "--points wants 2 to 100000, not '%s'", optarg);
-			break;
-		case 's':
-			o->skip = strtoull(optarg, &end, 10);
-			if (*end || !*optarg || optarg[0] == '-')
-				return usage_error("html", "--skip wants a number, not '%s'", optarg);
-			break;
-		case 'm':
-			if (growth_parse_size("html", "--min-bytes", optarg, &o->min_bytes))
-				return EXIT_USAGE;
-			break;
-		case 'h': show_usage(stdout, "html"); return -2;
-		default:
-			return usage_error("html", "unknown option or missing value '%s'", argv[optind - 1]);
-		}
+	if (out)
+		write_page(out, g, data, len);
+	if (!out || (out != stdout && fclose(out))) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		return EXIT_FAIL;
 	}
-	if (optind != argc - 1)
-		return usage_error("html", optind == argc ? "no trace given" : "more than one trace given");
+	return 0;
+}
+
+/* -o, --output FILE */
+static int html_opt(struct report_args *a, int opt, const char *arg)
+{
+	(void)opt;
+	*(const char **)a->own_arg = arg;
 	return 0;
 }
 
 int cmd_html(int argc, char **argv)
 {
-	struct growth_opts o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE,
-				 .points = 20, .min_bytes = 1024,
-				 .timeline_points = HTML_TIMELINE_POINTS };
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		REPORT_OPT_POINTS, REPORT_OPT_SKIP, REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES,
+		REPORT_OPT_SITES, REPORT_OPT_END,
+	};
 	const char *output = "memprov-report.html";
+	struct report_args a = { .cmd = "html", .opts = opts, .shortopts = "+ho:", .n_traces = 1,
+				 .own = html_opt, .own_arg = &output,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE,
+					.points = 20, .min_bytes = 1024,
+					.timeline_points = HTML_TIMELINE_POINTS } };
 	struct tl_gap gap;
 	struct growth g;
 	struct trace t;
 	char *data = NULL;
 	size_t len = 0;
-	FILE *mem, *out;
+	FILE *mem;
 	int ret;
 
-	ret = html_parse(&o, &output, argc, argv);
-	if (ret)
-		return ret == -2 ? EXIT_OK : ret;
-	if (trace_open(&t, argv[optind], 0) < 0)
-		return EXIT_FAIL;
-	growth_collect(&g, &t, &o);
+	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
+		return ret;
 	growth_analyze(&g);
 	timeline_gap(&g, TIMELINE_MIN_GAP, &gap);
 	timeline_gap_rel(&t, &gap);
@@ -291,21 +265,10 @@ int cmd_html(int argc, char **argv)
 		die(1, "out of memory writing the HTML report");
 	write_data(mem, &g, &gap, TIMELINE_MIN_GAP);
 	fclose(mem);
-	out = strcmp(output, "-") ? fopen(output, "w") : stdout;
-	if (!out) {
-		ret = error("cannot write '%s': %s", output, strerror(errno));
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	write_page(out, &g, data, len);
-	if (out != stdout && fclose(out)) {
-		error("cannot write '%s': %s", output, strerror(errno));
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	ret = report_status(&t);
-out:
+	ret = write_file(output, &g, data, len);
 	free(data);
+	if (!ret)
+		return growth_close(&g, &t);
 	growth_release(&g);
 	trace_close(&t);
 	return ret;

@@ -5,7 +5,6 @@
  * peaked; a second pass stops right after that record and takes a
  * snapshot.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -15,12 +14,6 @@
 #include "util.h"
 
 #define PEAK_TOP 20
-
-enum peak_flags {
-	PEAK_JSON = 1 << 0,
-	PEAK_FOLDED = 1 << 1,
-	PEAK_ALL = 1 << 2,
-};
 
 struct stop_at {
 	uint64_t event;
@@ -54,7 +47,7 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 {
 	const struct trace *t = g->r.trace;
 	char b1[32], b2[32];
-	size_t i, shown = n;
+	size_t shown = n;
 	unsigned k;
 
 	report_header(stdout, &g->r);
@@ -79,18 +72,11 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 		       human_bytes(b1, sizeof(b1), rk->peak_bytes), rk->peak_bytes,
 		       human_ns(b2, sizeof(b2), report_rel(t, rk->peak_ts)), rk->peak_blocks);
 	}
-	if (!(flags & PEAK_ALL) && n > PEAK_TOP)
+	if (!(flags & REPORT_ALL) && n > PEAK_TOP)
 		shown = PEAK_TOP;
 	printf("\nlive at the peak, %s%zu site%s:\n", shown < n ? "top " : "", shown,
 	       shown == 1 ? "" : "s");
-	for (i = 0; i < shown; i++) {
-		const struct site *s = &sites[i];
-
-		printf("  #%zu %s %s: %" PRIu64 " block%s, %s (%" PRIu64 " B)\n", i + 1,
-		       kind_name(s->kind), func_name(s->func), s->blocks, s->blocks == 1 ? "" : "s",
-		       human_bytes(b1, sizeof(b1), s->bytes), s->bytes);
-		growth_text_site(stdout, s, g->o.mode);
-	}
+	sites_text(stdout, sites, shown, g->o.mode);
 }
 
 static void print_json(const struct growth *g, const struct site *sites, size_t n)
@@ -99,14 +85,10 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	size_t i;
 	unsigned k;
 
-	printf("{\"trace\":");
-	json_str(stdout, t->path);
-	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
-	json_str(stdout, report_command(t));
-	printf(",\"state\":\"%s\",\"damaged\":%s,\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64
-	       ",\"record\":%" PRIu64 ",\"kinds\":{",
-	       state_name(t->hdr.state), t->damaged ? "true" : "false", g->peak_total,
-	       g->peak_total ? report_rel(t, g->peak_ts) : 0, g->peak_event);
+	report_json_head(stdout, t);
+	printf(",\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"record\":%" PRIu64
+	       ",\"kinds\":{", g->peak_total, g->peak_total ? report_rel(t, g->peak_ts) : 0,
+	       g->peak_event);
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", kind_name(k), g->peak_live[k]);
 	printf("}},\"kinds\":{");
@@ -120,66 +102,31 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	printf("},\"sites\":[");
 	for (i = 0; i < n; i++) {
 		printf("%s{", i ? "," : "");
-		growth_json_site(stdout, &sites[i]);
+		site_json(stdout, &sites[i]);
 		printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", sites[i].blocks, sites[i].bytes);
 	}
 	printf("]}\n");
 }
 
-static int peak_parse(struct growth_opts *o, unsigned *flags, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "folded", no_argument, NULL, 'f' },
-		{ "native", no_argument, NULL, 'n' },
-		{ "python-only", no_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': *flags |= PEAK_JSON; break;
-		case 'f': *flags |= PEAK_FOLDED; break;
-		case 'a': *flags |= PEAK_ALL; break;
-		case 'n': o->mode = SITE_NATIVE; break;
-		case 'p': o->mode = SITE_PYTHON_ONLY; break;
-		case 'h': show_usage(stdout, "peak"); return -2;
-		default:
-			return usage_error("peak", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if ((*flags & PEAK_JSON) && (*flags & PEAK_FOLDED))
-		return usage_error("peak", "--json and --folded do not go together");
-	if (optind != argc - 1)
-		return usage_error("peak", optind == argc ? "no trace given" : "more than one trace given");
-	return 0;
-}
-
 int cmd_peak(int argc, char **argv)
 {
-	struct growth_opts o = { .flags = GROWTH_PROGRESS };
+	static const struct option opts[] = {
+		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_END,
+	};
+	struct report_args a = { .cmd = "peak", .opts = opts, .n_traces = 1,
+				 .o = { .flags = GROWTH_PROGRESS } };
 	struct growth g;
 	struct trace t, t2;
 	struct replay r2;
 	struct replay_live *live;
 	struct symbolizer *sym;
 	struct site *sites;
-	unsigned flags = 0;
 	size_t n, i;
 	int ret;
 
-	ret = peak_parse(&o, &flags, argc, argv);
-	if (ret)
-		return ret == -2 ? EXIT_OK : ret;
-	if (trace_open(&t, argv[optind], 0) < 0)
-		return EXIT_FAIL;
-	growth_collect(&g, &t, &o);
-	if (trace_open(&t2, argv[optind], TRACE_QUIET) < 0) {
+	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
+		return ret;
+	if (trace_open(&t2, a.traces[0], TRACE_QUIET) < 0) {
 		growth_release(&g);
 		trace_close(&t);
 		return EXIT_FAIL;
@@ -189,21 +136,18 @@ int cmd_peak(int argc, char **argv)
 		replay_init(&r2, &t2);
 	/* symbolize with the whole trace's modules and stacks */
 	sym = sym_new(&g.r, 1);
-	sites = sites_build(&g.r, sym, live, o.mode, &n);
-	if (flags & PEAK_JSON)
+	sites = sites_build(&g.r, sym, live, a.o.mode, &n);
+	if (a.flags & REPORT_JSON)
 		print_json(&g, sites, n);
-	else if (flags & PEAK_FOLDED)
+	else if (a.flags & REPORT_FOLDED)
 		for (i = 0; i < n; i++)
 			flame_folded(stdout, &sites[i], sites[i].bytes);
 	else
-		print_text(&g, sites, n, flags);
+		print_text(&g, sites, n, a.flags);
 	sites_free(sites, n);
 	sym_free(sym);
 	replay_live_free(&live);
 	replay_release(&r2);
 	trace_close(&t2);
-	ret = report_status(&t);
-	growth_release(&g);
-	trace_close(&t);
-	return ret;
+	return growth_close(&g, &t);
 }

@@ -3,14 +3,12 @@
  * allocations, frees, peaks and live memory at the end, failed calls, and
  * the state of the trace itself (duration, threads, cut, damaged).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 #include "util.h"
-
 
 static int fail_cmp(const void *a, const void *b)
 {
@@ -116,15 +114,9 @@ static void print_json(const struct replay *r)
 	unsigned k;
 	int first = 1;
 
-	printf("{\"trace\":");
-	json_str(stdout, t->path);
-	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
-	json_str(stdout, report_command(t));
-	printf(",\"state\":\"%s\",\"exit_status\":", state_name(t->hdr.state));
-	if (t->hdr.state == MP_STATE_EXITED && t->hdr.exit_status != MP_EXIT_UNKNOWN)
-		printf("%d", t->hdr.exit_status);
-	else
-		printf("null");
+	putchar('{');
+	report_json_trace(stdout, t);
+	report_json_exit(stdout, t);
 	printf(",\"duration_ns\":%" PRIu64 ",\"threads\":%u,\"events\":%" PRIu64 ",\"marks\":%zu",
 	       duration(r), HASH_COUNT(r->threads), r->events, r->n_marks);
 	printf(",\"cut\":%s,\"cut_at\":", t->cut ? "true" : "false");
@@ -169,36 +161,19 @@ static void print_json(const struct replay *r)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_END };
+	struct report_args a = { .cmd = "stats", .opts = opts, .n_traces = 1 };
 	struct trace t;
 	struct replay r;
-	int c, json = 0, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'h': show_usage(stdout, "stats"); return EXIT_OK;
-		default: return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return usage_error("stats", optind == argc ? "no trace given" : "more than one trace given");
-	if (trace_open(&t, argv[optind], 0) < 0)
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	if (report_replay(&t, &r, a.traces[0], NULL, NULL))
 		return EXIT_FAIL;
-	replay_init(&r, &t);
-	replay_run(&r);
-	if (json)
+	if (a.flags & REPORT_JSON)
 		print_json(&r);
 	else
 		print_text(&r);
-	ret = report_status(&t);
-	replay_release(&r);
-	trace_close(&t);
-	return ret;
+	return report_close(&t, &r);
 }

@@ -5,7 +5,6 @@
  * tracked host memory does not is allocator retention or memory memprov
  * does not see, not a leak at any site.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,14 +134,9 @@ static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_
 	size_t i;
 	unsigned k;
 
-	printf("{\"trace\":");
-	json_str(stdout, t->path);
-	printf(",\"pid\":%d,\"command\":", t->hdr.pid);
-	json_str(stdout, report_command(t));
-	printf(",\"state\":\"%s\",\"damaged\":%s,\"rss_interval_ns\":%" PRIu64
-	       ",\"rss_samples\":%" PRIu64 ",\"points\":[",
-	       state_name(t->hdr.state), t->damaged ? "true" : "false", t->hdr.rss_interval_ns,
-	       g->rss_samples);
+	report_json_head(stdout, t);
+	printf(",\"rss_interval_ns\":%" PRIu64 ",\"rss_samples\":%" PRIu64 ",\"points\":[",
+	       t->hdr.rss_interval_ns, g->rss_samples);
 	for (i = 0; i < g->n_tl; i++) {
 		const struct gtime *p = &g->tl[i];
 
@@ -181,40 +175,16 @@ void timeline_gap_json(FILE *f, const struct tl_gap *gap, uint64_t min_gap)
 		gap->host_growth, gap->gap, min_gap);
 }
 
-static int timeline_parse(struct growth_opts *o, unsigned *json, uint64_t *min_gap, int argc,
-			  char **argv)
+/* --points (instants of the timeline, not of growth's series) and --min-gap. */
+static int timeline_opt(struct report_args *a, int opt, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "points", required_argument, NULL, 'P' },
-		{ "min-gap", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char *end;
-	int c;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': *json = 1; break;
-		case 'P':
-			o->timeline_points = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || o->timeline_points < 1 || o->timeline_points > 100000)
-				return usage_error("timeline", "--points wants 1 to 100000, not '%s'", optarg);
-			break;
-		case 'g':
-			if (growth_parse_size("timeline", "--min-gap", optarg, min_gap))
-				return EXIT_USAGE;
-			break;
-		case 'h': show_usage(stdout, "timeline"); return -2;
-		default:
-			return usage_error("timeline", "unknown option or missing value '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return usage_error("timeline", optind == argc ? "no trace given" : "more than one trace given");
+	if (opt == 'g')
+		return report_parse_size(a->cmd, "--min-gap", arg, a->own_arg);
+	a->o.timeline_points = (unsigned)strtoul(arg, &end, 10);
+	if (*end || !*arg || a->o.timeline_points < 1 || a->o.timeline_points > 100000)
+		return usage_error(a->cmd, "--points wants 1 to 100000, not '%s'", arg);
 	return 0;
 }
 
@@ -226,28 +196,28 @@ void timeline_gap_rel(const struct trace *t, struct tl_gap *gap)
 
 int cmd_timeline(int argc, char **argv)
 {
-	struct growth_opts o = { .flags = GROWTH_PROGRESS, .timeline_points = 20 };
+	static const struct option opts[] = {
+		REPORT_OPT_JSON,
+		{ "points", required_argument, NULL, 'T' },
+		{ "min-gap", required_argument, NULL, 'g' },
+		REPORT_OPT_END,
+	};
 	uint64_t min_gap = TIMELINE_MIN_GAP;
+	struct report_args a = { .cmd = "timeline", .opts = opts, .n_traces = 1,
+				 .own = timeline_opt, .own_arg = &min_gap,
+				 .o = { .flags = GROWTH_PROGRESS, .timeline_points = 20 } };
 	struct tl_gap gap;
 	struct growth g;
 	struct trace t;
-	unsigned json = 0;
 	int ret;
 
-	ret = timeline_parse(&o, &json, &min_gap, argc, argv);
-	if (ret)
-		return ret == -2 ? EXIT_OK : ret;
-	if (trace_open(&t, argv[optind], 0) < 0)
-		return EXIT_FAIL;
-	growth_collect(&g, &t, &o);
+	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
+		return ret;
 	timeline_gap(&g, min_gap, &gap);
 	timeline_gap_rel(&t, &gap);
-	if (json)
+	if (a.flags & REPORT_JSON)
 		print_json(&g, &gap, min_gap);
 	else
 		print_text(&g, &gap, min_gap);
-	ret = report_status(&t);
-	growth_release(&g);
-	trace_close(&t);
-	return ret;
+	return growth_close(&g, &t);
 }

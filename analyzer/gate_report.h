@@ -1,0 +1,60 @@
+/*
+ * gate_report.h - between gate.c, which checks each trace against the
+ * budgets, and gate_report.c, which writes what it found: the result of
+ * one trace and the totals over all of them.
+ */
+#ifndef MEMPROV_GATE_REPORT_H
+#define MEMPROV_GATE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gate.h"
+#include "replay.h"
+#include "sites.h"
+#include "suppress.h"
+
+struct offender {
+	struct site s;            /* frames, kind, func; s.bytes/blocks live at the end */
+	int growth;               /* a growth offender (else live at exit) */
+	double slope;             /* bytes per unit */
+	int64_t growth_bytes;     /* over the window */
+};
+
+struct result {
+	const char *path;
+	int status;               /* 0 ok, 1 over budget, 2 unreadable */
+	int skipped;              /* replaced by exec: not gated */
+	const struct trace *t;
+	const struct replay *r;
+	const char *at;           /* "exit", "end-of-trace" */
+	uint64_t at_ns;
+	uint64_t live[MP_KIND_COUNT][2];  /* gated, after suppressions: blocks, bytes */
+	uint64_t hidden[2];       /* suppressed: blocks, bytes */
+	uint64_t leak_total;      /* the figure held to --max-leak (sum, or worst kind) */
+	unsigned leak_fail;       /* kinds over budget (bit 0: the sum) */
+	int growth_checked;
+	const char *unit;         /* "mark" or "s" */
+	size_t window;            /* points in the growth window */
+	size_t growth_fail;
+	struct offender *off;
+	size_t n_off;
+	double duration;          /* seconds the trace covers */
+};
+
+struct gate_totals {
+	size_t tests, failures, errors, skipped;
+	double time;
+	FILE *junit;              /* testcases, in memory */
+};
+
+/* Is kind gated (--kind, or every kind when none was given)? */
+int gate_kind_gated(const struct gate_opts *o, unsigned kind);
+
+/* One trace's report: text or JSON on stdout, annotations, its JUnit case. */
+void gate_write(const struct gate_opts *o, const struct suppressions *supp,
+		const struct result *res, const struct gate_totals *tot);
+/* The JUnit file around the cases: 0, or -1 after the error. */
+int gate_write_junit(const struct gate_opts *o, const struct gate_totals *tot, const char *cases);
+
+#endif /* MEMPROV_GATE_REPORT_H */
