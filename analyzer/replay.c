@@ -362,10 +362,7 @@ static void do_module(struct replay *r, const struct mp_rec_module *m)
 {
 	struct replay_module *mod;
 
-	if (r->n_modules == r->alloc_modules) {
-		r->alloc_modules = r->alloc_modules ? 2 * r->alloc_modules : 32;
-		r->modules = xrealloc(r->modules, r->alloc_modules * sizeof(*r->modules));
-	}
+	ALLOC_GROW(r->modules, r->n_modules, r->alloc_modules);
 	mod = &r->modules[r->n_modules++];
 	memset(mod, 0, sizeof(*mod));
 	mod->path = xstrdup(m->path);
@@ -393,10 +390,7 @@ static int do_mark(struct replay *r, const struct mp_rec_mark *m)
 {
 	struct replay_mark *mk;
 
-	if (r->n_marks == r->alloc_marks) {
-		r->alloc_marks = r->alloc_marks ? 2 * r->alloc_marks : 16;
-		r->marks = xrealloc(r->marks, r->alloc_marks * sizeof(*r->marks));
-	}
+	ALLOC_GROW(r->marks, r->n_marks, r->alloc_marks);
 	mk = &r->marks[r->n_marks++];
 	mk->label = xstrdup(m->label_len ? m->label : "");
 	mk->serial = m->serial;

@@ -85,10 +85,7 @@ static struct supp_rule *add(struct suppressions *s, const char *pattern, size_t
 {
 	struct supp_rule *r;
 
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 32;
-		s->rules = xrealloc(s->rules, s->cap * sizeof(*s->rules));
-	}
+	ALLOC_GROW(s->rules, s->n, s->cap);
 	r = &s->rules[s->n++];
 	memset(r, 0, sizeof(*r));
 	r->pattern = xstrndup(pattern, len);
@@ -254,6 +251,13 @@ static int is_host(unsigned kind)
 	return kind == MP_KIND_HEAP || kind == MP_KIND_MMAP;
 }
 
+/* Is rule of this type, and for memory of this kind and block size? */
+static int rule_applies(const struct supp_rule *rule, unsigned type, unsigned kind, int small)
+{
+	return (rule->type & type) && (!(rule->flags & SUPP_HOST) || is_host(kind)) &&
+	       (!(rule->flags & SUPP_SMALL) || small);
+}
+
 /* Does an OWNER rule match the frame that asked for the memory? */
 static int rule_matches_owner(const struct supp_rule *rule, const struct sym_frame *f)
 {
@@ -280,8 +284,7 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
-		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(kind)) ||
-		    ((rule->flags & SUPP_SMALL) && !small))
+		if (!rule_applies(rule, type, kind, small))
 			continue;
 		if (rule->flags & SUPP_OWNER) {
 			if (owner && rule_matches_owner(rule, owner))
@@ -307,6 +310,7 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
 struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const struct site *site)
 {
 	const struct sym_frame *owner = NULL;
+	int small = site->bytes <= site->blocks * SUPP_SMALL_BLOCK;
 	size_t i, j;
 
 	for (j = 0; j < site->n_native && !owner; j++)
@@ -315,8 +319,7 @@ struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const s
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
-		if (!(rule->type & type) || ((rule->flags & SUPP_HOST) && !is_host(site->kind)) ||
-		    ((rule->flags & SUPP_SMALL) && site->bytes > site->blocks * SUPP_SMALL_BLOCK))
+		if (!rule_applies(rule, type, site->kind, small))
 			continue;
 		if (rule->flags & SUPP_OWNER) {
 			if (owner && rule_matches_owner(rule, owner))

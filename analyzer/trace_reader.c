@@ -129,10 +129,7 @@ static int index_chunks(struct trace *t)
 		th = thread_get(t, ch.thread_serial);
 		if (!th->tid)
 			th->tid = ch.tid;
-		if (th->n_chunks == th->alloc_chunks) {
-			th->alloc_chunks = th->alloc_chunks ? 2 * th->alloc_chunks : 4;
-			th->chunks = xrealloc(th->chunks, th->alloc_chunks * sizeof(*th->chunks));
-		}
+		ALLOC_GROW(th->chunks, th->n_chunks, th->alloc_chunks);
 		c = &th->chunks[th->n_chunks++];
 		c->index = i;
 		c->seq = ch.seq;

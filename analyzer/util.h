@@ -47,6 +47,18 @@ const char *func_name(unsigned fn);
 const char *kind_name(unsigned kind);
 const char *state_name(unsigned state);
 
+/*
+ * Room for one more element in array x, nr used of alloc: doubles alloc
+ * (16 at first) when it is full (git's ALLOC_GROW).
+ */
+#define ALLOC_GROW(x, nr, alloc)                                               \
+	do {                                                                   \
+		if ((nr) >= (alloc)) {                                         \
+			(alloc) = (alloc) ? 2 * (alloc) : 16;                  \
+			(x) = xrealloc((x), (alloc) * sizeof(*(x)));           \
+		}                                                              \
+	} while (0)
+
 /* qsort that accepts an empty array (qsort(NULL, 0, ...) is undefined). */
 static inline void sort_array(void *base, size_t n, size_t size,
 			      int (*cmp)(const void *, const void *))
