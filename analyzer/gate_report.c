@@ -238,7 +238,7 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		if (gate_kind_gated(o, k))
 			fprintf(f, "%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-				k > 1 && !(first = 0) ? "," : "", kind_name(k), res->live[k][0], res->live[k][1]);
+				first ? (first = 0, "") : ",", kind_name(k), res->live[k][0], res->live[k][1]);
 	fprintf(f, "},\"growth\":");
 	if (res->growth_checked)
 		fprintf(f, "{\"max_growth\":%" PRIu64 ",\"unit\":\"%s\",\"points\":%zu,\"over\":%zu}",
