@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -56,29 +57,43 @@ int mp_stack_init(void)
  * while another thread holds either leaves the child a lock no one will
  * release, and it hangs at its first traced allocation. So fork's prepare
  * handler closes the gate and waits until no thread is inside a native
- * capture; captures that find the gate closed record no native frames.
+ * capture; a thread that reaches the closed gate waits until the fork is
+ * done (it holds no malloc lock there: allocations are recorded after the
+ * real call, frees before it), so its stack is still complete. Only the
+ * forking thread itself (a signal handler that allocates during fork)
+ * and a wait past GATE_WAIT_SPINS record no native frames.
  * Each thread counts itself in one of GATE_SLOTS padded counters (its
  * serial picks it), so captures of different threads do not share a
  * cache line. The RMW before the load of `forking` pairs with the store
  * and loads in mp_stack_fork_prepare (Dekker: both sides seq_cst).
  */
 #define GATE_SLOTS 64
-#define GATE_WAIT_SPINS 200000 /* ~ seconds of sched_yield: never hang fork */
+#define GATE_WAIT_SPINS 200000 /* ~ seconds of sched_yield: never hang */
 
 static struct {
 	uint32_t n;
 	char pad[60];
 } gate[GATE_SLOTS] __attribute__((aligned(64)));
 static int forking;
+static uint32_t forking_tid;
 
 static inline int gate_enter(unsigned slot)
 {
-	__atomic_add_fetch(&gate[slot].n, 1, __ATOMIC_SEQ_CST);
-	if (MP_UNLIKELY(__atomic_load_n(&forking, __ATOMIC_SEQ_CST))) {
+	unsigned spins = 0;
+
+	for (;;) {
+		__atomic_add_fetch(&gate[slot].n, 1, __ATOMIC_SEQ_CST);
+		if (MP_LIKELY(!__atomic_load_n(&forking, __ATOMIC_SEQ_CST)))
+			return 1;
 		__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
-		return 0;
+		if (mp_self.tid == __atomic_load_n(&forking_tid, __ATOMIC_RELAXED))
+			return 0;
+		while (__atomic_load_n(&forking, __ATOMIC_ACQUIRE))
+			if (++spins > GATE_WAIT_SPINS)
+				return 0;
+			else
+				sched_yield();
 	}
-	return 1;
 }
 
 static inline void gate_leave(unsigned slot)
@@ -90,6 +105,7 @@ void mp_stack_fork_prepare(void)
 {
 	unsigned i, spins;
 
+	__atomic_store_n(&forking_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	__atomic_store_n(&forking, 1, __ATOMIC_SEQ_CST);
 	for (i = 0; i < GATE_SLOTS; i++)
 		for (spins = 0; __atomic_load_n(&gate[i].n, __ATOMIC_SEQ_CST) &&
@@ -308,7 +324,7 @@ uint64_t mp_capture_stack(int skip)
 			first = slow_capture(buf, &n, &a);
 		gate_leave(slot);
 	} else {
-		n = 0; /* a fork is under way: no native frames */
+		n = 0; /* fork from this very thread: no native frames */
 	}
 	id = hash_frames(buf + first, n, py, npy);
 	if (intern_insert(id))
