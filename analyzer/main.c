@@ -18,7 +18,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "run", cmd_run,
-	  "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... -- CMD [ARGS...]",
+	  "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS]] -- CMD [ARGS...]",
 	  "Run CMD with libmemprov.so preloaded and write its trace.\n"
 	  "  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
 	  "  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
@@ -80,7 +80,11 @@ static const struct subcommand subcommands[] = {
 	  "traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
 	  "growing in one trace only or whose slopes differ by 10% or more. Sites are\n"
 	  "matched by their symbolized frames. Figures are B - A.\n"
-	  "  --json         one JSON object on stdout\n" },
+	  "  --json            one JSON object on stdout\n"
+	  "  --growth          compare growth (suspects and slopes) instead of live at end\n"
+	  "  --min-bytes SIZE  least difference listed (default 1K)\n"
+	  "  --skip N          with --growth: leave out the first N marks of each trace\n"
+	  "  --native, --python-only   frames shown, as for leaks\n" },
 	{ "html", cmd_html,
 	  "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] TRACE",
 	  "One self-contained HTML page (no network): timeline chart of tracked live memory\n"

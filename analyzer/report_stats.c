@@ -86,10 +86,12 @@ static void print_text(const struct replay *r)
 		if (!kd->allocs && !kd->frees)
 			continue;
 		printf("  %-10s allocs %" PRIu64 ", frees %" PRIu64 ", peak %s (%" PRIu64
-		       " blocks max) at %s, live at end %s in %" PRIu64 " blocks\n",
+		       " block%s max) at %s, live at end %s in %" PRIu64 " block%s\n",
 		       kind_name(k), kd->allocs, kd->frees, human_bytes(b1, sizeof(b1), kd->peak_bytes),
-		       kd->peak_blocks, human_ns(b2, sizeof(b2), report_rel(t, kd->peak_ts)),
-		       human_bytes(b3, sizeof(b3), kd->live_bytes), kd->live_blocks);
+		       kd->peak_blocks, kd->peak_blocks == 1 ? "" : "s",
+		       human_ns(b2, sizeof(b2), report_rel(t, kd->peak_ts)),
+		       human_bytes(b3, sizeof(b3), kd->live_bytes), kd->live_blocks,
+		       kd->live_blocks == 1 ? "" : "s");
 	}
 	fails = sorted_failures(r, &n);
 	if (n)

@@ -77,7 +77,7 @@ static char *find_library(void)
 	return NULL;
 }
 
-/* template with every %p replaced by rep. */
+/* template with every %p replaced by rep and %% by %, as the library does. */
 static char *expand(const char *tmpl, const char *rep)
 {
 	size_t n = strlen(tmpl) + 1, rl = strlen(rep);
@@ -87,6 +87,9 @@ static char *expand(const char *tmpl, const char *rep)
 		if (tmpl[0] == '%' && tmpl[1] == 'p') {
 			memcpy(o, rep, rl);
 			o += rl;
+			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == '%') {
+			*o++ = '%';
 			tmpl++;
 		} else {
 			*o++ = *tmpl;
@@ -141,15 +144,45 @@ static int seen_before(const glob_t *g, size_t i)
 	return 0;
 }
 
+/*
+ * The command's own trace: the name for its pid, or, when that name was
+ * taken before the run (an old trace at -o PATH), the first numbered name
+ * the library fell back to (NAME.<k>.trace).
+ */
+static char *own_trace(const char *tmpl, pid_t pid, const glob_t *before)
+{
+	char pidstr[16], *base, *alt;
+	size_t len;
+	int k;
+
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	base = expand(tmpl, pidstr);
+	if (!in_glob(before, base))
+		return base;
+	len = strlen(base);
+	alt = xmalloc(len + 16);
+	for (k = 1; k < 1000; k++) {
+		if (len >= 6 && !strcmp(base + len - 6, ".trace"))
+			sprintf(alt, "%.*s.%d.trace", (int)(len - 6), base, k);
+		else
+			sprintf(alt, "%s.%d", base, k);
+		if (!in_glob(before, alt) && readable_file(alt)) {
+			free(base);
+			return alt;
+		}
+	}
+	free(alt);
+	return base;
+}
+
 /* Say where the traces are: the command's own, then any new ones (children). */
 static void report_traces(const char *tmpl, pid_t pid, const glob_t *before)
 {
-	char pidstr[16], *mine;
+	char *mine;
 	size_t i, others = 0;
 	glob_t after;
 
-	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
-	mine = expand(tmpl, pidstr);
+	mine = own_trace(tmpl, pid, before);
 	if (readable_file(mine))
 		fprintf(stderr, "memprov: trace written to %s\n", mine);
 	else

@@ -36,8 +36,8 @@ test_expect_success 'stats text: functions, kinds, failures' '
 	  cudaHostAlloc                     1           4096        0
 
 	kinds:
-	  heap       allocs 2, frees 1, peak 2.1 KiB (2 blocks max) at 200 ns, live at end 2.0 KiB in 1 blocks
-	  pinned     allocs 1, frees 0, peak 4.0 KiB (1 blocks max) at 700 ns, live at end 4.0 KiB in 1 blocks
+	  heap       allocs 2, frees 1, peak 2.1 KiB (2 blocks max) at 200 ns, live at end 2.0 KiB in 1 block
+	  pinned     allocs 1, frees 0, peak 4.0 KiB (1 block max) at 700 ns, live at end 4.0 KiB in 1 block
 
 	failed calls:
 	  malloc (heap) of 99999999 bytes: 1 time
