@@ -136,34 +136,32 @@ MP_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
 					 rtld_fini, stack_end);
 }
 
+/* Record how the process leaves, then leave through libc (or the kernel). */
+static __attribute__((noreturn)) void leave(void (*real)(int), int status, unsigned how)
+{
+	record_exit(status, how);
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 MP_EXPORT void exit(int status)
 {
 	mp_hooks_need();
-	record_exit(status, MP_EXIT_HOW_EXIT);
-	if (mp_real_exit)
-		mp_real_exit(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	leave(mp_real_exit, status, MP_EXIT_HOW_EXIT);
 }
 
 MP_EXPORT void _exit(int status)
 {
 	mp_hooks_need();
-	record_exit(status, MP_EXIT_HOW__EXIT);
-	if (mp_real__exit)
-		mp_real__exit(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	leave(mp_real__exit, status, MP_EXIT_HOW__EXIT);
 }
 
 MP_EXPORT void _Exit(int status)
 {
 	mp_hooks_need();
-	record_exit(status, MP_EXIT_HOW__EXIT);
-	if (mp_real__Exit)
-		mp_real__Exit(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	leave(mp_real__Exit, status, MP_EXIT_HOW__EXIT);
 }
 
 MP_EXPORT pid_t fork(void)

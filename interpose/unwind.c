@@ -98,38 +98,40 @@ static uint64_t rd_uint(struct rd *r, size_t n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* LEB128: *shift ends as the bits read, *last as the last byte. */
+static uint64_t rd_leb(struct rd *r, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 	uint8_t b;
 
+	*shift = 0;
 	do {
 		if (!rd_need(r, 1))
 			return 0;
 		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while (b & 0x80);
+	*last = b;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return rd_leb(r, &shift, &last);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	unsigned shift;
+	uint8_t last = 0;
+	uint64_t v = rd_leb(r, &shift, &last);
 
-	do {
-		if (!rd_need(r, 1))
-			return 0;
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (shift < 64 && (last & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }
