@@ -207,7 +207,10 @@ static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
 			g->rss_first = pair;
 		if (g->n_marks && !g->rss_from_mark.ts)
 			g->rss_from_mark = pair;
-		g->rss_last = pair;
+		/* the gap is measured up to the end of __main__ (the sample
+		 * taken at that mark): finalization frees what the run held */
+		if (!g->main_end_ts || g->rss_last.ts <= g->main_end_ts)
+			g->rss_last = pair;
 	} else if (h->type == MP_REC_ALLOC || h->type == MP_REC_GPU_ALLOC) {
 		uint64_t tot = total_live(r);
 

@@ -108,4 +108,28 @@ test_expect_success 'retention.c under memprov: the gap is flagged and growth na
 	printf "0\n12\n" >expect && test_cmp expect out
 '
 
+# Retention up to the end of __main__, then finalization gives it all back:
+# the gap is measured up to the sample taken at the main-end mark, not
+# after the teardown.
+test_expect_success 'the gap window ends at the end of __main__, before finalization' '
+	{
+		echo "header state=exited start=1000"
+		echo "thread 1"
+		echo "stack ts=1001 id=1 native=0x1001"
+		echo "rss ts=1500 rss=4194304 vm=8388608"
+		echo "mark ts=1600 serial=1 label=start"
+		echo "rss ts=1700 rss=4194304 vm=8388608"
+		echo "alloc ts=2000 addr=0x100000 size=1048576 stack=1"
+		echo "free ts=2100 addr=0x100000"
+		echo "rss ts=2200 rss=12582912 vm=16777216"
+		echo "mark ts=2300 serial=2 label=__main__ end flags=main-end"
+		echo "rss ts=2400 rss=12582912 vm=16777216"
+		echo "rss ts=9000 rss=2097152 vm=8388608"
+	} | "$TRACEGEN" -o mainend.trace &&
+	memprov timeline --json mainend.trace >t.json &&
+	jget t.json gap.flagged gap.rss_start gap.rss_end gap.gap_bytes >out &&
+	printf "true\n4194304\n12582912\n8388608\n" >expect &&
+	test_cmp expect out
+'
+
 test_done
