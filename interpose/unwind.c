@@ -40,11 +40,15 @@
  *   bits 15..4  offset / 8, 1..4095 (frames of up to 32 KiB)
  *   bits 3..0   rbp: 0 unchanged, 15 unknown, k: saved at CFA - 8k
  *
- * Offset 0 never occurs in a real rule: it encodes the two special rules.
+ * Offset 0 never occurs in a real rule: with the rbp bit set, it encodes
+ * the two special rules (so the walk's common case, an rsp-based CFA,
+ * needs no test for them). An rsp-based rule saves rbp inside its frame
+ * (8k <= offset): the walk reads it without a bound check.
  */
-#define R_FALLBACK 0u
-#define R_END 1u                /* outermost frame: return address undefined */
 #define R_CFA_RBP 0x10000u
+#define R_FALLBACK R_CFA_RBP
+#define R_END (R_CFA_RBP | 1u)  /* outermost frame: return address undefined */
+#define R_FRAME_POINTER (R_CFA_RBP | 2u << 4 | 2u) /* CFA = rbp + 16, rbp at CFA - 16 */
 #define R_OFF(r) (((r) >> 4) & 0xfffu)
 #define R_OFF_MAX 0xfffu
 #define R_BP(r) ((r)&0xfu)
@@ -57,6 +61,7 @@
 #define CACHE_SIZE (1u << CACHE_BITS)
 #define CACHE_PROBES 4
 #define IP_MAX ((uintptr_t)1 << 47)
+#define OWN_MAX 32 /* memprov's own frames above a capture, at most */
 
 static uint64_t *cache;
 static uintptr_t interp_lo, interp_hi;
@@ -467,6 +472,8 @@ static unsigned row_rule(const struct row *w)
 		k = (unsigned)(-w->bp_off / 8);
 		if (k >= R_BP_UNKNOWN)
 			return R_FALLBACK;
+		if (!(rule & R_CFA_RBP) && 8 * (int64_t)k > w->cfa_off)
+			return R_FALLBACK;
 		return rule | k;
 	default:
 		return R_FALLBACK;
@@ -749,45 +756,95 @@ static __attribute__((noinline)) void stack_find(void)
 /* The walk                                                             */
 
 /*
- * One step: from the frame at ip (stack pointer *sp, rbp *bp) to its
- * caller's return address; 0 at the outermost frame, 1 on anything that
- * needs libunwind (returned as such).
+ * The rule of ip, past the first cache slot (which the walk checked): the
+ * other probes, then the FDE. ip is in [2, IP_MAX).
  */
-static inline __attribute__((always_inline)) uintptr_t
-step(uintptr_t ip, uintptr_t *spp, uintptr_t *bpp, uintptr_t hi)
+static __attribute__((noinline)) unsigned rule_slow(uintptr_t ip)
 {
-	uintptr_t sp = *spp, cfa;
-	unsigned rule = rule_of(ip), k;
+	return rule_of(ip);
+}
 
-	if (MP_UNLIKELY(rule <= R_END))
-		return rule == R_END ? 0 : 1;
-	/* An unknown rbp is kept as 1: misaligned, so refused below. */
-	cfa = (rule & R_CFA_RBP ? *bpp : sp) + ((rule >> 1) & (R_OFF_MAX << 3));
-	/* sp < cfa <= hi and aligned: the reads below are in [sp, hi). */
-	if (MP_UNLIKELY(cfa - sp - 1 >= hi - sp || cfa & 7))
-		return 1;
-	k = R_BP(rule);
-	if (k) {
-		if (k == R_BP_UNKNOWN)
-			*bpp = 1;
-		else if (MP_UNLIKELY(8 * k > cfa - sp))
-			return 1;
-		else
-			*bpp = *(const uintptr_t *)(cfa - 8 * k);
+/*
+ * Why the walk stopped at a return address ip outside [2, IP_MAX) that
+ * it did not look up: 0 (the outermost frame) ends the stack, 1 and
+ * addresses that cannot be cached give up.
+ */
+#define BAD_IP(ip) ((ip) - 2 >= IP_MAX - 2)
+
+/*
+ * The walk from frame 0 (return address ip, stack pointer sp, rbp bp):
+ * out[] gets at most end - out return addresses. stop: whether to stop
+ * before the first address in [stop_lo, stop_lo + stop_len) (inlined
+ * twice, so that the common case has no such test).
+ */
+static inline __attribute__((always_inline)) int
+walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t hi,
+     uintptr_t stop_lo, uintptr_t stop_len, const int stop)
+{
+	const uint64_t *c = cache;
+	void **o = out;
+	uintptr_t x, cfa, off;
+
+	while (MP_LIKELY(!BAD_IP(ip))) {
+		if (MP_UNLIKELY(o == end) || (stop && MP_UNLIKELY(ip - stop_lo < stop_len)))
+			return (int)(o - out);
+		*o++ = (void *)ip;
+		/* common case: the first slot holds ip; x is then its rule */
+		x = mp_atomic_load_relaxed_u64(&c[cache_slot(ip)]) ^ ((uint64_t)ip << R_BITS);
+		if (MP_LIKELY(x == R_FRAME_POINTER)) {
+			/* CFA = rbp + 16, rbp saved at CFA - 16: the general
+			 * case below with its bounds, for reads at rbp, rbp + 8 */
+			if (MP_UNLIKELY(bp < sp || bp > hi - 16 || bp & 7))
+				return -1;
+			sp = bp + 16;
+			ip = ((const uintptr_t *)bp)[1];
+			bp = ((const uintptr_t *)bp)[0];
+			continue;
+		}
+		if (MP_UNLIKELY(x >= (1u << R_BITS)))
+			x = rule_slow(ip);
+		off = (x >> 1) & (R_OFF_MAX << 3);
+		if (MP_LIKELY(!(x & R_CFA_RBP))) {
+			/* 8 <= off: sp < cfa, aligned; row_rule made 8k <= off */
+			cfa = sp + off;
+			if (MP_UNLIKELY(cfa > hi))
+				return -1;
+		} else {
+			if (MP_UNLIKELY(!off)) /* R_END or R_FALLBACK */
+				return x == R_END ? (int)(o - out) : -1;
+			/* An unknown rbp is kept as 1: misaligned, so refused. */
+			cfa = bp + off;
+			/* sp < cfa <= hi and aligned: the reads below are in [sp, hi). */
+			if (MP_UNLIKELY(cfa - sp - 1 >= hi - sp || cfa & 7))
+				return -1;
+			if (MP_UNLIKELY(8 * R_BP(x) > cfa - sp && R_BP(x) != R_BP_UNKNOWN))
+				return -1;
+		}
+		if (R_BP(x))
+			bp = R_BP(x) == R_BP_UNKNOWN ? 1 : *(const uintptr_t *)(cfa - 8 * R_BP(x));
+		sp = cfa;
+		ip = *(const uintptr_t *)(cfa - 8);
 	}
-	*spp = cfa;
-	ip = *(const uintptr_t *)(cfa - 8);
-	/* A return address of 1 would read as "give up": nothing returns there. */
-	return ip;
+	/* 0: the outermost frame; 1: give up. An address that cannot be
+	 * cached gives up only if it is to be looked up. */
+	if (!ip || (ip != 1 && (o == end || (stop && ip - stop_lo < stop_len))))
+		return (int)(o - out);
+	return -1;
 }
 
 int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unwind_args *a)
 {
-	/* Built with frame pointers: our frame is [saved rbp, return address]. */
-	const uintptr_t *fp = __builtin_frame_address(0);
+	/*
+	 * Built with frame pointers: each of memprov's own frames is [saved
+	 * rbp, return address], and the saved rbp is the caller's frame. The
+	 * first return address outside memprov is frame 0; its caller's
+	 * stack pointer is just above it, its rbp is the one saved below it.
+	 * This is what the CFI of our own code says at each call.
+	 */
+	uintptr_t f = (uintptr_t)__builtin_frame_address(0), next, ip, hi;
+	uintptr_t skip_lo = a->skip_lo, skip_len = a->skip_hi - a->skip_lo;
 	uintptr_t stop_lo = a->stop_lo, stop_len = a->stop_hi - a->stop_lo;
-	uintptr_t ip, sp, bp, hi;
-	void **o = out, **end = out + max;
+	int own;
 
 	if (MP_UNLIKELY(stk_state <= 0)) {
 		if (stk_state < 0 || !cache)
@@ -797,26 +854,21 @@ int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unw
 			return -1;
 	}
 	hi = stk_hi;
-	ip = fp[1];
-	sp = (uintptr_t)(fp + 2);
-	bp = fp[0];
-	if (sp < stk_lo || sp >= hi) /* on another stack (sigaltstack, coroutine) */
+	if (f < stk_lo || f > hi - 16 || f & 7) /* on another stack (sigaltstack, coroutine) */
 		return -1;
-	while (ip - a->skip_lo < a->skip_hi - a->skip_lo) { /* memprov's own */
-		ip = step(ip, &sp, &bp, hi);
-		if (ip <= 1)
-			return ip ? -1 : 0;
-	}
-	while (o < end && ip - stop_lo >= stop_len) {
-		*o++ = (void *)ip;
-		ip = step(ip, &sp, &bp, hi);
-		if (MP_UNLIKELY(ip <= 1)) {
-			if (ip)
-				return -1;
+	for (own = 0;; own++) {
+		ip = ((const uintptr_t *)f)[1];
+		if (ip - skip_lo >= skip_len)
 			break;
-		}
+		next = ((const uintptr_t *)f)[0];
+		if (MP_UNLIKELY(own == OWN_MAX || next <= f || next > hi - 16 || next & 7))
+			return -1;
+		f = next;
 	}
-	return (int)(o - out);
+	if (stop_len)
+		return walk(out, out + max, ip, f + 16, ((const uintptr_t *)f)[0], hi,
+			    stop_lo, stop_len, 1);
+	return walk(out, out + max, ip, f + 16, ((const uintptr_t *)f)[0], hi, 0, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
