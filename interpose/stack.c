@@ -56,12 +56,15 @@ int mp_stack_init(void)
  * and unwind.c's rule lookup may ask the loader (dl_iterate_phdr): a fork
  * while another thread holds either leaves the child a lock no one will
  * release, and it hangs at its first traced allocation. So fork's prepare
- * handler closes the gate and waits until no thread is inside a native
- * capture; a thread that reaches the closed gate waits until the fork is
- * done (it holds no malloc lock there: allocations are recorded after the
- * real call, frees before it), so its stack is still complete. Only the
- * forking thread itself (a signal handler that allocates during fork)
- * and a wait past GATE_WAIT_SPINS record no native frames.
+ * handler closes the gate and waits until no thread is inside the gate,
+ * which each thread enters around those two calls only (unwind.c's walk
+ * through cached rules takes no lock and needs no gate: two atomic
+ * read-modify-writes saved on nearly every capture). A thread that
+ * reaches the closed gate waits until the fork is done (it holds no
+ * malloc lock there: allocations are recorded after the real call, frees
+ * before it), so its stack is still complete. Only the forking thread
+ * itself (a signal handler that allocates during fork) and a wait past
+ * GATE_WAIT_SPINS get no native frames where the cached rules do not do.
  * Each thread counts itself in one of GATE_SLOTS padded counters (its
  * serial picks it), so captures of different threads do not share a
  * cache line. The RMW before the load of `forking` pairs with the store
@@ -99,6 +102,23 @@ static inline int gate_enter(unsigned slot)
 static inline void gate_leave(unsigned slot)
 {
 	__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * For unwind.c's rule lookup (dl_iterate_phdr). These two belong in
+ * unwind.h; declared here and in unwind.c until that header has them.
+ */
+int mp_stack_gate_enter(void) MP_HIDDEN;
+void mp_stack_gate_leave(void) MP_HIDDEN;
+
+int mp_stack_gate_enter(void)
+{
+	return gate_enter(mp_self.serial % GATE_SLOTS);
+}
+
+void mp_stack_gate_leave(void)
+{
+	gate_leave(mp_self.serial % GATE_SLOTS);
 }
 
 void mp_stack_fork_prepare(void)
@@ -314,17 +334,19 @@ uint64_t mp_capture_stack(int skip)
 	a.stop_lo = a.stop_hi = 0;
 	if (npy && !mp_config.native_full)
 		mp_unwind_interp(&a.stop_lo, &a.stop_hi);
-	slot = mp_self.serial % GATE_SLOTS;
-	if (gate_enter(slot)) {
-		if (fast_ok)
-			n = mp_unwind(buf, mp_config.depth, &a);
-		if (MP_UNLIKELY(mp_config.unwind_check))
-			unwind_check(buf, n, &a);
-		if (n < 0)
-			first = slow_capture(buf, &n, &a);
-		gate_leave(slot);
-	} else {
-		n = 0; /* fork from this very thread: no native frames */
+	if (fast_ok)
+		n = mp_unwind(buf, mp_config.depth, &a);
+	if (MP_UNLIKELY(n < 0 || mp_config.unwind_check)) {
+		slot = mp_self.serial % GATE_SLOTS;
+		if (gate_enter(slot)) {
+			if (MP_UNLIKELY(mp_config.unwind_check))
+				unwind_check(buf, n, &a);
+			if (n < 0)
+				first = slow_capture(buf, &n, &a);
+			gate_leave(slot);
+		} else if (n < 0) {
+			n = 0; /* fork from this very thread: no native frames */
+		}
 	}
 	id = hash_frames(buf + first, n, py, npy);
 	if (intern_insert(id))

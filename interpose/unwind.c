@@ -624,6 +624,10 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The fork gate (stack.c): see there. These belong in unwind.h. */
+int mp_stack_gate_enter(void) MP_HIDDEN;
+void mp_stack_gate_leave(void) MP_HIDDEN;
+
 static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 {
 	struct find f = { ip - 1, R_FALLBACK, 0 };
@@ -632,7 +636,11 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 
 	if (ip >= IP_MAX || !ip)
 		return R_FALLBACK; /* cannot be cached */
+	/* the loader's lock: never held across a fork */
+	if (!mp_stack_gate_enter())
+		return R_FALLBACK; /* fork from this very thread: not cached */
 	dl_iterate_phdr(find_module, &f);
+	mp_stack_gate_leave();
 	e = (uint64_t)ip << R_BITS | f.rule;
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t *slot = &cache[(i + p) & (CACHE_SIZE - 1)];
