@@ -407,6 +407,48 @@ void mp_record_commit(void *rec)
 }
 
 /*
+ * The hot path of the small fixed-size records (ALLOC, FREE): what
+ * mp_record_begin, the field stores and mp_record_commit do, with the
+ * head written as one word. head: type | flags << 8 | func << 32 |
+ * kind << 48 (the size is added here); w: the n words after ts.
+ */
+static inline __attribute__((always_inline)) void
+emit(uint64_t head, const uint64_t *w, unsigned n)
+{
+	const size_t len = 16 + 8 * (size_t)n;
+	struct mp_chunk_head *c;
+	uint64_t ts, *r;
+	unsigned i;
+
+	if (MP_UNLIKELY(!trace_ok))
+		return;
+	if (MP_UNLIKELY(!mp_self.serial))
+		thread_start();
+	ts = mp_now();
+	if (MP_UNLIKELY(ts >= __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED)))
+		rss_due(ts);
+	if (MP_UNLIKELY(!mp_self.chunk || mp_self.pos + len > mp_self.end)) {
+		if (!take_chunk(ts))
+			return;
+	}
+	c = mp_self.chunk;
+	r = (uint64_t *)mp_self.pos;
+	r[0] = head | (uint64_t)len << 16;
+	r[1] = ts;
+	for (i = 0; i < n; i++)
+		r[2 + i] = w[i];
+	mp_self.pos = (char *)r + len;
+	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.pos - (char *)(c + 1)));
+}
+
+static inline uint64_t head_word(enum mp_rec_type type, unsigned flags, enum mp_func fn,
+				 enum mp_kind kind)
+{
+	return (uint64_t)(uint8_t)type | (uint64_t)(uint8_t)flags << 8 |
+	       (uint64_t)(uint16_t)fn << 32 | (uint64_t)(uint8_t)kind << 48;
+}
+
+/*
  * Sampling mode (MEMPROV_SAMPLE_BYTES=N): the bytes a thread allocates are
  * cut at points N bytes apart on average, at exponentially distributed
  * intervals (a Poisson process over bytes, as tcmalloc does); an
@@ -476,7 +518,6 @@ void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		     size_t size, unsigned flags)
 {
 	uint64_t stack;
-	struct mp_rec_alloc *r;
 
 	if (MP_UNLIKELY(mp_config.sample_bytes) && !(flags & MP_RF_FAILED)) {
 		unsigned sf = sample_flag(size);
@@ -486,30 +527,19 @@ void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		flags |= sf & MP_RF_SAMPLED;
 	}
 	stack = mp_capture_stack(1);
-	r = mp_record_begin(MP_REC_ALLOC, sizeof(*r));
-	if (!r)
-		return;
-	r->h.flags = (uint8_t)flags;
-	r->h.func = (uint16_t)fn;
-	r->h.kind = (uint8_t)kind;
-	r->addr = (uintptr_t)addr;
-	r->size = size;
-	r->stack = stack;
-	mp_record_commit(r);
+	{
+		uint64_t w[3] = { (uintptr_t)addr, size, stack };
+
+		emit(head_word(MP_REC_ALLOC, flags, fn, kind), w, 3);
+	}
 }
 
 void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,
 		    unsigned flags)
 {
-	struct mp_rec_free *r = mp_record_begin(MP_REC_FREE, sizeof(*r));
+	uint64_t w[1] = { (uintptr_t)addr };
 
-	if (!r)
-		return;
-	r->h.flags = (uint8_t)flags;
-	r->h.func = (uint16_t)fn;
-	r->h.kind = (uint8_t)kind;
-	r->addr = (uintptr_t)addr;
-	mp_record_commit(r);
+	emit(head_word(MP_REC_FREE, flags, fn, kind), w, 1);
 }
 
 void mp_record_unmap(const void *addr, size_t len)
