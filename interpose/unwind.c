@@ -634,8 +634,8 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	uint32_t i = cache_slot(ip), p;
 	uint64_t e;
 
-	if (ip >= IP_MAX || !ip)
-		return R_FALLBACK; /* cannot be cached */
+	if (ip >= IP_MAX || ip <= 1)
+		return R_FALLBACK; /* cannot be cached (the walk counts on 0, 1) */
 	/* the loader's lock: never held across a fork */
 	if (!mp_stack_gate_enter())
 		return R_FALLBACK; /* fork from this very thread: not cached */
@@ -773,13 +773,6 @@ static __attribute__((noinline)) unsigned rule_slow(uintptr_t ip)
 }
 
 /*
- * Why the walk stopped at a return address ip outside [2, IP_MAX) that
- * it did not look up: 0 (the outermost frame) ends the stack, 1 and
- * addresses that cannot be cached give up.
- */
-#define BAD_IP(ip) ((ip) - 2 >= IP_MAX - 2)
-
-/*
  * The walk from frame 0 (return address ip, stack pointer sp, rbp bp):
  * out[] gets at most end - out return addresses. stop: whether to stop
  * before the first address in [stop_lo, stop_lo + stop_len) (inlined
@@ -793,11 +786,15 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 	void **o = out;
 	uintptr_t x, cfa, off;
 
-	while (MP_LIKELY(!BAD_IP(ip))) {
+	while (MP_LIKELY(ip < IP_MAX)) {
 		if (MP_UNLIKELY(o == end) || (stop && MP_UNLIKELY(ip - stop_lo < stop_len)))
-			return (int)(o - out);
+			return ip == 1 ? -1 : (int)(o - out);
 		*o++ = (void *)ip;
-		/* common case: the first slot holds ip; x is then its rule */
+		/*
+		 * Common case: the first slot holds ip; x is then its rule.
+		 * No entry holds 0 or 1 (rule_miss), so neither can match:
+		 * they are sorted out below, off the common path.
+		 */
 		x = mp_atomic_load_relaxed_u64(&c[cache_slot(ip)]) ^ ((uint64_t)ip << R_BITS);
 		if (MP_LIKELY(x == R_FRAME_POINTER)) {
 			/* CFA = rbp + 16, rbp saved at CFA - 16: the general
@@ -809,6 +806,8 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 			bp = ((const uintptr_t *)bp)[0];
 			continue;
 		}
+		if (MP_UNLIKELY(ip <= 1)) /* 0: the outermost frame; 1: give up */
+			return ip ? -1 : (int)(o - out) - 1;
 		if (MP_UNLIKELY(x >= (1u << R_BITS)))
 			x = rule_slow(ip);
 		off = (x >> 1) & (R_OFF_MAX << 3);
