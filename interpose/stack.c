@@ -148,33 +148,23 @@ void mp_stack_reset(void)
 	mp_stack_init();
 }
 
-static inline uint64_t mix(uint64_t h, uint64_t x)
-{
-	h ^= x;
-	h *= 0xff51afd7ed558ccdull;
-	return h ^ (h >> 32);
-}
-
 /*
- * Native frames in two lanes (even and odd positions), so that the two
- * multiply chains run side by side: half the latency of one chain. The
- * lanes start apart and are joined non-linearly.
+ * A stack's id: the native frames folded by unwind.c (while it walks, or
+ * by mp_unwind_hash_frames for libunwind's frames), then the Python
+ * frames and the counts, then a final avalanche. These three belong in
+ * unwind.h; declared here and in unwind.c until it has them.
  */
-static uint64_t hash_frames(void *const *ip, int n, const struct mp_pyframe *py, int npy)
+extern __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
+uint64_t mp_unwind_hash_frames(void *const *ip, int n) MP_HIDDEN;
+uint64_t mp_unwind_mix(uint64_t h, uint64_t x) MP_HIDDEN;
+
+static uint64_t hash_finish(uint64_t h, int n, const struct mp_pyframe *py, int npy)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n << 32 | (uint64_t)npy);
-	uint64_t g = 0x6a09e667f3bcc909ull;
 	int i;
 
-	for (i = 0; i + 1 < n; i += 2) {
-		h = mix(h, (uintptr_t)ip[i]);
-		g = mix(g, (uintptr_t)ip[i + 1]);
-	}
-	if (i < n)
-		h = mix(h, (uintptr_t)ip[i]);
-	h = mix(mix(h, g), g >> 29);
 	for (i = 0; i < npy; i++)
-		h = mix(h, (uint64_t)py[i].code_id << 32 | py[i].line);
+		h = mp_unwind_mix(h, (uint64_t)py[i].code_id << 32 | py[i].line);
+	h = mp_unwind_mix(h, (uint64_t)n << 32 | (uint64_t)npy);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
@@ -328,7 +318,7 @@ uint64_t mp_capture_stack(int skip)
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
 	struct mp_unwind_args a;
-	int n = -1, first = 0, npy = 0;
+	int n = -1, first = 0, npy = 0, fast;
 	unsigned slot;
 	int (*pycap)(struct mp_pyframe *, int);
 	uint64_t id;
@@ -347,6 +337,7 @@ uint64_t mp_capture_stack(int skip)
 		mp_unwind_interp(&a.stop_lo, &a.stop_hi);
 	if (fast_ok)
 		n = mp_unwind(buf, mp_config.depth, &a);
+	fast = n >= 0;
 	if (MP_UNLIKELY(n < 0 || mp_config.unwind_check)) {
 		slot = mp_self.serial % GATE_SLOTS;
 		if (gate_enter(slot)) {
@@ -359,7 +350,7 @@ uint64_t mp_capture_stack(int skip)
 			n = 0; /* fork from this very thread: no native frames */
 		}
 	}
-	id = hash_frames(buf + first, n, py, npy);
+	id = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
 	if (intern_insert(id))
 		write_stack(id, buf + first, n, py, npy);
 	return id;

@@ -72,7 +72,8 @@ static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
 
 static inline uint32_t cache_slot(uintptr_t ip)
 {
-	return (uint32_t)(((uint64_t)ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));
+	/* the multiplier of mix() below: one constant register in the walk */
+	return (uint32_t)(((uint64_t)ip * 0xff51afd7ed558ccdull) >> (64 - CACHE_BITS));
 }
 
 /* ------------------------------------------------------------------ */
@@ -624,6 +625,42 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/*
+ * The native part of a stack's id (stack.c finishes it): the return
+ * addresses folded one by one, by the walk as it goes (the last
+ * successful mp_unwind leaves it in mp_unwind_hash) or by
+ * mp_unwind_hash_frames for libunwind's frames. These belong in unwind.h.
+ */
+#define HASH_SEED 0x9e3779b97f4a7c15ull
+
+static inline __attribute__((always_inline)) uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+extern __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
+uint64_t mp_unwind_hash_frames(void *const *ip, int n) MP_HIDDEN;
+uint64_t mp_unwind_mix(uint64_t h, uint64_t x) MP_HIDDEN;
+
+__thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec")));
+
+uint64_t mp_unwind_mix(uint64_t h, uint64_t x)
+{
+	return mix(h, x);
+}
+
+uint64_t mp_unwind_hash_frames(void *const *ip, int n)
+{
+	uint64_t h = HASH_SEED;
+	int i;
+
+	for (i = 0; i < n; i++)
+		h = mix(h, (uintptr_t)ip[i]);
+	return h;
+}
+
 /* The fork gate (stack.c): see there. These belong in unwind.h. */
 int mp_stack_gate_enter(void) MP_HIDDEN;
 void mp_stack_gate_leave(void) MP_HIDDEN;
@@ -785,10 +822,11 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 	const uint64_t *c = cache;
 	void **o = out;
 	uintptr_t x, cfa, off;
+	uint64_t h = HASH_SEED; /* the id's native part, as stack.c folds it */
 
 	while (MP_LIKELY(ip < IP_MAX)) {
 		if (MP_UNLIKELY(o == end) || (stop && MP_UNLIKELY(ip - stop_lo < stop_len)))
-			return ip == 1 ? -1 : (int)(o - out);
+			goto done;
 		*o++ = (void *)ip;
 		/*
 		 * Common case: the first slot holds ip; x is then its rule.
@@ -801,13 +839,17 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 			 * case below with its bounds, for reads at rbp, rbp + 8 */
 			if (MP_UNLIKELY(bp < sp || bp > hi - 16 || bp & 7))
 				return -1;
+			h = mix(h, ip);
 			sp = bp + 16;
 			ip = ((const uintptr_t *)bp)[1];
 			bp = ((const uintptr_t *)bp)[0];
 			continue;
 		}
-		if (MP_UNLIKELY(ip <= 1)) /* 0: the outermost frame; 1: give up */
-			return ip ? -1 : (int)(o - out) - 1;
+		if (MP_UNLIKELY(ip <= 1)) { /* 0: the outermost frame; 1: give up */
+			o--;
+			goto done;
+		}
+		h = mix(h, ip);
 		if (MP_UNLIKELY(x >= (1u << R_BITS)))
 			x = rule_slow(ip);
 		off = (x >> 1) & (R_OFF_MAX << 3);
@@ -817,8 +859,12 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 			if (MP_UNLIKELY(cfa > hi))
 				return -1;
 		} else {
-			if (MP_UNLIKELY(!off)) /* R_END or R_FALLBACK */
-				return x == R_END ? (int)(o - out) : -1;
+			if (MP_UNLIKELY(!off)) { /* R_END or R_FALLBACK */
+				if (x != R_END)
+					return -1;
+				mp_unwind_hash = h;
+				return (int)(o - out);
+			}
 			/* An unknown rbp is kept as 1: misaligned, so refused. */
 			cfa = bp + off;
 			/* sp < cfa <= hi and aligned: the reads below are in [sp, hi). */
@@ -832,11 +878,15 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 		sp = cfa;
 		ip = *(const uintptr_t *)(cfa - 8);
 	}
-	/* 0: the outermost frame; 1: give up. An address that cannot be
-	 * cached gives up only if it is to be looked up. */
-	if (!ip || (ip != 1 && (o == end || (stop && ip - stop_lo < stop_len))))
-		return (int)(o - out);
-	return -1;
+	/* An address that cannot be cached gives up if it is to be looked up. */
+	if (o != end && !(stop && ip - stop_lo < stop_len))
+		return -1;
+done:
+	/* 0: the outermost frame; 1: give up */
+	if (ip == 1)
+		return -1;
+	mp_unwind_hash = h;
+	return (int)(o - out);
 }
 
 int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unwind_args *a)
