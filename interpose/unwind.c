@@ -846,8 +846,10 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 			continue;
 		}
 		if (MP_UNLIKELY(ip <= 1)) { /* 0: the outermost frame; 1: give up */
-			o--;
-			goto done;
+			if (ip)
+				return -1;
+			mp_unwind_hash = h;
+			return (int)(o - out) - 1;
 		}
 		h = mix(h, ip);
 		if (MP_UNLIKELY(x >= (1u << R_BITS)))
