@@ -104,13 +104,7 @@ static inline void gate_leave(unsigned slot)
 	__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
 }
 
-/*
- * For unwind.c's rule lookup (dl_iterate_phdr). These two belong in
- * unwind.h; declared here and in unwind.c until that header has them.
- */
-int mp_stack_gate_enter(void) MP_HIDDEN;
-void mp_stack_gate_leave(void) MP_HIDDEN;
-
+/* For unwind.c's rule lookup (dl_iterate_phdr). */
 int mp_stack_gate_enter(void)
 {
 	return gate_enter(mp_self.serial % GATE_SLOTS);
@@ -151,13 +145,8 @@ void mp_stack_reset(void)
 /*
  * A stack's id: the native frames folded by unwind.c (while it walks, or
  * by mp_unwind_hash_frames for libunwind's frames), then the Python
- * frames and the counts, then a final avalanche. These three belong in
- * unwind.h; declared here and in unwind.c until it has them.
+ * frames and the counts, then a final avalanche.
  */
-extern __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
-uint64_t mp_unwind_hash_frames(void *const *ip, int n) MP_HIDDEN;
-uint64_t mp_unwind_mix(uint64_t h, uint64_t x) MP_HIDDEN;
-
 static uint64_t hash_finish(uint64_t h, int n, const struct mp_pyframe *py, int npy)
 {
 	int i;

@@ -625,12 +625,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/*
- * The native part of a stack's id (stack.c finishes it): the return
- * addresses folded one by one, by the walk as it goes (the last
- * successful mp_unwind leaves it in mp_unwind_hash) or by
- * mp_unwind_hash_frames for libunwind's frames. These belong in unwind.h.
- */
+/* The native part of a stack's id: see unwind.h. */
 #define HASH_SEED 0x9e3779b97f4a7c15ull
 
 static inline __attribute__((always_inline)) uint64_t mix(uint64_t h, uint64_t x)
@@ -639,10 +634,6 @@ static inline __attribute__((always_inline)) uint64_t mix(uint64_t h, uint64_t x
 	h *= 0xff51afd7ed558ccdull;
 	return h ^ (h >> 32);
 }
-
-extern __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
-uint64_t mp_unwind_hash_frames(void *const *ip, int n) MP_HIDDEN;
-uint64_t mp_unwind_mix(uint64_t h, uint64_t x) MP_HIDDEN;
 
 __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec")));
 
@@ -660,10 +651,6 @@ uint64_t mp_unwind_hash_frames(void *const *ip, int n)
 		h = mix(h, (uintptr_t)ip[i]);
 	return h;
 }
-
-/* The fork gate (stack.c): see there. These belong in unwind.h. */
-int mp_stack_gate_enter(void) MP_HIDDEN;
-void mp_stack_gate_leave(void) MP_HIDDEN;
 
 static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 {

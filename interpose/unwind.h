@@ -38,4 +38,19 @@ void mp_unwind_flush(void) MP_HIDDEN;
 /* The interpreter's text (libpython or the python executable), or 0/0. */
 void mp_unwind_interp(uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
 
+/*
+ * The native part of a stack's id (stack.c finishes it): the return
+ * addresses folded one by one, by the walk as it goes (the last
+ * successful mp_unwind leaves it in mp_unwind_hash) or by
+ * mp_unwind_hash_frames for libunwind's frames, so a stack has the same
+ * id whichever unwinder captured it.
+ */
+extern __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
+uint64_t mp_unwind_hash_frames(void *const *ip, int n) MP_HIDDEN;
+uint64_t mp_unwind_mix(uint64_t h, uint64_t x) MP_HIDDEN;
+
+/* The fork gate (stack.c), around the calls that take a lock. */
+int mp_stack_gate_enter(void) MP_HIDDEN;
+void mp_stack_gate_leave(void) MP_HIDDEN;
+
 #endif /* MEMPROV_UNWIND_H */
