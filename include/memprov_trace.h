@@ -28,6 +28,12 @@
  * even in a trace cut by SIGKILL. A chunk whose magic is 0 was reserved
  * but never written.
  *
+ * Normal in a trace, not damage: header.next_chunk may count chunks past
+ * the end of the file, or chunks still all zero (a process killed, or
+ * tracing stopped, right after reserving them); the same STACK id may be
+ * written more than once, and another thread may name it first; an
+ * anonymous or file MAP_FIXED mmap is preceded by an unmap of its range.
+ *
  * Every record starts with struct mp_rec_head, whose size field gives the
  * whole record's length (a multiple of 8, at least 16). Records carry a
  * CLOCK_MONOTONIC timestamp in nanoseconds: allocations are stamped after
