@@ -378,23 +378,47 @@ static void rss_open(void)
 	rss.next_ns = mp_now() + rss.interval_ns;
 }
 
+/*
+ * What every record starts with: tracing on, the thread known, the
+ * timestamp, and an RSS sample when one is due. 0: tracing is off.
+ */
+static inline __attribute__((always_inline)) int record_start(enum mp_rec_type type,
+							      uint64_t *ts)
+{
+	if (MP_UNLIKELY(!trace_ok))
+		return 0;
+	if (MP_UNLIKELY(!mp_self.serial))
+		thread_start();
+	*ts = mp_now();
+	/* the THREAD record stays a thread's first */
+	if (MP_UNLIKELY(*ts >= __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED)) &&
+	    type != MP_REC_THREAD)
+		rss_due(*ts);
+	return 1;
+}
+
 void *mp_record_begin(enum mp_rec_type type, size_t len)
 {
 	uint64_t ts;
 
-	if (MP_UNLIKELY(!trace_ok))
-		return NULL;
-	if (MP_UNLIKELY(!mp_self.serial))
-		thread_start();
 	len = MP_REC_ALIGN(len);
-	if (MP_UNLIKELY(len > MP_MAX_RECORD))
+	if (MP_UNLIKELY(len > MP_MAX_RECORD) || !record_start(type, &ts))
 		return NULL;
-	ts = mp_now();
-	/* the THREAD record stays a thread's first */
-	if (MP_UNLIKELY(ts >= __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED)) &&
-	    type != MP_REC_THREAD)
-		rss_due(ts);
 	return reserve(type, len, ts);
+}
+
+/* mp_record_begin with the head's flags, func and kind filled in. */
+static void *begin_head(enum mp_rec_type type, size_t len, unsigned flags,
+			enum mp_func fn, enum mp_kind kind)
+{
+	struct mp_rec_head *h = mp_record_begin(type, len);
+
+	if (h) {
+		h->flags = (uint8_t)flags;
+		h->func = (uint16_t)fn;
+		h->kind = (uint8_t)kind;
+	}
+	return h;
 }
 
 void mp_record_commit(void *rec)
@@ -420,13 +444,8 @@ emit(uint64_t head, const uint64_t *w, unsigned n)
 	uint64_t ts, *r;
 	unsigned i;
 
-	if (MP_UNLIKELY(!trace_ok))
+	if (!record_start((enum mp_rec_type)(head & 0xff), &ts))
 		return;
-	if (MP_UNLIKELY(!mp_self.serial))
-		thread_start();
-	ts = mp_now();
-	if (MP_UNLIKELY(ts >= __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED)))
-		rss_due(ts);
 	if (MP_UNLIKELY(!mp_self.chunk || mp_self.pos + len > mp_self.end)) {
 		if (!take_chunk(ts))
 			return;
@@ -544,12 +563,11 @@ void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,
 
 void mp_record_unmap(const void *addr, size_t len)
 {
-	struct mp_rec_unmap *r = mp_record_begin(MP_REC_FREE, sizeof(*r));
+	struct mp_rec_unmap *r = begin_head(MP_REC_FREE, sizeof(*r), 0, MP_FN_munmap,
+					    MP_KIND_MMAP);
 
 	if (!r)
 		return;
-	r->h.func = MP_FN_munmap;
-	r->h.kind = MP_KIND_MMAP;
 	r->addr = (uintptr_t)addr;
 	r->len = len;
 	mp_record_commit(r);
@@ -560,13 +578,10 @@ void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 			 uint64_t extra, unsigned flags)
 {
 	uint64_t stack = mp_capture_stack(1);
-	struct mp_rec_gpu_alloc *r = mp_record_begin(MP_REC_GPU_ALLOC, sizeof(*r));
+	struct mp_rec_gpu_alloc *r = begin_head(MP_REC_GPU_ALLOC, sizeof(*r), flags, fn, kind);
 
 	if (!r)
 		return;
-	r->h.flags = (uint8_t)flags;
-	r->h.func = (uint16_t)fn;
-	r->h.kind = (uint8_t)kind;
 	r->addr = addr;
 	r->size = size;
 	r->stack = stack;
@@ -580,13 +595,10 @@ void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 void mp_record_gpu_free(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 			uint64_t stream, int device, int result, unsigned flags)
 {
-	struct mp_rec_gpu_free *r = mp_record_begin(MP_REC_GPU_FREE, sizeof(*r));
+	struct mp_rec_gpu_free *r = begin_head(MP_REC_GPU_FREE, sizeof(*r), flags, fn, kind);
 
 	if (!r)
 		return;
-	r->h.flags = (uint8_t)flags;
-	r->h.func = (uint16_t)fn;
-	r->h.kind = (uint8_t)kind;
 	r->addr = addr;
 	r->stream = stream;
 	r->device = device;
