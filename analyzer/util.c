@@ -232,15 +232,21 @@ const char *func_name(unsigned fn)
 const char *kind_name(unsigned kind)
 {
 	static const char *const names[] = {
-		"none", "heap", "mmap", "pinned", "device", "managed", "registered",
+#define MP_KIND_NAME(id, name, NAME) [id] = #name,
+		MP_KINDS(MP_KIND_NAME)
+#undef MP_KIND_NAME
 	};
 
-	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
+	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
 }
 
 const char *state_name(unsigned state)
 {
-	static const char *const names[] = { "running", "exited", "exec", "stopped" };
+	static const char *const names[] = {
+#define MP_STATE_NAME(id, name, NAME) [id] = #name,
+		MP_STATES(MP_STATE_NAME)
+#undef MP_STATE_NAME
+	};
 
-	return state < ARRAY_SIZE(names) ? names[state] : "running";
+	return state < ARRAY_SIZE(names) && names[state] ? names[state] : "running";
 }

@@ -55,12 +55,21 @@
 #define MP_MAX_PYFRAMES 128      /* Python frames in one stack record */
 #define MP_MAX_RECORD 8192       /* no record is longer than this */
 
-/* How the traced process ended, as far as the trace knows. */
+/*
+ * How the traced process ended, as far as the trace knows.
+ * X(id, name, NAME): ids never change meaning; name is what reports print.
+ */
+#define MP_STATES(X)                                                          \
+	X(0, running, RUNNING) /* still running, or killed (SIGKILL, OOM, crash) */ \
+	X(1, exited, EXITED)   /* exit()/_exit()/return from main: exit_status set */ \
+	X(2, exec, EXEC)       /* replaced by execve(); a new trace continues */ \
+	X(3, stopped, STOPPED) /* tracing stopped early: stop_reason says why */
+
 enum mp_state {
-	MP_STATE_RUNNING = 0,  /* still running, or killed (SIGKILL, OOM, crash) */
-	MP_STATE_EXITED = 1,   /* exit()/_exit()/return from main: exit_status set */
-	MP_STATE_EXEC = 2,     /* replaced by execve(); a new trace continues */
-	MP_STATE_STOPPED = 3,  /* tracing stopped early: stop_reason says why */
+#define MP_STATE_ENUM(id, name, NAME) MP_STATE_##NAME = id,
+	MP_STATES(MP_STATE_ENUM)
+#undef MP_STATE_ENUM
+	MP_STATE_COUNT
 };
 
 #define MP_EXIT_UNKNOWN INT32_MIN
@@ -176,15 +185,23 @@ enum mp_rec_type {
 	MP_REC_TYPE_COUNT
 };
 
-/* Memory kinds: each kind is its own address space in the analyzer. */
+/*
+ * Memory kinds: each kind is its own address space in the analyzer.
+ * X(id, name, NAME): ids never change meaning; name is what reports print.
+ */
+#define MP_KINDS(X)                                                        \
+	X(0, none, NONE)                                                   \
+	X(1, heap, HEAP)             /* malloc family */                   \
+	X(2, mmap, MMAP)             /* anonymous mmap */                  \
+	X(3, pinned, PINNED)         /* page-locked host memory from CUDA */ \
+	X(4, device, DEVICE)         /* GPU memory */                      \
+	X(5, managed, MANAGED)       /* CUDA managed (unified) memory */   \
+	X(6, registered, REGISTERED) /* host memory registered with cudaHostRegister */
+
 enum mp_kind {
-	MP_KIND_NONE = 0,
-	MP_KIND_HEAP = 1,       /* malloc family */
-	MP_KIND_MMAP = 2,       /* anonymous mmap */
-	MP_KIND_PINNED = 3,     /* page-locked host memory from CUDA */
-	MP_KIND_DEVICE = 4,     /* GPU memory */
-	MP_KIND_MANAGED = 5,    /* CUDA managed (unified) memory */
-	MP_KIND_REGISTERED = 6, /* host memory registered with cudaHostRegister */
+#define MP_KIND_ENUM(id, name, NAME) MP_KIND_##NAME = id,
+	MP_KINDS(MP_KIND_ENUM)
+#undef MP_KIND_ENUM
 	MP_KIND_COUNT
 };
 
