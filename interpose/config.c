@@ -3,12 +3,14 @@
  * environment once, at start-up, without stdio or malloc. A malformed or
  * out-of-range value gives one warning naming the variable and the value,
  * and the default is used.
+ *
+ * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../include/memprov_trace.h"
 #include "config.h"
-#include "internal.h"
 
 struct mp_config mp_config MP_HIDDEN;
 
@@ -72,6 +74,19 @@ static void env_str(const char *var, char *dst, size_t size, const char *def)
 	mp_strlcpy(dst, s ? s : def, size);
 }
 
+/* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
+static int env_mode(const char *var)
+{
+	const char *m = getenv(var);
+
+	if (!m || !*m || !strcmp(m, "walk"))
+		return 1;
+	if (!strcmp(m, "profile"))
+		return 0;
+	mp_warn("MEMPROV_PYTHON_MODE: expected walk or profile, using walk; got ", m);
+	return 1;
+}
+
 void mp_config_load(void)
 {
 	struct mp_config *c = &mp_config;
@@ -87,6 +102,7 @@ void mp_config_load(void)
 	c->native_full = (int)env_num("MEMPROV_NATIVE_FULL", 0, 1, 0);
 	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
 	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
+	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
 }

@@ -1,20 +1,24 @@
 /*
  * config.h - libmemprov.so's settings, read once from the environment at
- * start-up by config.c. Every variable is documented in the README; a
- * malformed or out-of-range value gives one warning and the default.
+ * start-up by config.c, and nowhere else. Every variable is documented in
+ * the README; a malformed or out-of-range value gives one warning and the
+ * default.
+ *
+ * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_CONFIG_H
 #define MEMPROV_CONFIG_H
 
 #include <stdint.h>
 
-#include "recorder.h"
+#include "sys.h"
 
 struct mp_config {
 	int heap;                 /* MEMPROV_HEAP=0|1 (1): malloc family */
 	int mmap;                 /* MEMPROV_MMAP=0|1 (1): anonymous mmap */
 	int cuda;                 /* MEMPROV_CUDA=0|1 (1): CUDA runtime and driver */
 	int python;               /* MEMPROV_PYTHON=0|1 (1): Python frames */
+	int python_walk;          /* MEMPROV_PYTHON_MODE=walk|profile (walk): 1 walk */
 	int depth;                /* MEMPROV_DEPTH=1..256 (64): native frames */
 	unsigned rss_interval_ms; /* MEMPROV_RSS_INTERVAL_MS=0..60000 (250), 0 off */
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */

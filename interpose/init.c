@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "gate.h"
 #include "hooks.h"
 #include "internal.h"
 
@@ -38,12 +39,12 @@ static void start_tracing(void)
 static void atfork_prepare(void)
 {
 	traced_before_fork = mp_tracing;
-	mp_stack_fork_prepare();
+	mp_gate_close();
 }
 
 static void atfork_parent(void)
 {
-	mp_stack_fork_done();
+	mp_gate_open();
 }
 
 /* The child never writes to its parent's file: it opens its own. */
@@ -51,7 +52,7 @@ static void atfork_child(void)
 {
 	mp_trace_fork_child();
 	mp_signal_fork_child();
-	mp_stack_fork_done();
+	mp_gate_open();
 	mp_stack_reset();
 	mp_modules_reset();
 	if (traced_before_fork)

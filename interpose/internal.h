@@ -23,13 +23,10 @@ void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
 /* Stacks (stack.c). */
 int mp_stack_init(void) MP_HIDDEN;
 void mp_stack_reset(void) MP_HIDDEN;        /* in a forked child */
-void mp_stack_fork_prepare(void) MP_HIDDEN; /* no capture runs until ... */
-void mp_stack_fork_done(void) MP_HIDDEN;    /* ... this, in parent and child */
 
 /* Loaded objects (modules.c). */
 void mp_modules_scan(void) MP_HIDDEN;
 void mp_modules_reset(void) MP_HIDDEN;      /* in a forked child: forget all */
-int mp_self_text(uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
 
 /* Hooks (hooks_libc.c). */
 void mp_hooks_resolve(void) MP_HIDDEN;

@@ -169,31 +169,3 @@ void mp_modules_reset(void)
 	pthread_mutex_init(&mods_lock, NULL);
 	nmods = 0;
 }
-
-struct self_find {
-	uintptr_t addr, lo, hi;
-};
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct self_find *f = arg;
-	uintptr_t lo, hi;
-
-	(void)size;
-	range_of(info, &lo, &hi, 0);
-	if (f->addr < lo || f->addr >= hi)
-		return 0;
-	range_of(info, &f->lo, &f->hi, 1);
-	return 1;
-}
-
-/* The executable address range of libmemprov.so itself. */
-int mp_self_text(uintptr_t *lo, uintptr_t *hi)
-{
-	struct self_find f = { (uintptr_t)&mp_self_text, 0, 0 };
-
-	dl_iterate_phdr(find_self, &f);
-	*lo = f.lo;
-	*hi = f.hi;
-	return f.hi ? 0 : -1;
-}

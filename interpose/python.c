@@ -46,6 +46,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "elfsym.h"
 #include "python_api.h"
 #include "recorder.h"
 
@@ -897,9 +898,11 @@ static int py_capture(struct mp_pyframe *out, int max)
 	return n;
 }
 
+/* A symbol of the interpreter, without dlsym: a failing dlsym would leave
+ * glibc's error buffer in the heap of every program that is not Python. */
 static void *py_sym(const char *name)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	return mp_elf_lookup(name);
 }
 
 static int py_version(void)
@@ -913,19 +916,6 @@ static int py_version(void)
 	if (s[0] != '3' || s[1] != '.')
 		return 0;
 	return 3 << 8 | atoi(s + 2);
-}
-
-/* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
-static int py_mode(void)
-{
-	const char *m = getenv("MEMPROV_PYTHON_MODE");
-
-	if (!m || !*m || !strcmp(m, "walk"))
-		return 1;
-	if (!strcmp(m, "profile"))
-		return 0;
-	mp_warn("MEMPROV_PYTHON_MODE: expected walk or profile, using walk; got ", m);
-	return 1;
 }
 
 /* At load: is CPython in this process? Resolve its API; arm the capture. */
@@ -960,8 +950,10 @@ __attribute__((constructor)) static void py_init(void)
 	}
 	if (!api.get_extra || !api.set_extra)
 		api.request_extra = NULL;
-	py_walk_wanted = py_mode() && !pywalk_setup(&api, py_minor);
+	py_walk_wanted = mp_config.python_walk && !pywalk_setup(&api, py_minor);
 	py_state = PY_WAITING;
+	mp_elf_text_of((const void *)api.Py_IsInitialized, &mp_python_text_lo,
+		       &mp_python_text_hi);
 	mp_python_capture = py_capture;
 out:
 	py_unguard(g);

@@ -30,10 +30,6 @@
 #include "../include/memprov_trace.h"
 #include "sys.h"
 
-#define MP_HIDDEN __attribute__((visibility("hidden")))
-#define MP_EXPORT __attribute__((visibility("default")))
-#define MP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define MP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /*
  * mp_self.guard: what this thread is doing inside memprov.
@@ -176,6 +172,8 @@ uint64_t mp_capture_stack(int skip) MP_HIDDEN;
  * or call into the interpreter in a way that can run Python code.
  */
 extern int (*volatile mp_python_capture)(struct mp_pyframe *out, int max) MP_HIDDEN;
+/* Set with it: the interpreter's text, where native frames stop. */
+extern uintptr_t mp_python_text_lo MP_HIDDEN, mp_python_text_hi MP_HIDDEN;
 
 /* Stop tracing for good: mark the header, warn once. */
 void mp_stop(enum mp_stop why, const char *msg) MP_HIDDEN;

@@ -24,6 +24,8 @@
 #include "atomic.h"
 #include "config.h"
 #include "internal.h"
+#include "elfsym.h"
+#include "gate.h"
 #include "unwind.h"
 
 #define INTERN_BITS 20
@@ -32,6 +34,7 @@
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
 int (*volatile mp_python_capture)(struct mp_pyframe *out, int max);
+uintptr_t mp_python_text_lo, mp_python_text_hi;
 
 static uint64_t *intern;
 static uintptr_t self_lo, self_hi;
@@ -40,7 +43,7 @@ static int fast_ok;             /* unwind.c is usable */
 int mp_stack_init(void)
 {
 	if (!self_hi)
-		mp_self_text(&self_lo, &self_hi);
+		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
 	intern = mp_sys_mmap(NULL, INTERN_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -49,88 +52,6 @@ int mp_stack_init(void)
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * The fork gate. libunwind takes an internal lock while it walks a stack,
- * and unwind.c's rule lookup may ask the loader (dl_iterate_phdr): a fork
- * while another thread holds either leaves the child a lock no one will
- * release, and it hangs at its first traced allocation. So fork's prepare
- * handler closes the gate and waits until no thread is inside the gate,
- * which each thread enters around those two calls only (unwind.c's walk
- * through cached rules takes no lock and needs no gate: two atomic
- * read-modify-writes saved on nearly every capture). A thread that
- * reaches the closed gate waits until the fork is done (it holds no
- * malloc lock there: allocations are recorded after the real call, frees
- * before it), so its stack is still complete. Only the forking thread
- * itself (a signal handler that allocates during fork) and a wait past
- * GATE_WAIT_SPINS get no native frames where the cached rules do not do.
- * Each thread counts itself in one of GATE_SLOTS padded counters (its
- * serial picks it), so captures of different threads do not share a
- * cache line. The RMW before the load of `forking` pairs with the store
- * and loads in mp_stack_fork_prepare (Dekker: both sides seq_cst).
- */
-#define GATE_SLOTS 64
-#define GATE_WAIT_SPINS 200000 /* ~ seconds of sched_yield: never hang */
-
-static struct {
-	uint32_t n;
-	char pad[60];
-} gate[GATE_SLOTS] __attribute__((aligned(64)));
-static int forking;
-static uint32_t forking_tid;
-
-static inline int gate_enter(unsigned slot)
-{
-	unsigned spins = 0;
-
-	for (;;) {
-		__atomic_add_fetch(&gate[slot].n, 1, __ATOMIC_SEQ_CST);
-		if (MP_LIKELY(!__atomic_load_n(&forking, __ATOMIC_SEQ_CST)))
-			return 1;
-		__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
-		if (mp_self.tid == __atomic_load_n(&forking_tid, __ATOMIC_RELAXED))
-			return 0;
-		while (__atomic_load_n(&forking, __ATOMIC_ACQUIRE))
-			if (++spins > GATE_WAIT_SPINS)
-				return 0;
-			else
-				sched_yield();
-	}
-}
-
-static inline void gate_leave(unsigned slot)
-{
-	__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
-}
-
-/* For unwind.c's rule lookup (dl_iterate_phdr). */
-int mp_stack_gate_enter(void)
-{
-	return gate_enter(mp_self.w.serial % GATE_SLOTS);
-}
-
-void mp_stack_gate_leave(void)
-{
-	gate_leave(mp_self.w.serial % GATE_SLOTS);
-}
-
-void mp_stack_fork_prepare(void)
-{
-	unsigned i, spins;
-
-	__atomic_store_n(&forking_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
-	__atomic_store_n(&forking, 1, __ATOMIC_SEQ_CST);
-	for (i = 0; i < GATE_SLOTS; i++)
-		for (spins = 0; __atomic_load_n(&gate[i].n, __ATOMIC_SEQ_CST) &&
-				spins < GATE_WAIT_SPINS; spins++)
-			sched_yield();
-}
-
-/* In the parent after fork, and in the child (which has no other thread). */
-void mp_stack_fork_done(void)
-{
-	__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
 }
 
 /* A forked child writes a new trace: every stack is new to it. */
@@ -312,7 +233,6 @@ uint64_t mp_capture_stack(int skip)
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
-	unsigned slot;
 	int (*pycap)(struct mp_pyframe *, int);
 	uint64_t id;
 
@@ -326,19 +246,20 @@ uint64_t mp_capture_stack(int skip)
 	a.skip_lo = self_lo;
 	a.skip_hi = self_hi;
 	a.stop_lo = a.stop_hi = 0;
-	if (npy && !mp_config.native_full)
-		mp_unwind_interp(&a.stop_lo, &a.stop_hi);
+	if (npy && !mp_config.native_full) {
+		a.stop_lo = mp_python_text_lo;
+		a.stop_hi = mp_python_text_hi;
+	}
 	if (fast_ok)
 		n = mp_unwind(buf, mp_config.depth, &a);
 	fast = n >= 0;
 	if (MP_UNLIKELY(n < 0 || mp_config.unwind_check)) {
-		slot = mp_self.w.serial % GATE_SLOTS;
-		if (gate_enter(slot)) {
+		if (mp_gate_enter()) {
 			if (MP_UNLIKELY(mp_config.unwind_check))
 				unwind_check(buf, n, &a);
 			if (n < 0)
 				first = slow_capture(buf, &n, &a);
-			gate_leave(slot);
+			mp_gate_leave();
 		} else if (n < 0) {
 			n = 0; /* fork from this very thread: no native frames */
 		}
