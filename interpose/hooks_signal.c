@@ -30,7 +30,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hooks.h"
+#include "hooks_signal.h"
+#include "libc_real.h"
+#include "recorder.h"
 #include "unwind.h"
 
 #define NEST_MAX 8 /* handlers nested inside memprov, per thread */

@@ -14,7 +14,8 @@
 
 #include "config.h"
 #include "gate.h"
-#include "hooks.h"
+#include "hooks_signal.h"
+#include "libc_real.h"
 #include "internal.h"
 
 /* include/memprov.h declares these weak for callers; defined strong here. */
