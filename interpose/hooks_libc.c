@@ -21,7 +21,8 @@
 #include "atomic.h"
 #include "config.h"
 #include "libc_real.h"
-#include "internal.h"
+#include "modules.h"
+#include "recorder.h"
 #include "unwind.h"
 
 /* Bootstrap arena: each block is preceded by 16 bytes holding its size. */

@@ -16,7 +16,9 @@
 #include "gate.h"
 #include "hooks_signal.h"
 #include "libc_real.h"
-#include "internal.h"
+#include "modules.h"
+#include "stack.h"
+#include "writer.h"
 
 /* include/memprov.h declares these weak for callers; defined strong here. */
 MP_EXPORT void memprov_mark(const char *label);
@@ -30,6 +32,7 @@ static void start_tracing(void)
 	int g = mp_pass_begin();
 
 	if (mp_trace_open() == 0) {
+		mp_rss_open();
 		mp_modules_scan();
 		mp_record_rss();
 		mp_tracing = 1;
@@ -52,6 +55,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	mp_trace_fork_child();
+	mp_writer_fork_child();
 	mp_signal_fork_child();
 	mp_gate_open();
 	mp_stack_reset();

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "modules.h"
+#include "writer.h"
 
 #define MAX_MODULES 4096
 

@@ -200,28 +200,6 @@ static long py_attr_long_signed(PyObject *o, const char *name)
 	return r;
 }
 
-void py_write_pycode(uint32_t id, uint32_t line, const char *file,
-			    size_t flen, const char *name, size_t nlen)
-{
-	struct mp_rec_pycode *r;
-
-	if (flen > 2047)
-		file += flen - 2047, flen = 2047; /* keep the end of a long path */
-	if (nlen > 1023)
-		nlen = 1023;
-	r = mp_record_begin(MP_REC_PYCODE, sizeof(*r) + flen + 1 + nlen + 1);
-	if (!r)
-		return;
-	r->code_id = id;
-	r->first_line = line;
-	r->file_len = (uint16_t)(flen + 1);
-	r->name_len = (uint16_t)(nlen + 1);
-	r->reserved = 0;
-	memset(r->names, 0, r->h.size - sizeof(*r));
-	memcpy(r->names, file, flen);
-	memcpy(r->names + flen + 1, name, nlen);
-	mp_record_commit(r);
-}
 
 static int py_table_grow(void)
 {
@@ -380,7 +358,7 @@ static uint32_t py_code_intern(PyObject *code, PyFrameObject *frame)
 	py_codes[id].mark = mark;
 	py_codes[id].start_lasti = LONG_MAX;
 	if (py_can_record())
-		py_write_pycode(id, line, file, (size_t)flen, qual, (size_t)qlen);
+		mp_write_pycode(id, line, file, (size_t)flen, qual, (size_t)qlen);
 found:
 	if (py_extra_index >= 0 && api.set_extra(code, py_extra_index,
 						  (void *)(uintptr_t)id) < 0)
@@ -630,7 +608,7 @@ static void py_after_fork(void)
 		if (!e->hash)
 			continue;
 		flen = strlen(e->key);
-		py_write_pycode(e->id, e->line, e->key, flen, e->key + flen + 1,
+		mp_write_pycode(e->id, e->line, e->key, flen, e->key + flen + 1,
 				e->key_len - flen - 2);
 	}
 	py_unguard(g);

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfsym.h"
 #include "python_api.h"
 
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
@@ -352,7 +353,7 @@ static uint32_t pw_code_slow(const char *code, uint32_t line)
 	w = __atomic_load_n(&e->written, __ATOMIC_RELAXED);
 	if (w != gen && __atomic_compare_exchange_n(&e->written, &w, gen, 0,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		py_write_pycode(i + 1, line, file, flen, name, nlen);
+		mp_write_pycode(i + 1, line, file, flen, name, nlen);
 	return i + 1;
 }
 
@@ -457,8 +458,8 @@ int pywalk_setup(const struct py_api *api, int minor)
 	for (i = 0; i < sizeof(pw_layouts) / sizeof(pw_layouts[0]); i++)
 		if (pw_layouts[i].minor == minor)
 			L = &pw_layouts[i];
-	pw_code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
-	pw_str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	pw_code_type = mp_elf_lookup("PyCode_Type");
+	pw_str_type = mp_elf_lookup("PyUnicode_Type");
 	pw_api = api;
 	if (!L || !pw_code_type || !pw_str_type || !api->PyGILState_GetThisThreadState ||
 	    !api->PyCode_Addr2Line || !api->PyThreadState_GetFrame) {

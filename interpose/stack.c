@@ -10,9 +10,8 @@
  * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
  * captures with both unwinders and reports the differences at exit.
  *
- * The intern set is a lock-free open-addressing table of 64-bit hashes
- * (CAS insert). When a probe sequence is full the stack record is simply
- * written again: readers deduplicate by id.
+ * Layer 4 (see docs/ARCHITECTURE.md): calls unwind, intern, gate, elfsym,
+ * trace_writer, config and sys.
  */
 #include <libunwind.h>
 #include <sched.h>
@@ -23,20 +22,17 @@
 
 #include "atomic.h"
 #include "config.h"
-#include "internal.h"
+#include "intern.h"
+#include "stack.h"
 #include "elfsym.h"
 #include "gate.h"
 #include "unwind.h"
 
-#define INTERN_BITS 20
-#define INTERN_SIZE (1u << INTERN_BITS)
-#define INTERN_PROBES 32
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
 int (*volatile mp_python_capture)(struct mp_pyframe *out, int max);
 uintptr_t mp_python_text_lo, mp_python_text_hi;
 
-static uint64_t *intern;
 static uintptr_t self_lo, self_hi;
 static int fast_ok;             /* unwind.c is usable */
 
@@ -45,21 +41,12 @@ int mp_stack_init(void)
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
-	intern = mp_sys_mmap(NULL, INTERN_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (intern == MAP_FAILED) {
-		intern = NULL;
-		return -1;
-	}
-	return 0;
+	return mp_intern_init();
 }
 
 /* A forked child writes a new trace: every stack is new to it. */
 void mp_stack_reset(void)
 {
-	if (intern)
-		mp_sys_munmap(intern, INTERN_SIZE * sizeof(uint64_t));
-	intern = NULL;
 	mp_stack_init();
 }
 
@@ -81,46 +68,7 @@ static uint64_t hash_finish(uint64_t h, int n, const struct mp_pyframe *py, int 
 	return h ? h : 1;
 }
 
-/* 1 when h was not in the set (or the set is full): write its record. */
-static int intern_insert(uint64_t h)
-{
-	uint32_t i = (uint32_t)h & (INTERN_SIZE - 1);
-	int probe;
 
-	if (!intern)
-		return 1;
-	for (probe = 0; probe < INTERN_PROBES; probe++) {
-		uint64_t *slot = &intern[(i + (uint32_t)probe) & (INTERN_SIZE - 1)];
-		uint64_t v = mp_atomic_load_relaxed_u64(slot);
-
-		if (v == h)
-			return 0;
-		if (!v) {
-			if (mp_atomic_cas_relaxed_u64(slot, 0, h))
-				return 1;
-			if (mp_atomic_load_relaxed_u64(slot) == h)
-				return 0;
-		}
-	}
-	return 1;
-}
-
-static void write_stack(uint64_t id, void *const *ip, int n,
-			const struct mp_pyframe *py, int npy)
-{
-	size_t len = sizeof(struct mp_rec_stack) + 8 * (size_t)n + 8 * (size_t)npy;
-	struct mp_rec_stack *r = mp_record_begin(MP_REC_STACK, len);
-
-	if (!r)
-		return;
-	r->id = id;
-	r->n_native = (uint16_t)n;
-	r->n_python = (uint16_t)npy;
-	r->reserved = 0;
-	memcpy(r->native, ip, 8 * (size_t)n);
-	memcpy(&r->native[n], py, 8 * (size_t)npy);
-	mp_record_commit(r);
-}
 
 /* MEMPROV_UNWIND_CHECK=1: captures compared with libunwind, at exit. */
 static uint64_t chk_captures, chk_fast, chk_fallback, chk_mismatch;
@@ -265,7 +213,7 @@ uint64_t mp_capture_stack(int skip)
 		}
 	}
 	id = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
-	if (intern_insert(id))
-		write_stack(id, buf + first, n, py, npy);
+	if (mp_intern_insert(id))
+		mp_write_stack(id, buf + first, n, py, npy);
 	return id;
 }
