@@ -87,9 +87,14 @@ static int env_mode(const char *var)
 	return 1;
 }
 
+int mp_config_loaded;
+
 void mp_config_load(void)
 {
 	struct mp_config *c = &mp_config;
+
+	if (__atomic_load_n(&mp_config_loaded, __ATOMIC_ACQUIRE))
+		return;
 
 	c->disable = (int)env_num("MEMPROV_DISABLE", 0, 1, 0);
 	c->heap = (int)env_num("MEMPROV_HEAP", 0, 1, 1);
@@ -105,4 +110,5 @@ void mp_config_load(void)
 	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
+	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);
 }

@@ -32,7 +32,19 @@ struct mp_config {
 
 extern struct mp_config mp_config MP_HIDDEN;
 
-/* Fill mp_config from the environment (config.c). */
+/* Fill mp_config from the environment (config.c); once, later calls do
+ * nothing. */
 void mp_config_load(void) MP_HIDDEN;
+/* 1 once mp_config is filled (acquire). */
+extern int mp_config_loaded MP_HIDDEN;
+
+/* mp_config, loaded first if nothing has loaded it yet (a hook reached
+ * before libmemprov.so's constructor ran). */
+static inline const struct mp_config *mp_config_need(void)
+{
+	if (MP_UNLIKELY(!__atomic_load_n(&mp_config_loaded, __ATOMIC_ACQUIRE)))
+		mp_config_load();
+	return &mp_config;
+}
 
 #endif /* MEMPROV_CONFIG_H */

@@ -6,7 +6,7 @@
 #   tests/bin/libcudart.so          fake runtime, shared
 #   tests/bin/libcudart_fake.a      the same runtime, to link statically
 #   tests/bin/libmemprov_cudastub.so  hooks_cuda.c + hooks_dlsym.c + their lower
-#                                     layers (elfsym.c, sys.c) + recstub.c
+#                                     layers (elfsym.c, config.c, sys.c) + recstub.c
 #   tests/bin/cuda-rt-dyn, cuda-rt-static, cuda-drv   scenario programs
 #   tests/bin/cuda-nvcc-static, cuda-nvcc-shared      built by the real nvcc
 #
@@ -36,7 +36,7 @@ tests/bin/libcudart_fake.a: tests/bin/fake_cudart.o
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $<
 
 CUDASTUB_SRC := interpose/hooks_cuda.c interpose/hooks_dlsym.c interpose/elfsym.c \
-	interpose/sys.c tests/fakecuda/recstub.c
+	interpose/config.c interpose/sys.c tests/fakecuda/recstub.c
 
 tests/bin/libmemprov_cudastub.so: $(CUDASTUB_SRC) interpose/elfsym.h interpose/sys.h \
 		tests/fakecuda/recstub.c interpose/cuda_abi.h interpose/cuda_hooks.h \
