@@ -3,6 +3,7 @@
  * they stand for: a built-in list (README "Allocation functions" says
  * which, keep the two alike) and the names a user adds.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,21 +83,36 @@ static size_t n_user, cap_user;
 int alloc_fn_add(const char *name)
 {
 	const char *p;
+	char *pat;
 
 	if (!*name)
-		return error("an allocation function name is empty");
+		return -1;
 	for (p = name; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == '(')
-			return error("'%s' is not a function name (give it without parameters)", name);
+		if ((unsigned char)*p < 0x20 || *p == '(' || *p == ')')
+			return -1;
 	ALLOC_GROW(user, n_user, cap_user);
 	/* anchored at both ends: the whole name, or what '*' allows */
-	user[n_user].pattern = xmalloc(strlen(name) + 3);
-	strcpy(user[n_user].pattern, "^");
-	strcat(user[n_user].pattern, name);
-	strcat(user[n_user].pattern, "$");
+	pat = xmalloc(strlen(name) + 3);
+	sprintf(pat, "^%s$", name);
+	user[n_user].pattern = pat;
 	user[n_user].api = strchr(name, '*') ? NULL : xstrdup(name);
 	n_user++;
 	return 0;
+}
+
+/* A name kept for the process's life: the API of a '*' pattern's match. */
+static const char *intern(const char *name)
+{
+	static char **names;
+	static size_t n, cap;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return names[i];
+	ALLOC_GROW(names, n, cap);
+	names[n] = xstrdup(name);
+	return names[n++];
 }
 
 /*
@@ -143,17 +159,22 @@ static int in_scope(enum scope scope, const struct sym_frame *f)
 
 const char *alloc_fn_match(const struct sym_frame *f)
 {
+	return alloc_fn_match_name(f->function, f);
+}
+
+const char *alloc_fn_match_name(const char *function, const struct sym_frame *f)
+{
 	char buf[512];
 	const char *name;
 	size_t i;
 
-	if (!f->function || !(name = bare_name(f->function, buf, sizeof(buf))))
+	if (!function || !(name = bare_name(function, buf, sizeof(buf))))
 		return NULL;
 	for (i = 0; i < ARRAY_SIZE(builtins); i++)
 		if (!strcmp(name, builtins[i].name) && in_scope(builtins[i].scope, f))
 			return builtins[i].api ? builtins[i].api : builtins[i].name;
 	for (i = 0; i < n_user; i++)
 		if (supp_pattern_match(user[i].pattern, name))
-			return user[i].api ? user[i].api : f->function;
+			return user[i].api ? user[i].api : intern(name);
 	return NULL;
 }

@@ -16,7 +16,8 @@
 /*
  * Add a user's allocation function: a function name without its
  * parameters ("xmalloc", "Pool::allocate"), '*' matching any run of
- * characters. Returns 0, or -1 after an error saying why NAME is not one.
+ * characters. Returns 0, or -1 when NAME is not a name (empty, with
+ * parameters or control characters): the caller says so.
  * The list lives as long as the process (one command per process).
  */
 int alloc_fn_add(const char *name);
@@ -27,5 +28,8 @@ int alloc_fn_add(const char *name);
  * __strdup, "operator new" for any of its overloads, the user's NAME).
  */
 const char *alloc_fn_match(const struct sym_frame *f);
+
+/* The same for a function name seen from frame f (its module): a callee's name. */
+const char *alloc_fn_match_name(const char *function, const struct sym_frame *f);
 
 #endif /* MEMPROV_ALLOC_FN_H */

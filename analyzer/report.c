@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fn.h"
 #include "report.h"
 #include "util.h"
 
@@ -165,6 +166,11 @@ static int report_opt(struct report_args *a, int c, const char *arg, char **argv
 	case 'n': a->o.mode = SITE_NATIVE; return 0;
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;
+	case 'F':
+		if (alloc_fn_add(arg) < 0)
+			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters, not '%s'",
+					   arg);
+		return 0;
 	case 'P': return parse_points(a, arg);
 	case 's': return parse_uint(a->cmd, "--skip", arg, &a->o.skip) ? EXIT_USAGE : 0;
 	case 'm':

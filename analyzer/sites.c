@@ -99,6 +99,15 @@ static void pick_native(struct symbolizer *s, const struct replay_stack *st,
 		folded = 0; /* all allocator (a stack cut short): show it */
 		api = NULL;
 	}
+	/*
+	 * What the first frame left called, when that is an allocation
+	 * function too: the API itself may have jumped to another one and
+	 * left no frame (operator new[] to operator new).
+	 */
+	if (api && folded < fr->n_native && fr->native[folded]->ip != fr->native[folded - 1]->ip &&
+	    (a = alloc_fn_match_name(sym_callee(s, fr->native[folded]->ip, st->ts),
+				     fr->native[folded])))
+		api = a;
 	fr->api = api;
 	keep = fr->n_native;
 	for (i = folded; i < fr->n_native; i++)

@@ -145,12 +145,22 @@ int supp_load(struct suppressions *s, const char *path)
 			type = SUPP_LEAK;
 		else if (colon && colon - p == 6 && !strncmp(p, "growth", 6))
 			type = SUPP_GROWTH;
+		else if (colon && colon - p == 5 && !strncmp(p, "alloc", 5))
+			type = 0;
 		else {
-			ret = error("%s:%u: not a suppression: '%s' (want leak:PATTERN or growth:PATTERN)",
+			ret = error("%s:%u: not a suppression: '%s' (want leak:PATTERN, growth:PATTERN or alloc:NAME)",
 				    path, lineno, p);
 			break;
 		}
 		p = trim(colon + 1);
+		if (!type) { /* an allocation function, not a rule */
+			if (alloc_fn_add(p) < 0) {
+				ret = error("%s:%u: alloc: wants a function name without parameters, not '%s'",
+					    path, lineno, p);
+				break;
+			}
+			continue;
+		}
 		if (!*p || !strcmp(p, "^") || !strcmp(p, "$") || !strcmp(p, "^$")) {
 			ret = error("%s:%u: empty pattern", path, lineno);
 			break;

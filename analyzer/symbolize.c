@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "debuginfo.h"
+#include "sym_call.h"
 #include "sym_dwarf.h"
 #include "symbolize.h"
 #include "util.h"
@@ -35,6 +36,8 @@ struct sym_entry {
 	} key;
 	size_t n;
 	struct sym_frame *f;
+	char *callee;      /* sym_callee: the function the call at ip called */
+	int callee_done;
 };
 
 struct symbolizer {
@@ -264,7 +267,7 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 
 #define MAX_INLINED 32
 
-const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t ts, size_t *n)
+static struct sym_entry *lookup(struct symbolizer *s, uint64_t ip, uint64_t ts)
 {
 	const struct replay_module *m = replay_find_module(s->r, ip - 1, ts);
 	struct sym_frame frames[MAX_INLINED + 1];
@@ -275,10 +278,8 @@ const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t t
 	key.ip = ip;
 	key.module = m ? m - s->r->modules : -1;
 	HASH_FIND(hh, s->cache, &key, sizeof(key), e);
-	if (e) {
-		*n = e->n;
-		return e->f;
-	}
+	if (e)
+		return e;
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	memset(frames, 0, sizeof(frames));
@@ -292,8 +293,30 @@ const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t t
 	e->f = xmalloc(e->n * sizeof(*e->f));
 	memcpy(e->f, frames, e->n * sizeof(*e->f));
 	HASH_ADD(hh, s->cache, key, sizeof(key), e);
+	return e;
+}
+
+const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t ts, size_t *n)
+{
+	struct sym_entry *e = lookup(s, ip, ts);
+
 	*n = e->n;
 	return e->f;
+}
+
+const char *sym_callee(struct symbolizer *s, uint64_t ip, uint64_t ts)
+{
+	struct sym_entry *e = lookup(s, ip, ts);
+	const char *name;
+
+	if (!e->callee_done) {
+		e->callee_done = 1;
+		if (e->key.module >= 0 && s->mods[e->key.module].state == 1) {
+			name = sym_call_target(s->mods[e->key.module].mod, ip);
+			e->callee = name ? sym_demangle(name) : NULL;
+		}
+	}
+	return e->callee;
 }
 
 const char *sym_fallback(const struct sym_frame *f, char *buf, size_t len)
@@ -335,6 +358,7 @@ void sym_free(struct symbolizer *s)
 			free((char *)e->f[j].file);
 		}
 		free(e->f);
+		free(e->callee);
 		free(e);
 	}
 	for (i = 0; i < s->r->n_modules; i++)

@@ -39,6 +39,13 @@ struct symbolizer *sym_new(const struct replay *r, int enabled);
  * Cached; valid until sym_free.
  */
 const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t ts, size_t *n);
+/*
+ * The function (demangled) that the call instruction before return
+ * address ip called, read from the module's code and relocations, or
+ * NULL: what a frame called even when the callee's frame is gone (a tail
+ * call). Cached.
+ */
+const char *sym_callee(struct symbolizer *s, uint64_t ip, uint64_t ts);
 /* "name+0xOFF" or "0xADDR" for a frame with no function name, into buf. */
 const char *sym_fallback(const struct sym_frame *f, char *buf, size_t len);
 /*
