@@ -13,6 +13,7 @@
 
 enum scope {
 	ANY,        /* a frame of any module */
+	PYTHON,     /* a frame of the Python interpreter only */
 	NUMPY,      /* a frame of numpy's _multiarray_umath module only */
 };
 
@@ -50,7 +51,10 @@ static const struct builtin { const char *name, *api; enum scope scope; } builti
 	{ "_PyMem_RawRealloc", "PyMem_RawRealloc", ANY },
 	{ "_PyObject_Malloc", "PyObject_Malloc", ANY }, { "_PyObject_Calloc", "PyObject_Calloc", ANY },
 	{ "_PyObject_Realloc", "PyObject_Realloc", ANY },
-	{ "pymalloc_alloc", "PyObject_Malloc", ANY }, { "pymalloc_realloc", "PyObject_Realloc", ANY },
+	{ "pymalloc_alloc", "PyObject_Malloc", PYTHON }, { "pymalloc_realloc", "PyObject_Realloc", PYTHON },
+	{ "allocate_from_new_pool", "PyObject_Malloc", PYTHON }, { "new_arena", "PyObject_Malloc", PYTHON },
+	{ "_PyMem_ArenaAlloc", "PyObject_Malloc", PYTHON },
+	{ "_PyObject_ArenaMmap", "PyObject_Malloc", PYTHON },
 	/* numpy's data allocator (array data, through its handler and cache) */
 	{ "PyDataMem_NEW", NULL, ANY }, { "PyDataMem_NEW_ZEROED", NULL, ANY },
 	{ "PyDataMem_RENEW", NULL, ANY }, { "PyDataMem_UserNEW", NULL, ANY },
@@ -74,6 +78,8 @@ static const struct builtin { const char *name, *api; enum scope scope; } builti
 	{ "cuMemHostAlloc", NULL, ANY }, { "cuMemAllocManaged", NULL, ANY },
 	{ "cuMemAllocPitch", NULL, ANY }, { "cuMemAllocPitch_v2", "cuMemAllocPitch", ANY },
 	{ "cuMemAllocAsync", NULL, ANY }, { "cuMemCreate", NULL, ANY },
+	{ "cudaHostRegister", NULL, ANY }, { "cuMemHostRegister", NULL, ANY },
+	{ "cuMemHostRegister_v2", "cuMemHostRegister", ANY },
 };
 
 /* The user's names: pattern and the API reports give (NULL: the frame's name). */
@@ -140,6 +146,11 @@ static const char *bare_name(const char *fn, char *buf, size_t len)
 	/* C names have no '.': "foo.part.0", "foo.cold" are clones of foo */
 	if (!strchr(buf, ':') && strchr(buf, '.'))
 		*strchr(buf, '.') = 0;
+	/* CUDA's per-thread default stream variants: cudaMallocAsync_ptsz */
+	n = strlen(buf);
+	if (n > 5 && !strncmp(buf, "cu", 2) &&
+	    (!strcmp(buf + n - 5, "_ptsz") || !strcmp(buf + n - 5, "_ptds")))
+		buf[n - 5] = 0;
 	return buf;
 }
 
@@ -154,7 +165,14 @@ static int in_scope(enum scope scope, const struct sym_frame *f)
 {
 	const char *b = base_name(f->module);
 
-	return scope == ANY || (b && !strncmp(b, "_multiarray_umath", 17));
+	switch (scope) {
+	case PYTHON:
+		return f->interpreter;
+	case NUMPY:
+		return b && !strncmp(b, "_multiarray_umath", 17);
+	default:
+		return 1;
+	}
 }
 
 const char *alloc_fn_match(const struct sym_frame *f)
