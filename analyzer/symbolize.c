@@ -22,6 +22,7 @@ struct sym_module {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dw;         /* usable DWARF (lines, inlined frames), or NULL */
+	struct sym_dwarf *inlined; /* its index of inlined subroutines */
 	Dwarf_Addr bias;
 	int state;         /* 0 not tried, 1 usable, -1 not usable, -2 build-id differs */
 	int interpreter;   /* -1 not known yet */
@@ -241,7 +242,9 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 	memset(&w, 0, sizeof(w));
 	if (sm->dw) {
 		sym_dwarf_line(sm->mod, pc, &w);
-		n = sym_dwarf_inlined(sm->mod, pc, &w, out, max - 1);
+		if (!sm->inlined)
+			sm->inlined = sym_dwarf_new();
+		n = sym_dwarf_inlined(sm->inlined, sm->mod, pc, &w, out, max - 1);
 	}
 	for (k = 0; k <= n; k++) { /* inlined frames share the address's figures */
 		out[k].ip = base.ip;
@@ -361,9 +364,11 @@ void sym_free(struct symbolizer *s)
 		free(e->callee);
 		free(e);
 	}
-	for (i = 0; i < s->r->n_modules; i++)
+	for (i = 0; i < s->r->n_modules; i++) {
+		sym_dwarf_free(s->mods[i].inlined);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
+	}
 	free(s->mods);
 	free(s);
 }
