@@ -115,7 +115,8 @@ static void pick_native(struct symbolizer *s, const struct replay_stack *st,
 			keep = i;
 			break;
 		}
-	memmove(fr->native, fr->native + folded, (keep - folded) * sizeof(*fr->native));
+	if (folded)
+		memmove(fr->native, fr->native + folded, (keep - folded) * sizeof(*fr->native));
 	fr->n_native = keep - folded;
 	if (!st->n_python || mode == SITE_NATIVE)
 		while (fr->n_native && is_start_code(fr->native[fr->n_native - 1]))
@@ -169,7 +170,8 @@ static void site_fill(struct site *site, const struct frames *fr, char *key, uns
 	memcpy(site->python, fr->python, fr->n_python * sizeof(*site->python));
 	site->n_native = fr->n_native;
 	site->native = xmalloc(fr->n_native * sizeof(*site->native) + 1);
-	memcpy(site->native, fr->native, fr->n_native * sizeof(*site->native));
+	if (fr->n_native)
+		memcpy(site->native, fr->native, fr->n_native * sizeof(*site->native));
 }
 
 /* The frames a report shows of stack id (none when it was never written). */
