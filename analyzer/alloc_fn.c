@@ -83,6 +83,7 @@ static const struct builtin { const char *name, *api; enum scope scope; } builti
 };
 
 /* The user's names: pattern and the API reports give (NULL: the frame's name). */
+#define MAX_USER 1024
 static struct user_fn { char *pattern; char *api; } *user;
 static size_t n_user, cap_user;
 
@@ -93,9 +94,16 @@ int alloc_fn_add(const char *name)
 
 	if (!*name)
 		return -1;
+	size_t i;
+
 	for (p = name; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == '(' || *p == ')')
 			return -1;
+	for (i = 0; i < n_user; i++)
+		if (!strcmp(user[i].pattern + 1, name) && strlen(name) + 2 == strlen(user[i].pattern))
+			return 0; /* already there */
+	if (n_user == MAX_USER)
+		return -1;
 	ALLOC_GROW(user, n_user, cap_user);
 	/* anchored at both ends: the whole name, or what '*' allows */
 	pat = xmalloc(strlen(name) + 3);

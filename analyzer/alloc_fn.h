@@ -17,7 +17,8 @@
  * Add a user's allocation function: a function name without its
  * parameters ("xmalloc", "Pool::allocate"), '*' matching any run of
  * characters. Returns 0, or -1 when NAME is not a name (empty, with
- * parameters or control characters): the caller says so.
+ * parameters or control characters) or is one too many (1024 at most):
+ * the caller says so. A name given twice counts once.
  * The list lives as long as the process (one command per process).
  */
 int alloc_fn_add(const char *name);

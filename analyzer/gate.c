@@ -113,7 +113,7 @@ int gate_opts_set(struct gate_opts *o, const char *cmd, int opt, const char *arg
 		return 0;
 	case GATE_OPT_ALLOC_FN:
 		if (alloc_fn_add(arg) < 0)
-			return usage_error(cmd, "--alloc-fn wants a function name without parameters, not '%s'",
+			return usage_error(cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
 					   arg);
 		return 0;
 	}

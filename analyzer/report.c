@@ -159,7 +159,7 @@ static int report_opt(struct report_args *a, int c, const char *arg, char **argv
 	case 'A': a->o.after = arg; return 0;
 	case 'F':
 		if (alloc_fn_add(arg) < 0)
-			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters, not '%s'",
+			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
 					   arg);
 		return 0;
 	case 'P': return parse_points(a, arg);
