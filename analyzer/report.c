@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fn.h"
 #include "report.h"
 #include "util.h"
 
@@ -143,15 +144,6 @@ static int parse_uint(const char *cmd, const char *opt, const char *arg, uint64_
 	return 0;
 }
 
-/* Does the table have an option with a value? Then '?' may be a missing value. */
-static int takes_values(const struct option *opts)
-{
-	for (; opts->name; opts++)
-		if (opts->has_arg != no_argument)
-			return 1;
-	return 0;
-}
-
 static int parse_points(struct report_args *a, const char *arg)
 {
 	uint64_t v;
@@ -174,19 +166,24 @@ static int report_opt(struct report_args *a, int c, const char *arg, char **argv
 	case 'n': a->o.mode = SITE_NATIVE; return 0;
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;
+	case 'F':
+		if (alloc_fn_add(arg) < 0)
+			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
+					   arg);
+		return 0;
 	case 'P': return parse_points(a, arg);
 	case 's': return parse_uint(a->cmd, "--skip", arg, &a->o.skip) ? EXIT_USAGE : 0;
 	case 'm':
 		return report_parse_size(a->cmd, "--min-bytes", arg, &a->o.min_bytes) ? EXIT_USAGE : 0;
-	case '?':
 	case ':':
+		return usage_error(a->cmd, "%s wants a value", argv[optind - 1]);
+	case '?':
 		break;
 	default:
 		if (a->own)
 			return a->own(a, c, arg);
 	}
-	return usage_error(a->cmd, takes_values(a->opts) ? "unknown option or missing value '%s'" :
-							   "unknown option '%s'", argv[optind - 1]);
+	return usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 /* What must hold once the options are read. */
@@ -203,9 +200,12 @@ static int check_args(const struct report_args *a, int argc)
 
 int report_parse(struct report_args *a, int argc, char **argv, int *status)
 {
-	const char *shortopts = a->shortopts ? a->shortopts : "+h";
+	const char *given = a->shortopts ? a->shortopts : "+h";
+	char shortopts[32];
 	int c, ret = 0;
 
+	/* "+:...": a missing value is ':', apart from an unknown option ('?') */
+	snprintf(shortopts, sizeof(shortopts), "+:%s", given + (given[0] == '+'));
 	opterr = 0;
 	optind = 1;
 	while (!ret && (c = getopt_long(argc, argv, shortopts, a->opts, NULL)) != -1) {
