@@ -16,6 +16,7 @@
 #include <uthash.h>
 
 #include "memprov_trace.h"
+#include "range_index.h"
 #include "trace_reader.h"
 
 struct replay_block {
@@ -109,7 +110,10 @@ typedef int (*replay_mark_fn)(struct replay *r, const struct replay_mark *m, voi
 struct replay {
 	struct trace *trace;
 	struct replay_block *blocks;      /* every kind but mmap */
-	struct replay_block *mmaps;       /* mmap blocks: searched by range */
+	struct replay_block *mmaps;       /* mmap blocks, by address */
+	struct range_index mmap_index;    /* the same, ordered: searched by range */
+	struct replay_block **unmap_hits; /* do_unmap's scratch: blocks a munmap meets */
+	size_t alloc_unmap_hits;
 	struct replay_kind kinds[MP_KIND_COUNT];
 	struct replay_func funcs[MP_FN_MAX];
 	struct replay_failure *failures;
