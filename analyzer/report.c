@@ -23,23 +23,6 @@ uint64_t report_rel(const struct trace *t, uint64_t ts)
 	return ts > start ? ts - start : 0;
 }
 
-/* s on one line: control characters as \n, \t, \xNN. */
-static void print_oneline(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-}
-
 void report_header(FILE *f, const struct replay *r)
 {
 	const struct trace *t = r->trace;
@@ -47,9 +30,10 @@ void report_header(FILE *f, const struct replay *r)
 
 	fprintf(f, "trace: %s\n", t->path);
 	fprintf(f, "pid: %d, command: ", t->hdr.pid);
-	print_oneline(f, report_command(t));
+	put_text(f, report_command(t), ESC_TEXT);
+	fprintf(f, "\nended: ");
+	put_text(f, replay_ending(r, buf, sizeof(buf)), ESC_TEXT);
 	fputc('\n', f);
-	fprintf(f, "ended: %s\n", replay_ending(r, buf, sizeof(buf)));
 	if (t->cut)
 		fprintf(f, "warning: trace cut at offset %" PRIu64 ": figures are up to that point\n",
 			t->cut_at);

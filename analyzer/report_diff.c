@@ -224,9 +224,11 @@ int cmd_diff(int argc, char **argv)
 	} else {
 		char b[32];
 
-		printf("A: %s (pid %d, %s)\nB: %s (pid %d, %s)\n", sd[0].t.path, sd[0].t.hdr.pid,
-		       report_command(&sd[0].t), sd[1].t.path, sd[1].t.hdr.pid,
-		       report_command(&sd[1].t));
+		for (k = 0; k < 2; k++) {
+			printf("%c: %s (pid %d, ", "AB"[k], sd[k].t.path, sd[k].t.hdr.pid);
+			put_text(stdout, report_command(&sd[k].t), ESC_TEXT);
+			printf(")\n");
+		}
 		if (flags & DIFF_GROWTH)
 			printf("\nsites growing in one trace only, or whose slopes differ by 10%% or more (B - A):\n");
 		else

@@ -36,7 +36,11 @@ static void window_text(const struct growth *g)
 	}
 	growth_point_text(g, g->w0, a, sizeof(a));
 	growth_point_text(g, g->w1, b, sizeof(b));
-	printf("window: %s .. %s: %zu %s, %zu step%s%s\n", a, b, n,
+	printf("window: ");
+	put_text(stdout, a, ESC_TEXT);
+	printf(" .. ");
+	put_text(stdout, b, ESC_TEXT);
+	printf(": %zu %s, %zu step%s%s\n", n,
 	       g->set == &g->marks ? "marks" : "instants", n - 1, n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
 	if (g->main_end_ts)
@@ -79,9 +83,11 @@ static void print_text(const struct growth *g, unsigned flags)
 		       human_bytes(b2, sizeof(b2), (uint64_t)fabs(s->st.slope_bytes)), u,
 		       growth_num(s1, sizeof(s1), s->st.slope_bytes), growth_num(s2, sizeof(s2), s->st.slope_blocks),
 		       fabs(s->st.slope_blocks - 1) < 1e-6 ? "" : "s", u);
-		printf("     since %s; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
+		printf("     since ");
+		put_text(stdout, at, ESC_TEXT);
+		printf("; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
 		       "(R^2 %.3f, rose in %.0f%% of steps, kept %.0f%% of its rises)\n",
-		       at, human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
+		       human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
 		       s->st.end_blocks == 1 ? "" : "s", s->st.confidence, s->st.r2,
 		       100 * s->st.rose, 100 * s->st.retention);
 		site_text(stdout, &s->s, g->o.mode, SITE_ALL_FRAMES);

@@ -153,43 +153,31 @@ static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint
 	fprintf(f, "}");
 }
 
-/* Text inside <script>: "</" would end the element early. */
-static void put_script_text(FILE *out, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (s[i] == '<' && i + 1 < len && s[i + 1] == '/')
-			fputs("<\\/", out), i++;
-		else
-			fputc(s[i], out);
-	}
-}
-
-static void html_text(FILE *out, const char *s)
+/*
+ * Our own script inside <script>: "</" would end the element early (the
+ * data goes through put_text instead, which leaves no "<" at all).
+ */
+static void put_script_code(FILE *out, const char *s)
 {
 	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
+		if (s[0] == '<' && s[1] == '/')
+			fputs("<\\/", out), s++;
+		else
+			fputc(*s, out);
 	}
 }
 
-static void write_page(FILE *out, struct growth *g, const char *data, size_t len)
+static void write_page(FILE *out, struct growth *g, const char *data)
 {
 	const struct trace *t = g->r.trace;
 	char b1[32], b2[32];
 
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>memprov: ");
-	html_text(out, report_command(t));
+	put_text(out, report_command(t), ESC_HTML);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memprov report: ", html_css);
-	html_text(out, report_command(t));
+	put_text(out, report_command(t), ESC_HTML);
 	fprintf(out, "</h1>\n<div class=\"meta\"><span>trace ");
-	html_text(out, t->path);
+	put_text(out, t->path, ESC_HTML);
 	fprintf(out, "</span><span>pid %d</span><span>peak of live memory %s (%" PRIu64 " B) at %s</span></div>\n",
 		t->hdr.pid, human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
 		human_ns(b2, sizeof(b2), g->peak_total ? report_rel(t, g->peak_ts) : 0));
@@ -206,19 +194,19 @@ static void write_page(FILE *out, struct growth *g, const char *data, size_t len
 		growth_unit(g), growth_unit(g),
 		g->n_suspects ? "growth of the growing sites over the window" :
 				"memory live at the end (nothing grows)");
-	put_script_text(out, data, len);
+	put_text(out, data, ESC_SCRIPT_JSON);
 	fprintf(out, "</script>\n<script>\n");
-	put_script_text(out, html_js, strlen(html_js));
+	put_script_code(out, html_js);
 	fprintf(out, "</script>\n</body></html>\n");
 }
 
 /* Write the page to path ("-": stdout): 0, or EXIT_FAIL after the error. */
-static int write_file(const char *path, struct growth *g, const char *data, size_t len)
+static int write_file(const char *path, struct growth *g, const char *data)
 {
 	FILE *out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 
 	if (out)
-		write_page(out, g, data, len);
+		write_page(out, g, data);
 	if (!out || (out != stdout && fclose(out))) {
 		error("cannot write '%s': %s", path, strerror(errno));
 		return EXIT_FAIL;
@@ -265,7 +253,7 @@ int cmd_html(int argc, char **argv)
 		die(1, "out of memory writing the HTML report");
 	write_data(mem, &g, &gap, TIMELINE_MIN_GAP);
 	fclose(mem);
-	ret = write_file(output, &g, data, len);
+	ret = write_file(output, &g, data);
 	free(data);
 	if (!ret)
 		return growth_close(&g, &t);

@@ -110,18 +110,24 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 					label = g->r.marks[m].label;
 			}
 		}
-		if (nm == 1)
-			printf("  %s", label);
-		else if (nm)
-			printf("  %zu (%s ...)", nm, label);
+		if (nm == 1) {
+			printf("  ");
+			put_text(stdout, label, ESC_TEXT);
+		} else if (nm) {
+			printf("  %zu (", nm);
+			put_text(stdout, label, ESC_TEXT);
+			printf(" ...)");
+		}
 		putchar('\n');
 	}
 	if (g->r.n_marks) {
 		printf("\n%zu mark%s:\n", g->r.n_marks, g->r.n_marks == 1 ? "" : "s");
-		for (i = 0; i < g->r.n_marks && i < MARKS_SHOWN; i++)
-			printf("  %12s  %s%s\n", human_ns(b, sizeof(b), report_rel(t, g->r.marks[i].ts)),
-			       g->r.marks[i].label,
-			       g->r.marks[i].flags & MP_RF_MAIN_END ? " (end of the main module)" : "");
+		for (i = 0; i < g->r.n_marks && i < MARKS_SHOWN; i++) {
+			printf("  %12s  ", human_ns(b, sizeof(b), report_rel(t, g->r.marks[i].ts)));
+			put_text(stdout, g->r.marks[i].label, ESC_TEXT);
+			printf("%s\n", g->r.marks[i].flags & MP_RF_MAIN_END ?
+					       " (end of the main module)" : "");
+		}
 		if (g->r.n_marks > MARKS_SHOWN)
 			printf("  ... %zu more\n", g->r.n_marks - MARKS_SHOWN);
 	}

@@ -1,7 +1,7 @@
 /*
  * util.h - small helpers shared by the memprov analyzer: error reporting
  * in git's error()/die() style, allocation that dies on exhaustion, human
- * byte units, size parsing and JSON string output.
+ * byte units, size parsing and text output that is always valid UTF-8.
  */
 #ifndef MEMPROV_UTIL_H
 #define MEMPROV_UTIL_H
@@ -39,6 +39,25 @@ const char *human_ns(char *buf, size_t len, uint64_t ns);
  */
 int parse_size(const char *s, uint64_t *out);
 
+/* How put_text escapes what it writes. */
+enum text_escape {
+	ESC_TEXT,            /* a text report: controls as \n, \t, \xNN */
+	ESC_JSON,            /* inside a JSON string: quotes, backslashes, controls */
+	ESC_SCRIPT_JSON,     /* JSON text put in an HTML <script>: < > & U+2028 U+2029 as
+			      * \uXXXX (they occur only inside JSON strings) */
+	ESC_HTML,            /* HTML text or attribute: & < > " */
+	ESC_XML,             /* XML text or attribute: as HTML, and the controls XML forbids */
+	ESC_ANNOT_DATA,      /* GitHub workflow command message: % CR LF */
+	ESC_ANNOT_PROPERTY,  /* GitHub workflow command property: also : , */
+};
+
+/*
+ * Write s as valid UTF-8, escaped for how: every invalid sequence
+ * (overlong, surrogate, past U+10FFFF, cut short, stray continuation byte)
+ * becomes U+FFFD. Every string from a trace that a report writes goes
+ * through here: paths, command lines, labels and names are bytes, not text.
+ */
+void put_text(FILE *f, const char *s, enum text_escape how);
 /* Write s as a JSON string literal, quotes included; NULL writes null. */
 void json_str(FILE *f, const char *s);
 
