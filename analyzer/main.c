@@ -27,7 +27,8 @@ static const struct subcommand subcommands[] = {
 	  "  --children               with --check: gate its child processes' traces too\n"
 	  "  --gate-status N          with --check: exit status when CMD succeeded but the\n"
 	  "                           gate failed (default 23); 2 when no trace could be read\n"
-	  "Exits with CMD's status (128+N if killed by signal N), 127 if CMD is not found.\n"
+	  "Exits with CMD's status, 127 if CMD is not found; dies of signal N when CMD does.\n"
+	  "HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH and CONT sent to memprov go to CMD.\n"
 	  "The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
 	  "next to this program.\n" },
 	{ "leaks", cmd_leaks,
