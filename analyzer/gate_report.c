@@ -283,12 +283,10 @@ static void print_annotations(const struct result *res)
 	for (i = 0; i < res->n_off && i < GATE_MAX_ANNOT; i++) {
 		char *msg = NULL;
 		size_t len = 0;
-		FILE *m = open_memstream(&msg, &len);
+		FILE *m = xopen_memstream(&msg, &len);
 		const char *file;
 		int line;
 
-		if (!m)
-			die(1, "out of memory");
 		fprintf(m, "memprov: %s: ", res->off[i].growth ? "memory grows" : "memory leaked");
 		offender_line(m, res, &res->off[i]);
 		fprintf(m, " (trace %s)", res->path);
@@ -336,10 +334,8 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 		fprintf(f, "      <skipped message=\"replaced by exec\"/>\n");
 		goto out;
 	}
-	b = open_memstream(&body, &blen);
-	m = open_memstream(&msg, &mlen);
-	if (!b || !m)
-		die(1, "out of memory");
+	b = xopen_memstream(&body, &blen);
+	m = xopen_memstream(&msg, &mlen);
 	budget_text(b, o, res);
 	offenders_text(b, res, res->n_off);
 	suppressed_text(b, supp, res);

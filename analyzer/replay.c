@@ -533,6 +533,15 @@ const struct replay_module *replay_find_module(const struct replay *r, uint64_t 
 	return best;
 }
 
+uint64_t replay_end_ts(const struct replay *r)
+{
+	const struct trace *t = r->trace;
+
+	if (r->have_exit)
+		return r->exit_ts;
+	return t->hdr.end_mono_ns > t->last_ts ? t->hdr.end_mono_ns : t->last_ts;
+}
+
 const char *replay_ending(const struct replay *r, char *buf, size_t len)
 {
 	const struct mp_file_header *h = &r->trace->hdr;

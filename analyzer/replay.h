@@ -164,6 +164,13 @@ struct replay_pycode *replay_find_pycode(const struct replay *r, uint32_t id);
 /* The module that covered addr when the stack was written (ts), or NULL. */
 const struct replay_module *replay_find_module(const struct replay *r, uint64_t addr, uint64_t ts);
 
+/*
+ * The end of the trace, once replayed: the exit record, else the later of
+ * the header's end time and the last record (the point of death of a
+ * killed process, or now for one still running). Absolute ns.
+ */
+uint64_t replay_end_ts(const struct replay *r);
+
 /* "exited with status 3", "killed or still running: ...": how it ended. */
 const char *replay_ending(const struct replay *r, char *buf, size_t len);
 

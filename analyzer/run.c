@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "gate.h"
-#include "report.h"
 #include "util.h"
 
 #define DEFAULT_OUTPUT "memprov.%p.trace"
@@ -455,7 +455,7 @@ static int add_mark_on(struct run_args *a, const char *arg)
 	size_t len = a->mark_on ? strlen(a->mark_on) : 0;
 
 	if (!strchr(arg, ':') || strchr(arg, ','))
-		return usage_error("run", "--mark-on wants MODULE:FUNCTION, not '%s'", arg);
+		return usage_error(&command_run, "--mark-on wants MODULE:FUNCTION, not '%s'", arg);
 	a->mark_on = xrealloc(a->mark_on, len + strlen(arg) + 2);
 	sprintf(a->mark_on + len, "%s%s", len ? "," : "", arg);
 	return 0;
@@ -465,11 +465,11 @@ static int add_mark_on(struct run_args *a, const char *arg)
 static int check_args(const struct run_args *a, int argc)
 {
 	if (a->gate.set && !a->check)
-		return usage_error("run", "gate options need --check");
+		return usage_error(&command_run, "gate options need --check");
 	if ((a->gate.flags & GATE_JSON) && (a->gate.flags & GATE_ANNOTATIONS))
-		return usage_error("run", "--json and --annotations both write stdout: choose one");
+		return usage_error(&command_run, "--json and --annotations both write stdout: choose one");
 	if (optind >= argc)
-		return usage_error("run", "no command given");
+		return usage_error(&command_run, "no command given");
 	return 0;
 }
 
@@ -495,7 +495,7 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 	optind = 1;
 	while (!ret && (c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
 		if (c >= GATE_OPT_MAX_LEAK) {
-			ret = gate_opts_set(&a->gate, "run", c, optarg);
+			ret = gate_opts_set(&a->gate, &command_run, c, optarg);
 			continue;
 		}
 		switch (c) {
@@ -509,20 +509,20 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 			ret = add_mark_on(a, optarg);
 			break;
 		case 'h':
-			show_usage(stdout, "run");
+			command_help(stdout, &command_run);
 			*status = EXIT_OK;
 			return -1;
 		case '?':
 			if (optopt >= GATE_OPT_MAX_LEAK)
-				ret = usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+				ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
 			else if (optopt)
-				ret = usage_error("run", "option '-%c' %s", optopt,
+				ret = usage_error(&command_run, "option '-%c' %s", optopt,
 						  optopt == 'o' ? "needs a path" : "is unknown");
 			else
-				ret = usage_error("run", "unknown option '%s'", argv[optind - 1]);
+				ret = usage_error(&command_run, "unknown option '%s'", argv[optind - 1]);
 			break;
 		default:
-			ret = usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+			ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
 		}
 	}
 	if (!ret)
@@ -534,7 +534,7 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 	return ret ? -1 : 0;
 }
 
-int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = { .output = getenv("MEMPROV_OUTPUT") };
 	glob_t before = { 0 };
@@ -571,3 +571,21 @@ out:
 		die_of_signal(sig);
 	return ret;
 }
+
+const struct command command_run = {
+	.name = "run",
+	.run = cmd_run,
+	.usage = "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS]] -- CMD [ARGS...]",
+	.help = "Run CMD with libmemprov.so preloaded and write its trace.\n"
+		"  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
+		"  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
+		"  --check [CHECK OPTIONS]  then gate the trace as `memprov check` does (its options\n"
+		"                           go here too): the command's own trace, after any exec\n"
+		"  --children               with --check: gate its child processes' traces too\n"
+		"  --gate-status N          with --check: exit status when CMD succeeded but the\n"
+		"                           gate failed (default 23); 2 when no trace could be read\n"
+		"Exits with CMD's status, 127 if CMD is not found; dies of signal N when CMD does.\n"
+		"HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH and CONT sent to memprov go to CMD.\n"
+		"The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
+		"next to this program.\n",
+};

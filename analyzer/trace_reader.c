@@ -507,6 +507,18 @@ uint64_t trace_end_ts(struct trace *t)
 	return end;
 }
 
+uint64_t trace_start_ts(const struct trace *t)
+{
+	return t->hdr.start_mono_ns ? t->hdr.start_mono_ns : t->first_ts;
+}
+
+uint64_t trace_rel(const struct trace *t, uint64_t ts)
+{
+	uint64_t start = trace_start_ts(t);
+
+	return ts > start ? ts - start : 0;
+}
+
 uint32_t trace_last_serial(const struct trace *t)
 {
 	return t->last ? t->last->serial : 0;

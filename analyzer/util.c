@@ -50,6 +50,7 @@ void die(int status, const char *fmt, ...)
 	exit(status);
 }
 
+/* Out of memory: the one way the analyzer ends outside main(). */
 static void *oom(size_t n)
 {
 	die(1, "out of memory allocating %zu bytes", n);
@@ -87,6 +88,13 @@ char *xstrndup(const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = 0;
 	return p;
+}
+
+FILE *xopen_memstream(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+
+	return f ? f : oom(BUFSIZ);
 }
 
 const char *human_bytes(char *buf, size_t len, uint64_t bytes)

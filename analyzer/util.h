@@ -1,6 +1,6 @@
 /*
  * util.h - small helpers shared by the memprov analyzer: error reporting
- * in git's error()/die() style, allocation that dies on exhaustion, human
+ * in git's error() style, allocation that dies on exhaustion, human
  * byte units, size parsing and text output that is always valid UTF-8.
  */
 #ifndef MEMPROV_UTIL_H
@@ -13,11 +13,20 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Print "memprov: error: ..." on stderr and return -1. */
+/*
+ * Print "memprov: error: ..." on stderr and return -1. Errors go up to
+ * main() as return values; the analyzer ends elsewhere only when it runs
+ * out of memory (die, below: exit 1, as git's xmalloc) and when
+ * `memprov run` dies of the signal that killed its command (run.c).
+ */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "memprov: warning: ..." on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print "memprov: ..." on stderr and exit(status). Only main() calls it. */
+/*
+ * Print "memprov: ..." on stderr and exit(status): for running out of
+ * memory only (the x* helpers below; prefer them), never for an error
+ * that a caller can report.
+ */
 void die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
@@ -27,6 +36,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* open_memstream that cannot fail, likewise. */
+FILE *xopen_memstream(char **buf, size_t *len);
 
 /* "1.5 MiB" into buf (at least 32 bytes); bytes under 1 KiB as "N B". */
 const char *human_bytes(char *buf, size_t len, uint64_t bytes);
