@@ -64,7 +64,7 @@ struct sig_state {
 /*
  * Block the forwarded signals and catch them, but those ignored when
  * memprov started (nohup): the command inherits the ignoring. They stay
- * blocked until the command's pid is known (forward_start).
+ * blocked until spawn_and_wait knows the command's pid.
  */
 static void forward_signals(struct sig_state *st)
 {
