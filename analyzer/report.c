@@ -32,6 +32,11 @@ void report_header(FILE *f, const struct replay *r)
 			t->cut_at);
 	if (t->damaged)
 		fprintf(f, "warning: the trace is damaged: corrupt records were skipped (see stderr)\n");
+	if (t->hdr.skipped_total)
+		fprintf(f, "warning: %" PRIu64 " event%s could not be recorded (calls made while "
+			"memprov was busy, from a signal handler it could not wrap): figures may "
+			"miss them; `memprov stats` lists them\n",
+			t->hdr.skipped_total, t->hdr.skipped_total == 1 ? "" : "s");
 }
 
 int report_status(const struct trace *t)
@@ -39,6 +44,9 @@ int report_status(const struct trace *t)
 	if (t->cut)
 		warning("trace cut at offset %" PRIu64 " in '%s': reporting what was written before",
 			t->cut_at, t->path);
+	if (t->hdr.skipped_total)
+		warning("%" PRIu64 " event%s in '%s' could not be recorded", t->hdr.skipped_total,
+			t->hdr.skipped_total == 1 ? "" : "s", t->path);
 	if (!t->records && t->damaged) {
 		error("nothing could be read from '%s'", t->path);
 		return EXIT_FAIL;
@@ -52,6 +60,7 @@ void report_json_trace(FILE *f, const struct trace *t)
 	json_str(f, t->path);
 	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
 	json_str(f, report_command(t));
+	fprintf(f, ",\"skipped_events\":%" PRIu64, t->hdr.skipped_total);
 }
 
 void report_json_head(FILE *f, const struct trace *t)

@@ -13,7 +13,7 @@ tests/bin/symprog: tests/helper/symprog.c
 
 TEST_BUILD += tests/bin/symprog
 
-# analyzer/range_index.c against a linear scan (t9500).
+# analyzer/range_index.c against a linear scan (t9540).
 tests/bin/test-range-index: tests/helper/test-range-index.c analyzer/range_index.o analyzer/util.o
 	$(Q)mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CLI_CFLAGS) -Ianalyzer $(CLI_LDFLAGS) -o $@ $^ -lm

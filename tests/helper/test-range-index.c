@@ -3,7 +3,7 @@
  * random inserts, replacements, removals and range queries over a small
  * address space (so that ranges overlap and queries meet many of them),
  * every answer compared with a linear scan. Prints "ok N queries" and
- * exits 0, or says what differed and exits 1. Used by t9500.
+ * exits 0, or says what differed and exits 1. Used by t9540.
  *
  *   test-range-index [SEED [OPS]]
  */

@@ -6,7 +6,7 @@
  * unmapped page). At exit exactly N blocks of one page are live, from one
  * site; 3N munmap calls were made. The kept pages are mapped one by one,
  * so the kernel merges them into few areas (max_map_count stays far).
- * No malloc, no stdio. Used by t9500-munmap-scale.sh (replay cost of
+ * No malloc, no stdio. Used by t9540-munmap-scale.sh (replay cost of
  * munmap with many live mappings).
  */
 #include <stdlib.h>

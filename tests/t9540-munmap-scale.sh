@@ -1,5 +1,5 @@
 #!/bin/sh
-# t9500-munmap-scale.sh - replaying munmap costs O(log n) in live
+# t9540-munmap-scale.sh - replaying munmap costs O(log n) in live
 # mappings: a program that keeps 20,000 and then 200,000 one-page
 # mappings live while it maps, punches holes in and unmaps 3 pages per
 # round is reported exactly, and `leaks` on the 200k trace finishes within

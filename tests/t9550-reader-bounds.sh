@@ -1,5 +1,5 @@
 #!/bin/sh
-# t9510-reader-bounds.sh - the reader bounds what it allocates by the
+# t9550-reader-bounds.sh - the reader bounds what it allocates by the
 # file's size, never by what the header claims: a 1 MB trace whose header
 # says chunk_size = 1 GiB is read by every report under a 512 MiB
 # address-space limit (each chunk buffer used to be 1 GiB: growth, peak,

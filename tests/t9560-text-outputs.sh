@@ -1,5 +1,5 @@
 #!/bin/sh
-# t9520-text-outputs.sh - every text memprov writes is valid UTF-8 and
+# t9560-text-outputs.sh - every text memprov writes is valid UTF-8 and
 # parses as what it claims to be, whatever bytes the trace holds: a native
 # program and a Python script run from a directory whose name is not
 # UTF-8 (a byte 0xff, an overlong NUL, a surrogate, a code point past
