@@ -12,3 +12,10 @@ tests/bin/symprog: tests/helper/symprog.c
 	$(call quiet,CC,$@)$(CC) -g -O0 -fno-omit-frame-pointer -o $@ tests/helper/symprog.c
 
 TEST_BUILD += tests/bin/symprog
+
+# analyzer/range_index.c against a linear scan (t9540).
+tests/bin/test-range-index: tests/helper/test-range-index.c analyzer/range_index.o analyzer/util.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CLI_CFLAGS) -Ianalyzer $(CLI_LDFLAGS) -o $@ $^ -lm
+
+TEST_BUILD += tests/bin/test-range-index
