@@ -83,8 +83,8 @@ test: all $(TEST_BUILD) ## build and run the test suite
 	$(Q)scripts/install-deps.sh test html
 	$(Q)MEMPROV_SANITIZE='$(SANITIZE)' tests/run.sh
 
-check-layers: all ## check the file-to-file call graph: no cycle in analyzer/
-	$(Q)scripts/check-layers.py
+check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
+	$(Q)scripts/check-layers.py --interpose
 
 demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh

@@ -7,7 +7,7 @@
  * simple rules (a signal frame, a DWARF expression, a CFA in another
  * register, an unknown opcode, an address with no FDE) gives R_FALLBACK.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls no other file of memprov.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls no other file of memprov.
  */
 #include <link.h>
 #include <string.h>

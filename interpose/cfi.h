@@ -1,7 +1,7 @@
 /*
  * cfi.h - unwind rules read from .eh_frame (cfi.c), for unwind.c's walk.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls no other file of memprov.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls no other file of memprov.
  */
 #ifndef MEMPROV_CFI_H
 #define MEMPROV_CFI_H

@@ -4,7 +4,7 @@
  * out-of-range value gives one warning naming the variable and the value,
  * and the default is used.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * the README; a malformed or out-of-range value gives one warning and the
  * default.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_CONFIG_H
 #define MEMPROV_CONFIG_H

@@ -6,7 +6,7 @@
  * nothing behind (a failing dlsym makes glibc allocate an error buffer in
  * the program's heap), and the text range of an object.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys. Nothing here
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys. Nothing here
  * allocates.
  */
 #include <dlfcn.h>

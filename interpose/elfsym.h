@@ -1,7 +1,7 @@
 /*
  * elfsym.h - symbols and text ranges of loaded objects (elfsym.c).
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_ELFSYM_H
 #define MEMPROV_ELFSYM_H

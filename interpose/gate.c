@@ -1,7 +1,7 @@
 /*
  * gate.c - the fork gate.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  *
  * libunwind takes an internal lock while it walks a stack, and unwind.c's
  * rule lookup asks the loader (dl_iterate_phdr): a fork while another

@@ -2,7 +2,7 @@
  * gate.h - the fork gate (gate.c): no thread may be inside a call that
  * takes a lock of the loader or of libunwind when the process forks.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_GATE_H
 #define MEMPROV_GATE_H

@@ -22,6 +22,8 @@
  *    driver's own malloc/mmap are not counted as host memory.
  *
  * MEMPROV_CUDA=0 makes every hook a pass-through and wraps nothing.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, elfsym, config and sys.
  */
 #include <dlfcn.h>
 #include <stdatomic.h>

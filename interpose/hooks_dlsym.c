@@ -16,6 +16,8 @@
  *    the real function, so it sees the original return address. A CUDA
  *    name looked up with RTLD_NEXT is resolved by walking the objects
  *    after the caller ourselves (mp_dlsym_next_after).
+ *
+ * Layer: 7 entry points (docs/ARCHITECTURE.md): calls hooks_cuda and elfsym.
  */
 #include <dlfcn.h>
 #include <stdint.h>

@@ -6,6 +6,9 @@
  * dlsym(RTLD_NEXT, ...); dlsym itself may call calloc/malloc before they
  * are known, so those calls are served from a static bootstrap arena
  * whose blocks are never freed.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, modules, unwind, libc_real, config
+ * and sys.
  */
 #include <dlfcn.h>
 #include <link.h>

@@ -22,6 +22,8 @@
  * it installed, never the trampoline. Handlers installed behind memprov's
  * back (a raw system call) are not wrapped; the calls they make while
  * memprov is busy are counted in the trace header (mp_count_skipped).
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, unwind, libc_real and sys.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 /*
  * hooks_signal.h - what init.c needs of hooks_signal.c.
  *
- * Layer 6 (see docs/ARCHITECTURE.md).
+ * Layer: 6 hooks (docs/ARCHITECTURE.md).
  */
 #ifndef MEMPROV_HOOKS_SIGNAL_H
 #define MEMPROV_HOOKS_SIGNAL_H

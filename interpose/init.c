@@ -3,6 +3,8 @@
  * modules), exit()/_exit() and the end of main, fork() (the child writes
  * its own trace), and the exec family (the trace says the process image
  * was replaced). Also the public API of include/memprov.h.
+ *
+ * Layer: 7 entry points (docs/ARCHITECTURE.md): calls every layer below: it starts and ends tracing.
  */
 #include <stdarg.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  * probe run is full the id is reported new again and its stack written
  * again: readers deduplicate by id.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include <sys/mman.h>
 

@@ -2,7 +2,7 @@
  * intern.h - a lock-free set of 64-bit stack ids (intern.c): a stack's
  * record is written the first time its id is seen in the process.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_INTERN_H
 #define MEMPROV_INTERN_H

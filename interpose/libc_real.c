@@ -2,7 +2,7 @@
  * libc_real.c - the real functions behind memprov's libc hooks (see
  * libc_real.h), found once, before anything else runs in memprov.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls elfsym and sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls elfsym and sys.
  */
 #include "elfsym.h"
 #include "libc_real.h"

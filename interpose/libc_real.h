@@ -10,7 +10,7 @@
  * hooks_libc.c defines the memory hooks, hooks_signal.c the signal ones,
  * init.c the process hooks (exit, fork, exec).
  *
- * Layer 1 (see docs/ARCHITECTURE.md): libc_real.c calls elfsym and sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): libc_real.c calls elfsym and sys.
  */
 #ifndef MEMPROV_LIBC_REAL_H
 #define MEMPROV_LIBC_REAL_H

@@ -4,6 +4,8 @@
  * dlopen/dlclose, and MP_REC_UNLOAD for those that went away, so that the
  * analyzer can symbolize offline. A fixed table remembers what was already
  * recorded: no malloc.
+ *
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer and sys.
  */
 #include <elf.h>
 #include <link.h>

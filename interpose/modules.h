@@ -2,7 +2,7 @@
  * modules.h - the loaded objects, recorded for offline symbolization
  * (modules.c).
  *
- * Layer 4 (see docs/ARCHITECTURE.md).
+ * Layer: 4 capture (docs/ARCHITECTURE.md).
  */
 #ifndef MEMPROV_MODULES_H
 #define MEMPROV_MODULES_H

@@ -36,6 +36,10 @@
  * outermost frame returns in the main thread; walk mode, and whenever that
  * was not seen: an atexit callback, which runs before finalization frees
  * module globals) and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls python_walk, hooks_libc (its own tables come
+ * from the program's allocator, through the guard), stack, trace_writer,
+ * elfsym, config and sys.
  */
 #include <dlfcn.h>
 #include <limits.h>

@@ -36,6 +36,8 @@
  * number is the id. The thread that claims a content slot writes the
  * MP_REC_PYCODE from the hook itself. A forked child writes a new trace:
  * a generation number makes each id's record be written again there.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, elfsym and sys.
  */
 #include <dlfcn.h>
 #include <stdint.h>

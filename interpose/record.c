@@ -3,7 +3,7 @@
  * (sample.c, MEMPROV_SAMPLE_BYTES), the stack (stack.c), then the record
  * (trace_writer.c). Frees carry no stack and are never sampled.
  *
- * Layer 5 (see docs/ARCHITECTURE.md): calls stack, sample, trace_writer
+ * Layer: 5 record (docs/ARCHITECTURE.md): calls stack, sample, trace_writer
  * and config.
  */
 #include "config.h"

@@ -5,7 +5,7 @@
  * Everything here is safe to call from inside an allocation hook: no lock
  * on the common path, no stdio, no malloc.
  *
- * Layer 5 (see docs/ARCHITECTURE.md): record.c calls stack, sample,
+ * Layer: 5 record (docs/ARCHITECTURE.md): record.c calls stack, sample,
  * trace_writer and config.
  *
  * Every hook has the same shape:

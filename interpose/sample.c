@@ -8,7 +8,7 @@
  * 1 - exp(-s/N); blocks of N bytes or more are always recorded,
  * unflagged. Frees are all recorded (record.c).
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include "../include/memprov_trace.h"
 #include "sample.h"

@@ -2,7 +2,7 @@
  * sample.h - sampling mode's arithmetic (sample.c): which allocations to
  * record when MEMPROV_SAMPLE_BYTES=N is set.
  *
- * Layer 1 (see docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_SAMPLE_H
 #define MEMPROV_SAMPLE_H

@@ -10,7 +10,7 @@
  * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
  * captures with both unwinders and reports the differences at exit.
  *
- * Layer 4 (see docs/ARCHITECTURE.md): calls unwind, intern, gate, elfsym,
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, intern, gate, elfsym,
  * trace_writer, config and sys.
  */
 #include <libunwind.h>

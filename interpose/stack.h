@@ -1,7 +1,7 @@
 /*
  * stack.h - the stack of an allocation, captured and interned (stack.c).
  *
- * Layer 4 (see docs/ARCHITECTURE.md).
+ * Layer: 4 capture (docs/ARCHITECTURE.md).
  */
 #ifndef MEMPROV_STACK_H
 #define MEMPROV_STACK_H

@@ -3,7 +3,7 @@
  * segments it is mapped in, the chunks handed to writers, and how tracing
  * ends (see memprov_trace.h).
  *
- * Layer 2 (see docs/ARCHITECTURE.md): calls config and sys.
+ * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls config and sys.
  *
  * The file is mapped MAP_SHARED in segments of at most 8 MiB, never as
  * one big mapping, so programs under an address-space limit still run. A

@@ -2,7 +2,7 @@
  * trace_file.h - the trace file (trace_file.c): creation, header, the
  * chunks handed to writers, and how tracing ends.
  *
- * Layer 2 (see docs/ARCHITECTURE.md): calls config and sys.
+ * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls config and sys.
  */
 #ifndef MEMPROV_TRACE_FILE_H
 #define MEMPROV_TRACE_FILE_H

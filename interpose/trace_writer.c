@@ -6,7 +6,7 @@
  * per record type, each given everything it writes (a stack is named by
  * the id stack.c gave it).
  *
- * Layer 3 (see docs/ARCHITECTURE.md): calls trace_file, config and sys.
+ * Layer: 3 writer (docs/ARCHITECTURE.md): calls trace_file, config and sys.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -18,6 +18,9 @@
  * the current stack pointer and the stack's top; it stops at the
  * outermost frame (return address undefined in the CFI) or at a zero
  * return address.
+ *
+ * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls cfi, gate and sys; knows nothing of
+ * Python or of its callers.
  */
 #include <fcntl.h>
 #include <link.h>

@@ -1,7 +1,9 @@
 /*
  * unwind.h - libmemprov.so's own native stack walker (unwind.c), used by
- * stack.c before libunwind. Layer 2 (see docs/ARCHITECTURE.md): calls
- * cfi, gate and sys; knows nothing of Python or of its callers. It walks x86-64 frames with simple rules
+ * stack.c before libunwind.
+ *
+ * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls cfi, gate and
+ * sys; knows nothing of Python or of its callers. It walks x86-64 frames with simple rules
  * (CFA = rsp+N or rbp+N, return address at CFA-8, rbp unchanged or saved
  * at CFA-k) taken from each module's .eh_frame and cached per return
  * address; anything else makes it give up, and the caller captures the

@@ -4,7 +4,7 @@
  * serializer per record type. Safe inside an allocation hook: no lock on
  * the common path, no stdio, no malloc.
  *
- * Layer 3 (see docs/ARCHITECTURE.md): calls trace_file, config and sys.
+ * Layer: 3 writer (docs/ARCHITECTURE.md): calls trace_file, config and sys.
  */
 #ifndef MEMPROV_WRITER_H
 #define MEMPROV_WRITER_H

@@ -1,16 +1,25 @@
 #!/bin/sh
 # t1070-layers.sh - scripts/check-layers.py: the analyzer's file-to-file
-# call graph (nm on analyzer/*.o) has no cycle; and the check itself
-# catches a cycle, and a call to a higher layer, in tiny objects made here.
+# call graph (nm on analyzer/*.o) has no cycle, no file of interpose/
+# calls a file of a higher layer; and the check itself catches a cycle,
+# and a call to a higher layer, in tiny objects made here.
 . "$(dirname "$0")/test-lib.sh"
 CHECK=$TOP/scripts/check-layers.py
 ls "$TOP"/analyzer/*.o >/dev/null 2>&1 || test_skip "analyzer objects not built (make)"
 command -v nm >/dev/null || test_skip "nm missing (binutils)"
 
-test_expect_success 'analyzer/: no cycle between files' '
-	/usr/bin/python3 "$CHECK" >out &&
+test_expect_success 'analyzer/: no cycle between files; interpose/: no call to a higher layer' '
+	/usr/bin/python3 "$CHECK" --interpose >out &&
 	cat out &&
-	grep -x "check-layers: ok (no cycle in analyzer)" out
+	grep -x "check-layers: ok (no cycle in analyzer, layers hold in interpose)" out
+'
+
+test_expect_success 'interpose/: the layers the design document draws' '
+	/usr/bin/python3 "$CHECK" --graph "$TOP/interpose" >igraph &&
+	grep "^record.c -> stack.c " igraph && grep "^record.c -> trace_writer.c " igraph &&
+	grep "^stack.c -> unwind.c " igraph && grep "^trace_writer.c -> trace_file.c " igraph &&
+	! grep "^trace_writer.c -> stack.c " igraph && ! grep "^unwind.c -> stack.c " igraph &&
+	! grep "^unwind.c -> python" igraph && ! grep "^trace_file.c -> trace_writer.c " igraph
 '
 
 test_expect_success 'the graph has the edges the design says, and not their reverse' '
