@@ -1,8 +1,8 @@
 /*
  * hooks_cuda.c - CUDA runtime and driver allocation hooks.
  *
- * GPU memory is caught at the driver and named at the runtime (DESIGN.md
- * decision 6):
+ * GPU memory is caught at the driver and named at the runtime (see
+ * docs/ARCHITECTURE.md, "GPU memory"):
  *
  *  - Driver entry points (cuMemAlloc_v2, cuMemHostAlloc, cuMemMap, ...)
  *    reach a program three ways: dlsym on the driver's handle (the runtime

@@ -3,8 +3,9 @@
  *
  * The CUDA runtime (shared or linked statically into the program) reaches
  * the driver through dlsym(handle, "cuGetProcAddress_v2"); to hook the
- * driver's allocation entry points we must see that lookup (DESIGN.md
- * decision 6). Everything else must behave exactly as without us:
+ * driver's allocation entry points we must see that lookup (see
+ * docs/ARCHITECTURE.md, "GPU memory"). Everything else must behave exactly
+ * as without us:
  *
  *  - The real dlsym/dlvsym come from elfsym.c, which reads libc's dynamic
  *    symbol table (never the public dlsym: that would be ourselves).

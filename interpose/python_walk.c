@@ -19,8 +19,8 @@
  * skipping frames owned by the C stack and frames not yet started. Lines
  * come from PyCode_Addr2Line (a walk of the line table; it neither
  * allocates nor locks). Every offset below comes from that version's own
- * headers (offsetof in a program built with Py_BUILD_CORE against
- * /root/.pyenv/versions/3.1x/include/python3.1x, internal/ included).
+ * headers (offsetof in a program built with Py_BUILD_CORE against each
+ * version's installed include/python3.X, its internal/ headers included).
  * They are checked once, at install time with the GIL held, against what
  * the C API says of the same frames (code objects, lines, tstate, file
  * names); any difference and python.c falls back to its profile function.
