@@ -556,6 +556,13 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 	case MP_STATE_EXEC:
 		snprintf(buf, len, "replaced by exec (a new trace continues)");
 		break;
+	case MP_STATE_KILLED: {
+		const char *abbrev = sigabbrev_np(h->term_signal);
+
+		snprintf(buf, len, "killed by SIG%s (signal %d): live at point of death",
+			 abbrev ? abbrev : "?", h->term_signal);
+		break;
+	}
 	case MP_STATE_STOPPED:
 		snprintf(buf, len, "tracing stopped: %s",
 			 h->stop_message[0] ? h->stop_message :

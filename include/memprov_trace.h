@@ -63,7 +63,8 @@
 	X(0, running, RUNNING) /* still running, or killed (SIGKILL, OOM, crash) */ \
 	X(1, exited, EXITED)   /* exit()/_exit()/return from main: exit_status set */ \
 	X(2, exec, EXEC)       /* replaced by execve(); a new trace continues */ \
-	X(3, stopped, STOPPED) /* tracing stopped early: stop_reason says why */
+	X(3, stopped, STOPPED) /* tracing stopped early: stop_reason says why */ \
+	X(4, killed, KILLED)   /* killed by a signal it did not handle: term_signal */
 
 enum mp_state {
 #define MP_STATE_ENUM(id, name, NAME) MP_STATE_##NAME = id,
@@ -115,7 +116,8 @@ enum mp_stop {
  *                        reached while memprov itself was running, e.g. from
  *                        a signal handler installed behind memprov's back)
  *   1896 skipped[128]    the same, per enum mp_func (index = func id)
- *   2408 reserved, zero
+ *   2408 term_signal     when state == MP_STATE_KILLED: the signal's number
+ *   2412 reserved, zero
  *
  * Fields from skipped_total on were added without a version change: older
  * writers left them zero.
@@ -151,7 +153,8 @@ struct mp_file_header {
 	char stop_message[256];
 	uint64_t skipped_total;
 	uint32_t skipped[128];
-	uint8_t reserved[MP_HEADER_SIZE - 2408];
+	int32_t term_signal;
+	uint8_t reserved[MP_HEADER_SIZE - 2412];
 };
 _Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
 

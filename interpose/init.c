@@ -84,6 +84,8 @@ __attribute__((constructor(101))) static void mp_init(void)
 	}
 	mp_pass_end(g);
 	start_tracing();
+	if (mp_tracing)
+		mp_signal_watch_deaths();
 	return;
 out:
 	mp_pass_end(g);

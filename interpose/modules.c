@@ -2,8 +2,9 @@
  * modules.c - record the objects loaded in the process (MP_REC_MODULE:
  * path, load bias, PT_LOAD range, GNU build-id) at start-up and after each
  * dlopen/dlclose, and MP_REC_UNLOAD for those that went away, so that the
- * analyzer can symbolize offline. A fixed table remembers what was already
- * recorded: no malloc.
+ * analyzer can symbolize offline. The path is the file the kernel mapped
+ * (absolute, links resolved), not the name the object was loaded by. A
+ * fixed table remembers what was already recorded: no malloc.
  *
  * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer and sys.
  */
@@ -11,6 +12,8 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "modules.h"
@@ -105,9 +108,59 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 	mp_record_commit(r);
 }
 
+/*
+ * The file the kernel has mapped at addr, from /proc/self/maps: absolute,
+ * with symbolic links and $ORIGIN resolved, whatever name the object was
+ * loaded by ("./libleaky.so" from dlopen, a relative DT_NEEDED path). Raw
+ * system calls, a stack buffer: no malloc, no stdio, no cancellation
+ * point. 1 and out filled, or 0 (no file there: the vDSO).
+ */
+static int mapped_path(uintptr_t addr, char *out, size_t size)
+{
+	char buf[4096], line[4200];
+	size_t ll = 0;
+	long fd, n, i;
+	int found = 0;
+
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (!found && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n && !found; i++) {
+			const char *s = line, *slash;
+			uintptr_t lo = 0, hi = 0;
+
+			if (buf[i] != '\n') {
+				if (ll < sizeof(line) - 1)
+					line[ll++] = buf[i];
+				continue;
+			}
+			line[ll] = 0;
+			ll = 0;
+			for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++)
+				lo = lo << 4 | (uintptr_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
+			if (*s++ != '-')
+				continue;
+			for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++)
+				hi = hi << 4 | (uintptr_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
+			slash = strchr(s, '/');
+			if (addr < lo || addr >= hi || !slash)
+				continue;
+			mp_strlcpy(out, slash, size);
+			n = (long)strlen(out);
+			if (n > 10 && !strcmp(out + n - 10, " (deleted)"))
+				out[n - 10] = 0;
+			found = 1;
+		}
+	}
+	syscall(SYS_close, fd);
+	return found;
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *path = info->dlpi_name;
+	char real[4096];
 	uintptr_t lo, hi;
 	int i;
 
@@ -120,7 +173,9 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 			return 0;
 		}
 	}
-	if (!path || !*path) {
+	if (lo < hi && mapped_path(lo, real, sizeof(real)))
+		path = real;
+	else if (!path || !*path) {
 		if (!exe_path[0]) {
 			ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 
