@@ -12,8 +12,6 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "modules.h"
@@ -108,53 +106,38 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 	mp_record_commit(r);
 }
 
+struct mapped {
+	uintptr_t addr;
+	char *out;
+	size_t size;
+};
+
+static int mapped_line(uintptr_t lo, uintptr_t hi, const char *rest, void *arg)
+{
+	struct mapped *m = arg;
+	const char *slash = strchr(rest, '/');
+	size_t n;
+
+	if (m->addr < lo || m->addr >= hi || !slash)
+		return 0;
+	mp_strlcpy(m->out, slash, m->size);
+	n = strlen(m->out);
+	if (n > 10 && !strcmp(m->out + n - 10, " (deleted)"))
+		m->out[n - 10] = 0;
+	return 1;
+}
+
 /*
  * The file the kernel has mapped at addr, from /proc/self/maps: absolute,
  * with symbolic links and $ORIGIN resolved, whatever name the object was
- * loaded by ("./libleaky.so" from dlopen, a relative DT_NEEDED path). Raw
- * system calls, a stack buffer: no malloc, no stdio, no cancellation
- * point. 1 and out filled, or 0 (no file there: the vDSO).
+ * loaded by ("./libleaky.so" from dlopen, a relative DT_NEEDED path).
+ * 1 and out filled, or 0 (no file there: the vDSO).
  */
 static int mapped_path(uintptr_t addr, char *out, size_t size)
 {
-	char buf[4096], line[4200];
-	size_t ll = 0;
-	long fd, n, i;
-	int found = 0;
+	struct mapped m = { addr, out, size };
 
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while (!found && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n && !found; i++) {
-			const char *s = line, *slash;
-			uintptr_t lo = 0, hi = 0;
-
-			if (buf[i] != '\n') {
-				if (ll < sizeof(line) - 1)
-					line[ll++] = buf[i];
-				continue;
-			}
-			line[ll] = 0;
-			ll = 0;
-			for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++)
-				lo = lo << 4 | (uintptr_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
-			if (*s++ != '-')
-				continue;
-			for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++)
-				hi = hi << 4 | (uintptr_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
-			slash = strchr(s, '/');
-			if (addr < lo || addr >= hi || !slash)
-				continue;
-			mp_strlcpy(out, slash, size);
-			n = (long)strlen(out);
-			if (n > 10 && !strcmp(out + n - 10, " (deleted)"))
-				out[n - 10] = 0;
-			found = 1;
-		}
-	}
-	syscall(SYS_close, fd);
-	return found;
+	return mp_maps_each(mapped_line, &m);
 }
 
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
