@@ -15,6 +15,7 @@
 #include "config.h"
 #include "hooks.h"
 #include "internal.h"
+#include "reach.h"
 
 /* include/memprov.h declares these weak for callers; defined strong here. */
 MP_EXPORT void memprov_mark(const char *label);
@@ -101,6 +102,7 @@ static void record_exit(int status, unsigned how)
 	    mp_header->pid != (int32_t)syscall(SYS_getpid))
 		return;
 	mp_self.guard = 1;
+	mp_reach_at_exit();
 	mp_record_exit(status, how);
 	mp_trace_set_state(MP_STATE_EXITED, status);
 	mp_self.guard = g;

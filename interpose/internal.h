@@ -14,6 +14,7 @@
 /* The trace file (trace_writer.c). */
 extern struct mp_file_header *mp_header MP_HIDDEN;
 int mp_trace_open(void) MP_HIDDEN;          /* 0 ok, -1 (warned) */
+int mp_trace_fd(void) MP_HIDDEN;            /* the trace file, to read it back; -1 */
 void mp_trace_set_state(enum mp_state st, int32_t status) MP_HIDDEN;
 void mp_trace_fork_prepare(void) MP_HIDDEN;
 void mp_trace_fork_parent(void) MP_HIDDEN;

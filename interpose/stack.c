@@ -24,6 +24,7 @@
 #include "atomic.h"
 #include "config.h"
 #include "internal.h"
+#include "reach.h"
 #include "unwind.h"
 
 #define INTERN_BITS 20
@@ -48,6 +49,7 @@ int mp_stack_init(void)
 		intern = NULL;
 		return -1;
 	}
+	mp_reach_own(intern, INTERN_SIZE * sizeof(uint64_t));
 	return 0;
 }
 

@@ -153,6 +153,12 @@ void mp_trace_set_state(enum mp_state st, int32_t status)
 	__atomic_store_n(&mp_header->state, st, __ATOMIC_RELEASE);
 }
 
+/* The trace file, for reading it back (reach.c); -1 when not open. */
+int mp_trace_fd(void)
+{
+	return trace_ok ? trace_fd : -1;
+}
+
 /* Which segment holds chunk idx, its first chunk and its length in chunks. */
 static uint64_t seg_of(uint64_t idx, uint64_t *first, uint64_t *n)
 {

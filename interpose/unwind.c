@@ -31,6 +31,7 @@
 
 #include "atomic.h"
 #include "internal.h"
+#include "reach.h"
 #include "unwind.h"
 
 /*
@@ -970,5 +971,6 @@ int mp_unwind_init(void)
 		cache = NULL;
 		return -1;
 	}
+	mp_reach_own(cache, CACHE_SIZE * sizeof(uint64_t));
 	return 0;
 }
