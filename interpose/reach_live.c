@@ -93,7 +93,7 @@ static uint64_t hash64(uint64_t k)
 
 static int tab_rehash(struct lb *lb)
 {
-	size_t ncap = lb->cap ? lb->cap * 2 : 4096, i;
+	size_t ncap = lb->cap ? lb->cap * 2 : 512, i;
 	struct lentry *old = lb->tab, *nt = rmem_alloc(ncap * sizeof(*nt));
 
 	if (!nt)

@@ -22,7 +22,7 @@
 #include "reach_int.h"
 
 #define SAFE_BUF (64 << 10)
-#define PAGEMAP_MIN (1u << 20)   /* ranges this big consult the page map */
+#define PAGEMAP_MIN (64u << 10)  /* ranges this big consult the page map */
 #define PAGEMAP_BATCH 4096       /* entries per read: 16 MiB of addresses */
 
 static uint64_t *safe_buf;
@@ -212,14 +212,14 @@ static size_t safe_copy(const struct rmaps *m, void *dst, uint64_t src, size_t l
 }
 
 /* [a, b) through the copy buffer; 8-aligned a and b. */
-static int words_safe(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg,
-		      uint32_t *unreadable)
+static void words_safe(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg,
+		       uint32_t *unreadable)
 {
 	int bad = 0;
 
 	if (!m->vm_readv_ok && m->mem_fd < 0) {
 		(*unreadable)++;
-		return 0;
+		return;
 	}
 	while (a < b) {
 		size_t want = b - a < SAFE_BUF ? (size_t)(b - a) : SAFE_BUF;
@@ -237,16 +237,30 @@ static int words_safe(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn f
 	}
 	if (bad)
 		(*unreadable)++;
-	return 0;
 }
 
-/* Anonymous [a, b) in place, skipping pages never touched. */
-static void words_direct(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg)
+static void words_piece(const struct rmaps *m, uint64_t a, uint64_t b, int safe, rwords_fn fn,
+			void *arg, uint32_t *unreadable)
+{
+	if (safe)
+		words_safe(m, a, b, fn, arg, unreadable);
+	else
+		fn(arg, (const uint64_t *)a, (size_t)(b - a) / 8);
+}
+
+/*
+ * [a, b) less the pages never touched: a page that is neither present
+ * nor swapped out was never written (an anonymous page reads as zeros, a
+ * private file page as the file, which holds no heap address), so it
+ * holds no pointer to a block. Reading it would only fault it in.
+ */
+static void words_touched(const struct rmaps *m, uint64_t a, uint64_t b, int safe, rwords_fn fn,
+			  void *arg, uint32_t *unreadable)
 {
 	uint64_t page = 4096, pa;
 
 	if (b - a < PAGEMAP_MIN || m->pagemap_fd < 0) {
-		fn(arg, (const uint64_t *)a, (size_t)(b - a) / 8);
+		words_piece(m, a, b, safe, fn, arg, unreadable);
 		return;
 	}
 	pa = a & ~(page - 1);
@@ -259,8 +273,8 @@ static void words_direct(const struct rmaps *m, uint64_t a, uint64_t b, rwords_f
 			n = PAGEMAP_BATCH;
 		got = pread(m->pagemap_fd, pm_buf, n * 8, (off_t)(pa / page * 8));
 		if (got < (ssize_t)(n * 8)) {
-			/* no page map: read it all */
-			fn(arg, (const uint64_t *)(pa > a ? pa : a), (size_t)(b - (pa > a ? pa : a)) / 8);
+			/* no page map here: read it all */
+			words_piece(m, pa > a ? pa : a, b, safe, fn, arg, unreadable);
 			return;
 		}
 		for (i = 0; i <= n; i++) {
@@ -273,7 +287,7 @@ static void words_direct(const struct rmaps *m, uint64_t a, uint64_t b, rwords_f
 				uint64_t s = run > a ? run : a, e = p < b ? p : b;
 
 				if (e > s)
-					fn(arg, (const uint64_t *)s, (size_t)(e - s) / 8);
+					words_piece(m, s, e, safe, fn, arg, unreadable);
 				run = 0;
 			}
 		}
@@ -311,10 +325,8 @@ int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, voi
 		}
 		e = v->end < b ? v->end : b;
 		if ((v->prot & RP_R) && v->type != RV_SKIP) {
-			if (v->type == RV_FILE || m->all_safe)
-				words_safe(m, a, e, fn, arg, unreadable);
-			else
-				words_direct(m, a, e, fn, arg);
+			words_touched(m, a, e, v->type == RV_FILE || m->all_safe, fn, arg,
+				      unreadable);
 		}
 		if (mp_now() > deadline)
 			return RX_TIMEOUT;

@@ -18,6 +18,7 @@
 
 #define MAX_MAPS 256
 #define MAX_OWN 32
+#define POPULATE_MAX (256u << 10)
 
 static struct {
 	void *p;
@@ -77,7 +78,9 @@ void *rmem_alloc(size_t len)
 		failed = 1;
 		return NULL;
 	}
-	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* small tables are touched whole: fault them in with one call */
+	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | (len <= POPULATE_MAX ? MAP_POPULATE : 0), -1, 0);
 	if (p == MAP_FAILED) {
 		failed = 1;
 		return NULL;

@@ -16,7 +16,7 @@
 
 #include "reach_int.h"
 
-#define BATCH_CHUNKS 16 /* chunks per pread */
+#define BATCH_CHUNKS 2 /* chunks per pread */
 
 static ssize_t pread_full(int fd, void *buf, size_t len, off_t off)
 {
