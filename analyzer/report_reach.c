@@ -47,6 +47,7 @@ static const char *why_not(const struct replay *r)
 		return "the scan ran out of memory (MEMPROV_REACH_MEMORY_MB, or mmap failed)";
 	case MP_REACH_NOTRACE: return "the scan could not read the trace back";
 	case MP_REACH_UNSUPPORTED: return "no scan on this architecture";
+	case MP_REACH_FAULT: return "the scan faulted and gave up (a memprov bug: please report it)";
 	default: return "the scan failed";
 	}
 }

@@ -515,6 +515,7 @@ enum mp_reach_status {
 	MP_REACH_NOMEM = 3,       /* the memory bound was reached, or mmap failed */
 	MP_REACH_NOTRACE = 4,     /* the trace could not be read back */
 	MP_REACH_UNSUPPORTED = 5, /* not on this architecture */
+	MP_REACH_FAULT = 6,       /* the scan itself faulted and gave up */
 };
 
 /* MP_REC_REACH.notes: what a finished scan could not cover (flags). */

@@ -25,8 +25,12 @@
  */
 #include <errno.h>
 #include <link.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -46,6 +50,46 @@ struct job {
 };
 
 static int once;
+
+/*
+ * A safety net, not a part of the design: should the scan itself fault
+ * (a bug in memprov, or memory the map did not describe), the program
+ * must still exit as it would have. SIGSEGV and SIGBUS go to a handler of
+ * memprov's only while this thread scans (installed after the ptrace
+ * helper was started, so it never inherits it), and are given back as
+ * they were.
+ */
+static sigjmp_buf fault_jmp;
+static volatile pid_t fault_tid;
+static struct sigaction old_segv, old_bus;
+
+static void on_fault(int sig)
+{
+	if ((pid_t)syscall(SYS_gettid) == fault_tid)
+		siglongjmp(fault_jmp, sig);
+	/* not the scanning thread: its own handling, and the fault again */
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+}
+
+static void fault_net(int on)
+{
+	struct sigaction sa;
+
+	if (!on) {
+		sigaction(SIGSEGV, &old_segv, NULL);
+		sigaction(SIGBUS, &old_bus, NULL);
+		fault_tid = 0;
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sa.sa_flags = SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	fault_tid = (pid_t)syscall(SYS_gettid);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+}
 
 static int status_of(int r)
 {
@@ -150,6 +194,14 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 		j->st.stack_only += th[i].how == RT_STACK_ONLY;
 	}
 	j->scan_ts = mp_now();
+	if (sigsetjmp(fault_jmp, 1)) {
+		fault_net(0);
+		rmaps_close(&maps);
+		sw_resume(w);
+		j->status = MP_REACH_FAULT;
+		return 1;
+	}
+	fault_net(1);
 	r = rl_build(&j->live, fd, j->deadline);
 	if (!r)
 		r = rmaps_read(&maps);
@@ -160,6 +212,7 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 	j->st.notes |= roots.notes;
 	if (!r)
 		r = rmark_run(&j->live, &roots, &maps, &j->st, j->deadline);
+	fault_net(0);
 	rmaps_close(&maps);
 	sw_resume(w);
 	j->status = status_of(r);

@@ -567,7 +567,7 @@ static int collect(struct lb *lb, struct rlive *out)
 	for (g = 0; g < RG_COUNT; g++) {
 		out->first[g] = out->n;
 		if (g == RG_MMAP) {
-			tcollect(lb, lb->root, out->b + out->n, &out->n);
+			tcollect(lb, lb->root, out->b, &out->n);
 			continue;
 		}
 		for (i = 0; i < lb->cap; i++) {
