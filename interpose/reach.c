@@ -23,6 +23,7 @@
  * the program's output, exit status, files or signals; its memory is its
  * own mappings, unmapped before it returns.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <setjmp.h>
@@ -45,6 +46,7 @@ struct job {
 	int status;             /* enum mp_reach_status */
 	uint64_t deadline, scan_ts;
 	struct rthread self;
+	uint64_t tls_static;    /* glibc's static TLS size, 0 if not known */
 	struct rlive live;
 	struct rstats st;
 };
@@ -162,6 +164,18 @@ static uint64_t thread_pointer(void)
 	return tp;
 }
 
+/* glibc's static TLS size (what LeakSanitizer asks too), 0 if not known. */
+static uint64_t tls_static_size(void)
+{
+	void (*get)(size_t *, size_t *) =
+		(void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+	size_t size = 0, align = 0;
+
+	if (get)
+		get(&size, &align);
+	return size;
+}
+
 /* Step 2, with the loader's lock held (see the file's head). */
 static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -181,6 +195,7 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 	memset(&maps, 0, sizeof(maps));
 	maps.pagemap_fd = maps.mem_fd = -1;
 	memset(&roots, 0, sizeof(roots));
+	roots.tls_static = j->tls_static;
 	th = rmem_alloc((SW_MAX_THREADS + 1) * sizeof(*th));
 	if (!th) {
 		j->status = MP_REACH_NOMEM;
@@ -230,6 +245,7 @@ static void run(struct job *j)
 	j->self.fs = thread_pointer();
 	j->self.how = RT_STOPPED;
 	j->self.self = 1;
+	j->tls_static = tls_static_size();
 	dl_iterate_phdr(scan_locked, j);
 }
 

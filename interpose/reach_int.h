@@ -142,6 +142,7 @@ struct rroots {
 	uint64_t *regs;         /* register values of every covered thread */
 	size_t nregs, regs_cap;
 	uint32_t notes;         /* enum mp_reach_notes */
+	uint64_t tls_static;    /* in: glibc's static TLS size (0: not known) */
 };
 
 /* Build the roots (reach_roots.c). */

@@ -279,8 +279,8 @@ static const struct rvma *vma_of(const struct ctx *c, uint64_t a)
 	return a ? rmaps_find(c->m, a) : NULL;
 }
 
-/* Is there a TCB (tcb == self == its own address) near the top of v? */
-static int has_tcb(const struct ctx *c, const struct rvma *v)
+/* A TCB (tcb == self == its own address) near the top of v, or 0. */
+static uint64_t tcb_in(const struct rvma *v)
 {
 	uint64_t t = v->end > v->start + TCB_SEARCH ? v->end - TCB_SEARCH : v->start;
 
@@ -288,8 +288,7 @@ static int has_tcb(const struct ctx *c, const struct rvma *v)
 		return 0;
 	for (t = (t + 63) & ~63ull; t + 24 <= v->end; t += 64)
 		if (word(t) == t && word(t + 16) == t)
-			return 1;
-	(void)c;
+			return t;
 	return 0;
 }
 
@@ -330,20 +329,29 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 	}
 	if (unknown)
 		rr->notes |= MP_REACH_N_THREADS;
-	/* stacks no known thread uses: dead (cached by glibc) when all are known */
+	/*
+	 * Stacks no known thread uses are dead (glibc keeps them for reuse)
+	 * when every thread is known: like valgrind, which no longer sees
+	 * below a dead thread's last stack pointer, only the thread's TCB and
+	 * static TLS at the top are roots (they hold its DTV).
+	 */
 	for (i = 0; i < c->m->n && !unknown; i++) {
 		const struct rvma *v = &c->m->v[i];
+		uint64_t tcb = 0, lo;
 		int live = 0;
 
-		if (v->type == RV_STACK) {
-			live = 0;
-		} else if (!(v->prot & RP_W) || !has_tcb(c, v)) {
+		if (v->type != RV_STACK && (!(v->prot & RP_W) || !(tcb = tcb_in(v))))
 			continue;
-		}
 		for (t = 0; t < nth && !live; t++)
 			live = vma_of(c, th[t].sp) == v || vma_of(c, th[t].fs) == v;
-		if (!live)
-			add(c, &c->ex, v->start, v->end, 0);
+		if (live)
+			continue;
+		add(c, &c->ex_vma, v->start, v->end, 0);
+		/* glibc's static TLS size counts the TCB, which ends at the top */
+		lo = c->rr->tls_static && c->rr->tls_static < v->end - v->start ?
+			     v->end - c->rr->tls_static : tcb;
+		if (tcb)
+			add(c, &c->stacks, lo < tcb ? lo : tcb, v->end, 0);
 	}
 }
 

@@ -1,0 +1,217 @@
+/*
+ * reach.c - programs whose blocks have known reachability at exit, for the
+ * scan memprov makes then (tests t2210, t2220). One mode per run:
+ *
+ *   basic [return|exit|_exit]  5 blocks of 200 B kept in a global, 3 of
+ *                              100 B whose last pointer is dropped
+ *   list N                     a list of N nodes of 48 B, head dropped:
+ *                              1 definitely lost, N-1 indirectly lost
+ *   cycle                      two blocks pointing at each other, nothing
+ *                              else at them: 1 definitely, 1 indirectly lost
+ *   interior                   a global points 8 bytes into a block:
+ *                              possibly lost
+ *   mmap                       an anonymous mapping kept (holding the only
+ *                              pointer to a 300 B block), one dropped
+ *   threads                    a 111 B block whose only pointer is in a
+ *                              register of another thread, a 222 B block
+ *                              whose only pointer is on another thread's
+ *                              stack, 3 blocks of 100 B dropped
+ *   big MIB                    MIB blocks of 1 MiB kept, filled with data
+ *   churnkeep N                N blocks of 16..4096 B, every other one kept
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void *keep[8];
+static void *keep_interior;
+static void *keep_map;
+static void **big;
+static volatile int ready, stop;
+
+struct node {
+	struct node *next;
+	char pad[40];
+};
+
+/* Overwrite the dead stack below the caller: no stale copy of a pointer. */
+static __attribute__((noinline)) void scrub(void)
+{
+	volatile char buf[64 << 10];
+
+	memset((char *)buf, 0, sizeof(buf));
+}
+
+static __attribute__((noinline)) void drop3(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char *p = malloc(100); /* DROP-LINE */
+
+		memset(p, 1, 100);
+	}
+}
+
+static void basic(const char *how)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		keep[i] = malloc(200); /* KEEP-LINE */
+	drop3();
+	scrub();
+	if (!strcmp(how, "exit"))
+		exit(0);
+	if (!strcmp(how, "_exit"))
+		_exit(0);
+}
+
+static __attribute__((noinline)) void list(int n)
+{
+	struct node *head = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct node *x = malloc(sizeof(*x)); /* LIST-LINE */
+
+		memset(x, 0, sizeof(*x));
+		x->next = head;
+		head = x;
+	}
+	head = NULL;
+}
+
+static __attribute__((noinline)) void cycle(void)
+{
+	struct node *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	a->next = b;
+	b->next = a;
+}
+
+static void interior(void)
+{
+	char *p = malloc(64);
+
+	keep_interior = p + 8;
+}
+
+static void maps(void)
+{
+	void **m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *lost = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED || lost == MAP_FAILED)
+		exit(2);
+	m[3] = malloc(300);
+	keep_map = m;
+}
+
+/* Keeps its block's address only in r12, spinning until the process exits. */
+static void *reg_thread(void *arg)
+{
+	uintptr_t hidden = (uintptr_t)malloc(111) ^ 0x5555555555555555ull;
+
+	(void)arg;
+	scrub();
+	__asm__ volatile("movq %0, %%r12\n\t"
+			 "xorq %1, %%r12\n\t"
+			 "movl $1, %%eax\n\t"
+			 "lock xaddl %%eax, (%2)\n\t"
+			 "1: pause\n\t"
+			 "movl (%3), %%eax\n\t"
+			 "testl %%eax, %%eax\n\t"
+			 "jz 1b\n\t"
+			 "xorq %%r12, %%r12"
+			 :
+			 : "r"(hidden), "r"(0x5555555555555555ull), "r"(&ready), "r"(&stop)
+			 : "r12", "rax", "memory");
+	return NULL;
+}
+
+/* Keeps its block's address only in a local variable, sleeping. */
+static void *stack_thread(void *arg)
+{
+	void *volatile p = malloc(222);
+
+	(void)arg;
+	scrub();
+	__atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST);
+	while (!stop)
+		usleep(1000);
+	return p;
+}
+
+static void threads(void)
+{
+	pthread_t a, b;
+
+	if (pthread_create(&a, NULL, reg_thread, NULL) || pthread_create(&b, NULL, stack_thread, NULL))
+		exit(2);
+	free(malloc(1)); /* the main thread's tcache is set up before the drop */
+	drop3();
+	scrub();
+	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 2)
+		sched_yield();
+	exit(0); /* the threads still hold their blocks */
+}
+
+static void bigheap(long mib)
+{
+	long i;
+
+	big = malloc(sizeof(*big) * (size_t)mib);
+	for (i = 0; i < mib; i++) {
+		big[i] = malloc(1 << 20);
+		memset(big[i], (int)(i & 0x7f), 1 << 20);
+	}
+}
+
+static void churnkeep(long n)
+{
+	long i;
+
+	big = calloc((size_t)n, sizeof(*big));
+	for (i = 0; i < n; i++) {
+		void *p = malloc(16 + (size_t)(i * 7919 % 4081));
+
+		if (i % 2)
+			free(p);
+		else
+			big[i] = p;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "basic";
+
+	if (!strcmp(mode, "basic"))
+		basic(argc > 2 ? argv[2] : "return");
+	else if (!strcmp(mode, "list"))
+		list(argc > 2 ? atoi(argv[2]) : 10);
+	else if (!strcmp(mode, "cycle"))
+		cycle();
+	else if (!strcmp(mode, "interior"))
+		interior();
+	else if (!strcmp(mode, "mmap"))
+		maps();
+	else if (!strcmp(mode, "threads"))
+		threads();
+	else if (!strcmp(mode, "big"))
+		bigheap(argc > 2 ? atol(argv[2]) : 1024);
+	else if (!strcmp(mode, "churnkeep"))
+		churnkeep(argc > 2 ? atol(argv[2]) : 100000);
+	else
+		return 2;
+	scrub();
+	return 0;
+}
