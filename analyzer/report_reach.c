@@ -48,6 +48,9 @@ static const char *why_not(const struct replay *r)
 	case MP_REACH_NOTRACE: return "the scan could not read the trace back";
 	case MP_REACH_UNSUPPORTED: return "no scan on this architecture";
 	case MP_REACH_FAULT: return "the scan faulted and gave up (a memprov bug: please report it)";
+	case MP_REACH_PARTIAL:
+		return "no scan: the trace does not record every allocation "
+		       "(MEMPROV_SAMPLE_BYTES or MEMPROV_HEAP=0)";
 	default: return "the scan failed";
 	}
 }

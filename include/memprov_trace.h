@@ -516,6 +516,8 @@ enum mp_reach_status {
 	MP_REACH_NOTRACE = 4,     /* the trace could not be read back */
 	MP_REACH_UNSUPPORTED = 5, /* not on this architecture */
 	MP_REACH_FAULT = 6,       /* the scan itself faulted and gave up */
+	MP_REACH_PARTIAL = 7,     /* not every allocation is recorded (sampling,
+				     MEMPROV_HEAP=0): no scan */
 };
 
 /* MP_REC_REACH.notes: what a finished scan could not cover (flags). */

@@ -328,8 +328,9 @@ void mp_reach_at_exit(void)
 	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
 		return;
 	memset(&j, 0, sizeof(j));
-	if (!mp_config.reach) {
-		j.status = MP_REACH_OFF;
+	if (!mp_config.reach || mp_config.sample_bytes || !mp_config.heap) {
+		/* blocks the trace does not know would hide what they point to */
+		j.status = mp_config.reach ? MP_REACH_PARTIAL : MP_REACH_OFF;
 		write_summary(&j, 0);
 		return;
 	}

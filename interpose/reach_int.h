@@ -31,6 +31,7 @@ enum {
 /* Bounded memory from raw anonymous mappings (reach_mem.c). */
 void rmem_init(uint64_t limit) MP_HIDDEN;
 void *rmem_alloc(size_t len) MP_HIDDEN;              /* zeroed; NULL over the bound */
+void *rmem_table(size_t len) MP_HIDDEN;              /* the same, every page touched now */
 /* Make *p hold at least need elements of size elem (*cap counts them). */
 int rmem_grow(void **p, size_t *cap, size_t elem, size_t need) MP_HIDDEN;
 void rmem_free(void *p) MP_HIDDEN;
@@ -38,7 +39,7 @@ void rmem_forget(void *p) MP_HIDDEN;                 /* never unmap it */
 void rmem_release(void) MP_HIDDEN;                   /* unmap everything */
 uint64_t rmem_peak(void) MP_HIDDEN;
 int rmem_failed(void) MP_HIDDEN;                     /* some allocation was refused */
-/* In-place heapsort of n elements of size elem (no malloc, unlike qsort). */
+/* In-place sort of n elements of size elem (no malloc, unlike qsort). */
 void rsort(void *base, size_t n, size_t elem,
 	   int (*less)(const void *a, const void *b)) MP_HIDDEN;
 int rmem_is_own(uint64_t addr) MP_HIDDEN;            /* inside the scan's own memory */

@@ -94,7 +94,7 @@ static uint64_t hash64(uint64_t k)
 static int tab_rehash(struct lb *lb)
 {
 	size_t ncap = lb->cap ? lb->cap * 2 : 512, i;
-	struct lentry *old = lb->tab, *nt = rmem_alloc(ncap * sizeof(*nt));
+	struct lentry *old = lb->tab, *nt = rmem_table(ncap * sizeof(*nt));
 
 	if (!nt)
 		return -1;

@@ -3,7 +3,7 @@
  * memprov makes itself with raw system calls (never the program's heap,
  * never a lock a stopped thread could hold), counted against the bound of
  * MEMPROV_REACH_MEMORY_MB and all unmapped when the scan is over. Also a
- * heapsort (glibc's qsort may call malloc) and the list of memprov's own
+ * sort (glibc's qsort may call malloc) and the list of memprov's own
  * mappings, which are never roots.
  */
 #include <string.h>
@@ -66,7 +66,8 @@ static int slot_of(const void *p)
 	return -1;
 }
 
-void *rmem_alloc(size_t len)
+/* populate: fault every page in with one call (the caller touches them all). */
+static void *alloc(size_t len, int populate)
 {
 	void *p;
 	int i;
@@ -78,9 +79,8 @@ void *rmem_alloc(size_t len)
 		failed = 1;
 		return NULL;
 	}
-	/* small tables are touched whole: fault them in with one call */
 	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | (len <= POPULATE_MAX ? MAP_POPULATE : 0), -1, 0);
+			MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
 	if (p == MAP_FAILED) {
 		failed = 1;
 		return NULL;
@@ -91,6 +91,17 @@ void *rmem_alloc(size_t len)
 	if (used > peak)
 		peak = used;
 	return p;
+}
+
+/* Small allocations are touched whole: fault them in with one call. */
+void *rmem_alloc(size_t len)
+{
+	return alloc(len, len <= POPULATE_MAX);
+}
+
+void *rmem_table(size_t len)
+{
+	return alloc(len, 1);
 }
 
 int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
@@ -253,9 +264,9 @@ static void sift_down(char *base, size_t i, size_t n, size_t elem,
 	}
 }
 
-void rsort(void *base, size_t n, size_t elem, int (*less)(const void *, const void *))
+static void heapsort_range(char *b, size_t n, size_t elem,
+			   int (*less)(const void *, const void *))
 {
-	char *b = base;
 	size_t i;
 
 	if (n < 2)
@@ -266,4 +277,62 @@ void rsort(void *base, size_t n, size_t elem, int (*less)(const void *, const vo
 		swap_bytes(b, b + i * elem, elem);
 		sift_down(b, 0, i, elem, less);
 	}
+}
+
+/* Introsort: quicksort (median of three), insertion sort for short runs,
+ * heapsort when the recursion goes too deep. */
+static void intro(char *b, size_t n, size_t elem, int (*less)(const void *, const void *),
+		  int depth)
+{
+	while (n > 16) {
+		char *lo = b, *mid = b + (n / 2) * elem, *hi = b + (n - 1) * elem;
+		size_t i = 0, j = n - 1;
+
+		if (!depth--) {
+			heapsort_range(b, n, elem, less);
+			return;
+		}
+		/* median of three to b[0], then partition around it */
+		if (less(mid, lo))
+			swap_bytes(mid, lo, elem);
+		if (less(hi, mid)) {
+			swap_bytes(hi, mid, elem);
+			if (less(mid, lo))
+				swap_bytes(mid, lo, elem);
+		}
+		swap_bytes(lo, mid, elem);
+		for (;;) {
+			do
+				i++;
+			while (i < n && less(b + i * elem, b));
+			while (less(b, b + j * elem))
+				j--;
+			if (i >= j)
+				break;
+			swap_bytes(b + i * elem, b + j * elem, elem);
+		}
+		swap_bytes(b, b + j * elem, elem);
+		/* recurse into the smaller side, loop on the larger */
+		if (j < n - j - 1) {
+			intro(b, j, elem, less, depth);
+			b += (j + 1) * elem;
+			n -= j + 1;
+		} else {
+			intro(b + (j + 1) * elem, n - j - 1, elem, less, depth);
+			n = j;
+		}
+	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && less(b + k * elem, b + (k - 1) * elem); k--)
+			swap_bytes(b + k * elem, b + (k - 1) * elem, elem);
+}
+
+void rsort(void *base, size_t n, size_t elem, int (*less)(const void *, const void *))
+{
+	int depth = 0;
+	size_t m;
+
+	for (m = n; m; m >>= 1)
+		depth += 2;
+	intro(base, n, elem, less, depth);
 }

@@ -136,6 +136,27 @@ test_expect_success 'a scan past its memory bound leaves a readable trace and a 
 	memprov leaks small.trace | grep -q "ran out of memory"
 '
 
+test_expect_success 'sampling: no scan, since unsampled blocks would hide what they point to' '
+	MEMPROV_SAMPLE_BYTES=4096 run sampled basic &&
+	jget --check sampled.json reach.status=partial-trace reach.shown=false &&
+	memprov leaks sampled.trace | grep -q "does not record every allocation"
+'
+
+test_expect_success 'a forked child and an exec image: each exit has its own scan' '
+	mkdir fork exec &&
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/fork/%p.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/forkexec" fork >fork.out &&
+	child=$(sed -n "s/^child=//p" fork.out) &&
+	memprov leaks --json "fork/$child.trace" >child.json &&
+	jget --check child.json reach.status=done reach.classes.still_reachable.bytes=222 &&
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/exec/t.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/forkexec" exec &&
+	memprov leaks --json exec/t.trace >exec1.json &&
+	memprov leaks --json exec/t.1.trace >exec2.json &&
+	jget --check exec1.json state=exec reach.status=absent &&
+	jget --check exec2.json reach.status=done reach.classes.still_reachable.bytes=555
+'
+
 test_expect_success 'the scan keeps output and exit status' '
 	timeout 60 env MEMPROV_OUTPUT="$TRASH/st.trace" LD_PRELOAD="$MEMPROV_LIB" \
 		"$BIN/exitcode" 23 >st.out 2>st.err; test $? = 23 &&
