@@ -241,7 +241,7 @@ static void run(struct job *j)
 		own_regs_here(&j->self);
 		j->st.notes |= MP_REACH_N_OWN_FRAMES;
 	}
-	j->self.tid = 0;
+	j->self.tid = (int32_t)syscall(SYS_gettid);
 	j->self.fs = thread_pointer();
 	j->self.how = RT_STOPPED;
 	j->self.self = 1;

@@ -292,6 +292,18 @@ static uint64_t tcb_in(const struct rvma *v)
 	return 0;
 }
 
+/* Is the main thread (tid == pid) among the threads? */
+static int main_alive(const struct rthread *th, size_t nth)
+{
+	int32_t pid = getpid();
+	size_t t;
+
+	for (t = 0; t < nth; t++)
+		if (th[t].tid == pid)
+			return 1;
+	return 0;
+}
+
 /* Stacks, TLS blocks and registers of the threads; dead stacks excluded. */
 static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 {
@@ -346,6 +358,12 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 			live = vma_of(c, th[t].sp) == v || vma_of(c, th[t].fs) == v;
 		if (live)
 			continue;
+		if (v->type == RV_STACK && main_alive(th, nth)) {
+			/* the main thread runs on another stack (a signal handler's) */
+			add(c, &c->stacks, v->start, v->end, RR_PROGRAM);
+			add(c, &c->ex_vma, v->start, v->end, 0);
+			continue;
+		}
 		add(c, &c->ex_vma, v->start, v->end, 0);
 		/* glibc's static TLS size counts the TCB, which ends at the top */
 		lo = c->rr->tls_static && c->rr->tls_static < v->end - v->start ?

@@ -56,6 +56,7 @@ struct sw_world {
 	int32_t pid, self_tid, tracer;
 	int32_t n;
 	int32_t ptracer_set;
+	int32_t overflow;  /* more threads than SW_MAX_THREADS */
 	uint64_t deadline;
 	char *stack;
 	struct sw_slot th[SW_MAX_THREADS];
@@ -136,7 +137,10 @@ static void task_dir(char *buf, int32_t pid)
 	memcpy(buf + i, "/task", 6);
 }
 
-/* The thread ids of process pid (0: self), at most max; -1 if unreadable. */
+/*
+ * The thread ids of process pid (0: self), at most max stored; returns how
+ * many there are (more than max when some were left out), -1 if unreadable.
+ */
 static int list_tasks(int32_t pid, int32_t *tids, int max)
 {
 	char path[40], buf[4096];
@@ -163,8 +167,8 @@ static int list_tasks(int32_t pid, int32_t *tids, int max)
 
 			for (p = d->name; *p >= '0' && *p <= '9'; p++)
 				tid = tid * 10 + (*p - '0');
-			if (!*p && tid > 0 && n < max)
-				tids[n++] = tid;
+			if (!*p && tid > 0 && n++ < max)
+				tids[n - 1] = tid;
 			off += d->reclen;
 		}
 	}
@@ -216,9 +220,13 @@ static int known(const struct sw_world *w, int32_t tid)
 /* One pass over the task list: seize what is new; how many were new. */
 static int seize_new(struct sw_world *w, uint64_t until)
 {
-	int32_t tids[512];
-	int n = list_tasks(w->pid, tids, 512), i, fresh = 0;
+	int32_t tids[SW_MAX_THREADS];
+	int n = list_tasks(w->pid, tids, SW_MAX_THREADS), i, fresh = 0;
 
+	if (n > SW_MAX_THREADS) {
+		w->overflow = 1;
+		n = SW_MAX_THREADS;
+	}
 	for (i = 0; i < n && w->n < SW_MAX_THREADS; i++) {
 		struct sw_slot *s;
 		long r;
@@ -374,14 +382,25 @@ static void fill_regs(struct rthread *t, const struct user_regs_struct *r)
 	t->how = RT_STOPPED;
 }
 
+/* A stand-in for threads past the table: their stacks are not known. */
+static size_t add_unknown(struct rthread *th, size_t k, size_t max)
+{
+	if (k >= max)
+		k = max - 1;
+	memset(&th[k], 0, sizeof(th[k]));
+	th[k].tid = -1;
+	th[k].how = RT_UNKNOWN;
+	return k + 1;
+}
+
 /* Every other thread, without stopping any: what the kernel says of each. */
 static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 {
-	int32_t tids[SW_MAX_THREADS > 512 ? 512 : SW_MAX_THREADS];
-	int n = list_tasks(0, tids, (int)(sizeof(tids) / sizeof(tids[0]))), i;
+	static int32_t tids[SW_MAX_THREADS];
+	int n = list_tasks(0, tids, SW_MAX_THREADS), i;
 	size_t k = 0;
 
-	for (i = 0; i < n && k < max; i++) {
+	for (i = 0; i < n && i < SW_MAX_THREADS && k < max; i++) {
 		if (tids[i] == self)
 			continue;
 		memset(&th[k], 0, sizeof(th[k]));
@@ -390,6 +409,8 @@ static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 		th[k].how = th[k].sp ? RT_STACK_ONLY : RT_UNKNOWN;
 		k++;
 	}
+	if (n > SW_MAX_THREADS)
+		k = add_unknown(th, k, max);
 	return k;
 }
 
@@ -440,6 +461,8 @@ struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t dea
 		}
 		k++;
 	}
+	if (w->overflow)
+		k = add_unknown(th, k, max);
 	*n = k;
 	return w;
 

@@ -104,6 +104,12 @@ test_expect_success 'pointers only in another thread register or stack keep thei
 	test "$(in_class threads.json drop3 definitely_lost)" = 300
 '
 
+test_expect_success 'exit from a handler on an alternate stack: the main stack is still scanned' '
+	run alt altstack &&
+	jget --check alt.json reach.status=done &&
+	test "$(in_class alt.json altstack still_reachable)" = 444
+'
+
 test_expect_success 'under strace (ptrace refused) the register is not seen, and the report says so' '
 	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
 	timeout 120 strace -f -o /dev/null env MEMPROV_OUTPUT="$TRASH/strace.trace" \

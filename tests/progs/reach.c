@@ -16,11 +16,15 @@
  *                              register of another thread, a 222 B block
  *                              whose only pointer is on another thread's
  *                              stack, 3 blocks of 100 B dropped
+ *   altstack                   a 444 B block whose only pointer is on main's
+ *                              stack; exit() from a signal handler running
+ *                              on an alternate stack
  *   big MIB                    MIB blocks of 1 MiB kept, filled with data
  *   churnkeep N                N blocks of 16..4096 B, every other one kept
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +168,29 @@ static void threads(void)
 	exit(0); /* the threads still hold their blocks */
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+	exit(0);
+}
+
+static __attribute__((noinline)) void altstack(void)
+{
+	static char alt[64 << 10];
+	void *volatile p = malloc(444);
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_ONSTACK;
+	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
+		exit(2);
+	scrub();
+	raise(SIGUSR1);
+	free(p);
+}
+
 static void bigheap(long mib)
 {
 	long i;
@@ -206,6 +233,8 @@ int main(int argc, char **argv)
 		maps();
 	else if (!strcmp(mode, "threads"))
 		threads();
+	else if (!strcmp(mode, "altstack"))
+		altstack();
 	else if (!strcmp(mode, "big"))
 		bigheap(argc > 2 ? atol(argv[2]) : 1024);
 	else if (!strcmp(mode, "churnkeep"))
