@@ -292,6 +292,29 @@ static uint64_t tcb_in(const struct rvma *v)
 	return 0;
 }
 
+/* The heap or mmap block that holds addr, or NULL. */
+static const struct rblock *block_at(const struct rlive *l, uint64_t addr)
+{
+	int g;
+
+	for (g = RG_HOST; g <= RG_MMAP; g++) {
+		size_t lo = l->first[g], hi = l->first[g + 1];
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (l->b[mid].addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > l->first[g] && addr < l->b[lo - 1].addr + l->b[lo - 1].size &&
+		    (l->b[lo - 1].kind == MP_KIND_HEAP || l->b[lo - 1].kind == MP_KIND_MMAP))
+			return &l->b[lo - 1];
+	}
+	return NULL;
+}
+
 /* Is the main thread (tid == pid) among the threads? */
 static int main_alive(const struct rthread *th, size_t nth)
 {
@@ -322,9 +345,17 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 			rr->notes |= MP_REACH_N_THREADS;
 		if (sv) {
 			uint64_t lo = th[t].sp - (th[t].self ? 0 : RED_ZONE);
+			const struct rblock *b = block_at(c->l, th[t].sp);
 
-			add(c, &c->stacks, lo > sv->start ? lo : sv->start, sv->end, RR_PROGRAM);
-			add(c, &c->ex_vma, sv->start, sv->end, 0);
+			if (b) {
+				/* a stack in a block (a signal stack, a coroutine) */
+				lo = lo > b->addr ? lo : b->addr;
+				add_root(c, lo, b->addr + b->size, RR_PROGRAM);
+			} else {
+				add(c, &c->stacks, lo > sv->start ? lo : sv->start, sv->end,
+				    RR_PROGRAM);
+				add(c, &c->ex_vma, sv->start, sv->end, 0);
+			}
 		}
 		if (fv && fv != sv) {
 			/* the TLS block of a thread on another stack, or the loader's */

@@ -18,7 +18,7 @@
  *                              stack, 3 blocks of 100 B dropped
  *   altstack                   a 444 B block whose only pointer is on main's
  *                              stack; exit() from a signal handler running
- *                              on an alternate stack
+ *                              on an alternate stack (a heap block)
  *   big MIB                    MIB blocks of 1 MiB kept, filled with data
  *   churnkeep N                N blocks of 16..4096 B, every other one kept
  */
@@ -176,17 +176,25 @@ static void on_usr1(int sig)
 
 static __attribute__((noinline)) void altstack(void)
 {
-	static char alt[64 << 10];
+	void *alt = malloc(64 << 10);
 	void *volatile p = malloc(444);
-	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+	stack_t ss = { .ss_sp = alt, .ss_size = 64 << 10 };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sa.sa_flags = SA_ONSTACK;
-	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
+	if (!alt || sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
 		exit(2);
+	memset(alt, 0, 64 << 10);
 	scrub();
+	/* no copy of p in a vector register the signal frame would keep */
+	__asm__ volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\tpxor %%xmm2, %%xmm2\n\t"
+			 "pxor %%xmm3, %%xmm3\n\tpxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
+			 "pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\tpxor %%xmm8, %%xmm8\n\t"
+			 "pxor %%xmm9, %%xmm9\n\tpxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
+			 "pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\t"
+			 "pxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15" ::: "memory");
 	raise(SIGUSR1);
 	free(p);
 }
