@@ -46,7 +46,8 @@ static const char *why_not(const struct replay *r)
 	case MP_REACH_NOMEM:
 		return "the scan ran out of memory (MEMPROV_REACH_MEMORY_MB, or mmap failed)";
 	case MP_REACH_NOTRACE: return "the scan could not read the trace back";
-	case MP_REACH_UNSUPPORTED: return "no scan on this architecture";
+	case MP_REACH_UNSUPPORTED:
+		return "no scan: not supported here (not x86-64, or under valgrind)";
 	case MP_REACH_FAULT: return "the scan faulted and gave up (a memprov bug: please report it)";
 	case MP_REACH_PARTIAL:
 		return "no scan: the trace does not record every allocation "
@@ -177,20 +178,21 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 			"scanned as roots\n");
 	if (s->notes & MP_REACH_N_FILES)
 		fprintf(f, "  note: file mappings were not scanned (no fault-safe reader)\n");
+	if (s->notes & MP_REACH_N_SECCOMP)
+		fprintf(f, "  note: a seccomp filter is installed: no thread was stopped with ptrace\n");
 }
 
 void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay *r)
 {
-	char b1[32], b2[32];
+	char b2[32];
 	unsigned i;
 
 	if (!v->shown) {
 		fprintf(f, "\nreachability at exit: not computed: %s\n", v->why);
 		return;
 	}
-	fprintf(f, "\nreachability at exit (scan: %s, %u of %u threads stopped):\n",
-		human_ns(b1, sizeof(b1), r->reach.scan_ns), r->reach.threads_stopped,
-		r->reach.threads);
+	fprintf(f, "\nreachability at exit (%u of %u threads stopped):\n",
+		r->reach.threads_stopped, r->reach.threads);
 	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
 		unsigned c = order[i];
 
@@ -237,7 +239,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 {
 	const struct mp_rec_reach *s = &r->reach;
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
-					     "no-main-arena", "files" };
+					     "no-main-arena", "files", "seccomp" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

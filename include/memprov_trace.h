@@ -514,7 +514,7 @@ enum mp_reach_status {
 	MP_REACH_TIMEOUT = 2,     /* the time bound was reached */
 	MP_REACH_NOMEM = 3,       /* the memory bound was reached, or mmap failed */
 	MP_REACH_NOTRACE = 4,     /* the trace could not be read back */
-	MP_REACH_UNSUPPORTED = 5, /* not on this architecture */
+	MP_REACH_UNSUPPORTED = 5, /* not here: not x86-64, or under valgrind */
 	MP_REACH_FAULT = 6,       /* the scan itself faulted and gave up */
 	MP_REACH_PARTIAL = 7,     /* not every allocation is recorded (sampling,
 				     MEMPROV_HEAP=0): no scan */
@@ -527,6 +527,7 @@ enum mp_reach_notes {
 	MP_REACH_N_OWN_FRAMES = 1 << 2, /* exiting thread: memprov's frames scanned too */
 	MP_REACH_N_NO_ARENA = 1 << 3,   /* glibc's main arena not found: its lists were roots */
 	MP_REACH_N_FILES = 1 << 4,      /* file mappings skipped: no fault-safe reader */
+	MP_REACH_N_SECCOMP = 1 << 5,    /* a seccomp filter: no ptrace, no process_vm_readv */
 };
 
 /*

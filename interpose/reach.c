@@ -29,6 +29,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@
 
 struct job {
 	int ran;
+	int sandboxed;          /* a seccomp filter: no ptrace helper, no process_vm_readv */
 	int status;             /* enum mp_reach_status */
 	uint64_t deadline, scan_ts;
 	struct rthread self;
@@ -202,7 +204,7 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	}
 	th[0] = j->self;
-	w = sw_stop(th + 1, SW_MAX_THREADS, &n, j->deadline);
+	w = sw_stop(th + 1, SW_MAX_THREADS, &n, j->deadline, !j->sandboxed);
 	j->st.threads = (uint32_t)n + 1;
 	for (i = 0; i <= n; i++) {
 		j->st.stopped += th[i].how == RT_STOPPED;
@@ -219,7 +221,7 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 	fault_net(1);
 	r = rl_build(&j->live, fd, j->deadline);
 	if (!r)
-		r = rmaps_read(&maps);
+		r = rmaps_read(&maps, !j->sandboxed);
 	maps.all_safe = j->st.stopped != j->st.threads;
 	if (!r)
 		r = rroots_build(&roots, &j->live, &maps, th, n + 1,
@@ -234,8 +236,20 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+static int find_valgrind(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core");
+}
+
 static void run(struct job *j)
 {
+	if (dl_iterate_phdr(find_valgrind, NULL)) {
+		/* memcheck would flag every word read; ptrace is not emulated */
+		j->status = MP_REACH_UNSUPPORTED;
+		return;
+	}
 	if (own_regs(&j->self)) {
 		j->self.nregs = 0;
 		own_regs_here(&j->self);
@@ -246,6 +260,13 @@ static void run(struct job *j)
 	j->self.how = RT_STOPPED;
 	j->self.self = 1;
 	j->tls_static = tls_static_size();
+	/*
+	 * Under a seccomp filter a system call the program never makes may
+	 * kill it: leave out the ptrace helper and process_vm_readv.
+	 */
+	j->sandboxed = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0;
+	if (j->sandboxed)
+		j->st.notes |= MP_REACH_N_SECCOMP;
 	dl_iterate_phdr(scan_locked, j);
 }
 

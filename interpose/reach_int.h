@@ -99,7 +99,8 @@ struct rmaps {
 	int all_safe;      /* some thread runs: read everything fault-safe */
 };
 
-int rmaps_read(struct rmaps *m) MP_HIDDEN;
+/* vm_readv 0: never use process_vm_readv (a seccomp filter may forbid it). */
+int rmaps_read(struct rmaps *m, int vm_readv) MP_HIDDEN;
 void rmaps_close(struct rmaps *m) MP_HIDDEN;
 const struct rvma *rmaps_find(const struct rmaps *m, uint64_t addr) MP_HIDDEN;
 /*
@@ -166,12 +167,13 @@ int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
 
 struct sw_world;
 /*
- * Stop every thread but the caller with a ptrace helper and fill th[] (at
- * most max) with what is known of each; *n is how many. Returns the world
- * to hand to sw_resume (NULL: none stopped, th[] still filled where the
- * kernel says where a thread's stack is).
+ * Stop every thread but the caller with a ptrace helper (helper 0: none)
+ * and fill th[] (at most max) with what is known of each; *n is how many.
+ * Returns the world to hand to sw_resume (NULL: none stopped, th[] still
+ * filled where the kernel says where a thread's stack is).
  */
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline) MP_HIDDEN;
+struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+			 int helper) MP_HIDDEN;
 void sw_resume(struct sw_world *w) MP_HIDDEN;
 
 #endif /* MEMPROV_REACH_INT_H */

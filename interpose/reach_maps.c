@@ -126,7 +126,7 @@ static int read_file(const char *path, char **buf, size_t *cap, size_t *len)
 	return 0;
 }
 
-int rmaps_read(struct rmaps *m)
+int rmaps_read(struct rmaps *m, int vm_readv)
 {
 	char *buf = NULL;
 	size_t cap = 0, len, vcap = 0;
@@ -163,8 +163,9 @@ int rmaps_read(struct rmaps *m)
 	l.iov_len = sizeof(probe);
 	r.iov_base = &got;
 	r.iov_len = sizeof(got);
-	m->vm_readv_ok = syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL) ==
-			 (long)sizeof(probe) && probe == 1;
+	m->vm_readv_ok = vm_readv &&
+			 syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL) ==
+				 (long)sizeof(probe) && probe == 1;
 	if (!m->vm_readv_ok)
 		m->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	return RX_OK;

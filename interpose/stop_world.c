@@ -414,7 +414,8 @@ static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 	return k;
 }
 
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline)
+struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+			 int helper)
 {
 	int32_t self = (int32_t)syscall(SYS_gettid), tids[2];
 	struct sw_world *w;
@@ -425,6 +426,8 @@ struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t dea
 	*n = 0;
 	if (list_tasks(0, tids, 2) < 2)
 		return NULL; /* alone: nothing to stop */
+	if (!helper)
+		goto unstopped;
 	w = rmem_alloc(sizeof(*w));
 	if (w)
 		w->stack = rmem_alloc(TRACER_STACK);
@@ -500,8 +503,10 @@ void sw_resume(struct sw_world *w)
 
 #else /* not x86-64: no registers of other threads; stacks from the kernel only */
 
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline)
+struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+			 int helper)
 {
+	(void)helper;
 	(void)th;
 	(void)max;
 	(void)deadline;

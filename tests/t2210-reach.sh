@@ -122,6 +122,14 @@ test_expect_success 'under strace (ptrace refused) the register is not seen, and
 	memprov leaks strace.trace | grep -q "note: 2 of 3 threads could not be stopped"
 '
 
+test_expect_success 'under a seccomp filter no ptrace helper is started, and the report says so' '
+	run sec seccomp &&
+	jget --check sec.json reach.status=done reach.threads=3 reach.threads_stopped=1 \
+		"=sorted(j[\"reach\"][\"notes\"])==[\"seccomp\", \"threads\"]" &&
+	test "$(in_class sec.json drop3 definitely_lost)" = 300 &&
+	memprov leaks sec.trace | grep -q "note: a seccomp filter is installed"
+'
+
 test_expect_success 'MEMPROV_REACH=0: no classes, and the report says the scan was off' '
 	MEMPROV_REACH=0 run off basic &&
 	jget --check off.json reach.status=off reach.shown=false reach.classes=null &&
