@@ -69,8 +69,8 @@ void reach_view_build(struct reach_view *v, const struct replay *r, struct symbo
 	memset(v, 0, sizeof(*v));
 	v->why = why_not(r);
 	if (!v->why && !at_end)
-		v->why = "the scan classifies what is live at exit, not at the end of the "
-			 "Python main module";
+		v->why = "this report is at the end of the Python main module; the scan "
+			 "classifies what is live at exit";
 	if (v->why)
 		return;
 	v->shown = 1;
@@ -188,7 +188,9 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 	unsigned i;
 
 	if (!v->shown) {
-		fprintf(f, "\nreachability at exit: not computed: %s\n", v->why);
+		fprintf(f, "\nreachability at exit: not %s: %s\n",
+			r->have_reach && r->reach.status == MP_REACH_DONE ? "shown" : "computed",
+			v->why);
 		return;
 	}
 	fprintf(f, "\nreachability at exit (%u of %u threads stopped):\n",
