@@ -279,6 +279,13 @@ static const struct rvma *vma_of(const struct ctx *c, uint64_t a)
 	return a ? rmaps_find(c->m, a) : NULL;
 }
 
+/* Is mapping i right above an inaccessible one (a thread stack's guard)? */
+static int guarded(const struct rmaps *m, size_t i)
+{
+	return i > 0 && m->v[i - 1].end == m->v[i].start && m->v[i - 1].type == RV_ANON &&
+	       !(m->v[i - 1].prot & (RP_R | RP_W));
+}
+
 /* A TCB (tcb == self == its own address) near the top of v, or 0. */
 static uint64_t tcb_in(const struct rvma *v)
 {
@@ -383,7 +390,8 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 		uint64_t tcb = 0, lo;
 		int live = 0;
 
-		if (v->type != RV_STACK && (!(v->prot & RP_W) || !(tcb = tcb_in(v))))
+		if (v->type != RV_STACK && (!(v->prot & RP_W) || !guarded(c->m, i) ||
+					    !(tcb = tcb_in(v))))
 			continue;
 		for (t = 0; t < nth && !live; t++)
 			live = vma_of(c, th[t].sp) == v || vma_of(c, th[t].fs) == v;

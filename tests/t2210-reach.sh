@@ -65,6 +65,15 @@ test_expect_success 'leaks (text): the summary, then definitely lost before stil
 		"$(grep -n "^still reachable:" basic.txt | cut -d: -f1)"
 '
 
+test_expect_success 'a block allocated after the scan (atexit) is not classified' '
+	run late atexit &&
+	test "$(classes late)" = "3 300 0 0 0 0 5 1000" &&
+	jget --check late.json reach.classes.unknown.blocks=1 reach.classes.unknown.bytes=777 &&
+	memprov leaks late.trace >late.txt &&
+	grep -q "^  not classified  *1 blocks  *777 B  (allocated after the scan)$" late.txt &&
+	grep -q "^not classified: 1 site" late.txt
+'
+
 test_expect_success 'a list whose head is dropped: 1 definitely lost, 9 indirectly lost' '
 	run list list 10 &&
 	test "$(classes list)" = "1 48 9 432 0 0 0 0" &&

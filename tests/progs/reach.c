@@ -20,6 +20,8 @@
  *                              stack; exit() from a signal handler running
  *                              on an alternate stack (a heap block)
  *   seccomp                    threads, under an allow-all seccomp filter
+ *   atexit                     basic, then an atexit handler keeps 777 B:
+ *                              allocated after the scan, not classified
  *   big MIB                    MIB blocks of 1 MiB kept, filled with data
  *   churnkeep N                N blocks of 16..4096 B, every other one kept
  */
@@ -183,6 +185,11 @@ static void allow_all_filter(void)
 		exit(2);
 }
 
+static void late(void)
+{
+	keep[7] = malloc(777);
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -256,7 +263,10 @@ int main(int argc, char **argv)
 		maps();
 	else if (!strcmp(mode, "threads"))
 		threads();
-	else if (!strcmp(mode, "seccomp")) {
+	else if (!strcmp(mode, "atexit")) {
+		atexit(late);
+		basic("return");
+	} else if (!strcmp(mode, "seccomp")) {
 		allow_all_filter();
 		threads();
 	} else if (!strcmp(mode, "altstack"))
