@@ -220,6 +220,8 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	fault_net(1);
 	r = rl_build(&j->live, fd, j->deadline);
+	if (!r && !j->live.n)
+		goto done; /* nothing live: nothing to classify */
 	if (!r)
 		r = rmaps_read(&maps, !j->sandboxed);
 	maps.all_safe = j->st.stopped != j->st.threads;
@@ -229,6 +231,7 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 	j->st.notes |= roots.notes;
 	if (!r)
 		r = rmark_run(&j->live, &roots, &maps, &j->st, j->deadline);
+done:
 	fault_net(0);
 	rmaps_close(&maps);
 	sw_resume(w);
