@@ -44,7 +44,7 @@ endif
 
 DEPS_STAMP := .deps-installed
 
-.PHONY: all help test demo bench fuzz install clean format deps
+.PHONY: all help test test-build demo bench fuzz install clean format deps
 
 all: $(DEPS_STAMP) $(LIB) $(CLI) ## build the preload library and the CLI (default)
 
@@ -76,6 +76,8 @@ $(CLI): $(CLI_OBJ)
 # append to TEST_BUILD in their own fragments.
 TEST_BUILD :=
 -include $(sort $(wildcard tests/*.mk tests/*/*.mk bench/*.mk))
+
+test-build: all $(TEST_BUILD) ## build what the tests need, without running them
 
 test: all $(TEST_BUILD) ## build and run the test suite
 	$(Q)scripts/install-deps.sh test html

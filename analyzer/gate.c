@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_fn.h"
 #include "gate.h"
 #include "gate_report.h"
 #include "growth.h"
@@ -109,6 +110,11 @@ int gate_opts_set(struct gate_opts *o, const char *cmd, int opt, const char *arg
 	}
 	case GATE_OPT_CHILDREN:
 		o->flags |= GATE_CHILDREN;
+		return 0;
+	case GATE_OPT_ALLOC_FN:
+		if (alloc_fn_add(arg) < 0)
+			return usage_error(cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
+					   arg);
 		return 0;
 	}
 	return usage_error(cmd, "unknown gate option");

@@ -30,6 +30,7 @@ enum gate_opt {
 	GATE_OPT_JSON,
 	GATE_OPT_GATE_STATUS,
 	GATE_OPT_CHILDREN,
+	GATE_OPT_ALLOC_FN,
 };
 
 #define GATE_LONG_OPTIONS                                                           \
@@ -42,7 +43,8 @@ enum gate_opt {
 	{ "after", required_argument, NULL, GATE_OPT_AFTER },                       \
 	{ "junit", required_argument, NULL, GATE_OPT_JUNIT },                       \
 	{ "annotations", no_argument, NULL, GATE_OPT_ANNOTATIONS },                 \
-	{ "json", no_argument, NULL, GATE_OPT_JSON }
+	{ "json", no_argument, NULL, GATE_OPT_JSON },                               \
+	{ "alloc-fn", required_argument, NULL, GATE_OPT_ALLOC_FN }
 
 /* Options of `memprov run --check` only. */
 #define GATE_RUN_LONG_OPTIONS                                                       \

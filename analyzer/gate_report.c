@@ -75,13 +75,13 @@ static void offender_line(FILE *f, const struct result *res, const struct offend
 
 	if (off->growth)
 		fprintf(f, "%s %s grows %s per %s (%s over the window, %s live at the end)",
-			kind_name(off->s.kind), func_name(off->s.func),
+			kind_name(off->s.kind), site_api(&off->s),
 			human_bytes(b1, sizeof(b1), off->slope > 0 ? (uint64_t)off->slope : 0), res->unit,
 			human_bytes(b2, sizeof(b2), off->growth_bytes > 0 ? (uint64_t)off->growth_bytes : 0),
 			human_bytes(fn, sizeof(fn), off->s.bytes));
 	else
 		fprintf(f, "%s %s: %s in %" PRIu64 " block%s live at %s", kind_name(off->s.kind),
-			func_name(off->s.func), human_bytes(b1, sizeof(b1), off->s.bytes), off->s.blocks,
+			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes), off->s.blocks,
 			off->s.blocks == 1 ? "" : "s", res->at);
 	fprintf(f, " in %s", site_function(&off->s, fn, sizeof(fn)));
 	if (site_location(&off->s, &file, &line))

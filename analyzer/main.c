@@ -31,12 +31,14 @@ static const struct subcommand subcommands[] = {
 	  "The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
 	  "next to this program.\n" },
 	{ "leaks", cmd_leaks,
-	  "memprov leaks [--json] [--native|--python-only] [--all] TRACE",
+	  "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
 	  "Memory still live at the end of the Python main module (if the trace marks it),\n"
 	  "else at exit or at the point of death, grouped by allocation site, biggest first.\n"
 	  "  --json         one JSON object on stdout\n"
 	  "  --native       show every native frame, interpreter frames included\n"
 	  "  --python-only  show Python frames only\n"
+	  "  --alloc-fn NAME  NAME allocates too ('*' matches any run): sites are its\n"
+	  "                 callers, named by it, as for strdup and operator new\n"
 	  "  --all          show every site, not the top 20\n" },
 	{ "stats", cmd_stats,
 	  "memprov stats [--json] TRACE",
@@ -44,7 +46,7 @@ static const struct subcommand subcommands[] = {
 	  "memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
 	  "  --json         one JSON object on stdout\n" },
 	{ "growth", cmd_growth,
-	  "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--all] TRACE",
+	  "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
 	  "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
 	  "spaced instants when the trace has no marks; lists the sites whose live memory\n"
 	  "keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
@@ -56,15 +58,15 @@ static const struct subcommand subcommands[] = {
 	  "  --skip N          leave out the first N marks (or instants): warm-up\n"
 	  "  --after LABEL     start at the first mark named LABEL\n"
 	  "  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
-	  "  --native, --python-only   frames shown, as for leaks\n"
+	  "  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
 	  "  --all             also list the sites that are not suspects\n" },
 	{ "peak", cmd_peak,
-	  "memprov peak [--json|--folded] [--native|--python-only] [--all] TRACE",
+	  "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
 	  "When live memory peaked (all kinds together, and each kind on its own) and what\n"
 	  "was live at the overall peak, by site, biggest first.\n"
 	  "  --json         one JSON object on stdout\n"
 	  "  --folded       live bytes at the peak as folded stacks\n"
-	  "  --native, --python-only   frames shown, as for leaks\n"
+	  "  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
 	  "  --all          show every site, not the top 20\n" },
 	{ "timeline", cmd_timeline,
 	  "memprov timeline [--json] [--points N] [--min-gap SIZE] TRACE",
@@ -75,7 +77,7 @@ static const struct subcommand subcommands[] = {
 	  "  --points N      instants (default 20)\n"
 	  "  --min-gap SIZE  least unexplained RSS rise to flag (default 1M)\n" },
 	{ "diff", cmd_diff,
-	  "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] A B",
+	  "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] [--alloc-fn NAME]... A B",
 	  "Sites whose live memory at the end (as leaks measures it) differs between\n"
 	  "traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
 	  "growing in one trace only or whose slopes differ by 10% or more. Sites are\n"
@@ -84,16 +86,16 @@ static const struct subcommand subcommands[] = {
 	  "  --growth          compare growth (suspects and slopes) instead of live at end\n"
 	  "  --min-bytes SIZE  least difference listed (default 1K)\n"
 	  "  --skip N          with --growth: leave out the first N marks of each trace\n"
-	  "  --native, --python-only   frames shown, as for leaks\n" },
+	  "  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n" },
 	{ "html", cmd_html,
-	  "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] TRACE",
+	  "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... TRACE",
 	  "One self-contained HTML page (no network): timeline chart of tracked live memory\n"
 	  "per kind, RSS and marks, the gap check, the growing sites (as growth reports\n"
 	  "them) and a flame graph of their growth, or of memory live at the end.\n"
 	  "  -o, --output FILE   where to write it (default memprov-report.html; - for stdout)\n"
 	  "  other options as for growth\n" },
 	{ "check", cmd_check,
-	  "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] TRACE...",
+	  "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE...",
 	  "The CI gate: memory still live when each process ended (after suppressions) is\n"
 	  "held to --max-leak, and with --max-growth, every site's growth per mark (or per\n"
 	  "second without marks). Prints the offending sites. Exit 0 within budget, 1 over\n"
@@ -104,13 +106,15 @@ static const struct subcommand subcommands[] = {
 	  "                           is not gated without it\n"
 	  "  --kind KIND[,KIND]       gate only these kinds (heap, mmap, pinned, device,\n"
 	  "                           managed, registered), each against the budget\n"
-	  "  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style)\n"
+	  "  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style),\n"
+	  "                           alloc:NAME lines (as --alloc-fn)\n"
 	  "  --no-default-suppressions  also count what glibc, the loader, Python and CUDA\n"
 	  "                           keep until exit on purpose\n"
 	  "  --skip N, --after LABEL  growth window starts after warm-up\n"
 	  "  --junit FILE             a JUnit XML file, one test case per trace\n"
 	  "  --annotations            one ::error file=F,line=L:: line per offending site\n"
-	  "  --json                   one JSON object on stdout\n" },
+	  "  --json                   one JSON object on stdout\n"
+	  "  --alloc-fn NAME          NAME allocates too, as for leaks\n" },
 	{ "dump", cmd_dump,
 	  "memprov dump TRACE",
 	  "Every record of the trace in time order, one line each.\n" },

@@ -590,7 +590,10 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 		snprintf(buf, len, "tracing stopped: %s",
 			 h->stop_message[0] ? h->stop_message :
 			 h->stop_reason == MP_STOP_NOSPACE ? "no space left for the trace" :
-			 h->stop_reason == MP_STOP_MAP ? "cannot map the trace" : "internal limit");
+			 h->stop_reason == MP_STOP_MAP ? "cannot map the trace" :
+			 h->stop_reason == MP_STOP_FSIZE ? "the file-size limit was reached" :
+			 h->stop_reason == MP_STOP_FILE ? "the trace's descriptor was lost" :
+			 "internal limit");
 		break;
 	default:
 		snprintf(buf, len, "killed or still running: live at point of death");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fn.h"
 #include "report.h"
 #include "util.h"
 
@@ -55,6 +56,11 @@ void report_header(FILE *f, const struct replay *r)
 			t->cut_at);
 	if (t->damaged)
 		fprintf(f, "warning: the trace is damaged: corrupt records were skipped (see stderr)\n");
+	if (t->hdr.skipped_total)
+		fprintf(f, "warning: %" PRIu64 " event%s could not be recorded (calls made while "
+			"memprov was busy, from a signal handler it could not wrap): figures may "
+			"miss them; `memprov stats` lists them\n",
+			t->hdr.skipped_total, t->hdr.skipped_total == 1 ? "" : "s");
 }
 
 int report_status(const struct trace *t)
@@ -62,6 +68,9 @@ int report_status(const struct trace *t)
 	if (t->cut)
 		warning("trace cut at offset %" PRIu64 " in '%s': reporting what was written before",
 			t->cut_at, t->path);
+	if (t->hdr.skipped_total)
+		warning("%" PRIu64 " event%s in '%s' could not be recorded", t->hdr.skipped_total,
+			t->hdr.skipped_total == 1 ? "" : "s", t->path);
 	if (!t->records && t->damaged) {
 		error("nothing could be read from '%s'", t->path);
 		return EXIT_FAIL;
@@ -75,6 +84,7 @@ void report_json_trace(FILE *f, const struct trace *t)
 	json_str(f, t->path);
 	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
 	json_str(f, report_command(t));
+	fprintf(f, ",\"skipped_events\":%" PRIu64, t->hdr.skipped_total);
 }
 
 void report_json_head(FILE *f, const struct trace *t)
@@ -134,15 +144,6 @@ static int parse_uint(const char *cmd, const char *opt, const char *arg, uint64_
 	return 0;
 }
 
-/* Does the table have an option with a value? Then '?' may be a missing value. */
-static int takes_values(const struct option *opts)
-{
-	for (; opts->name; opts++)
-		if (opts->has_arg != no_argument)
-			return 1;
-	return 0;
-}
-
 static int parse_points(struct report_args *a, const char *arg)
 {
 	uint64_t v;
@@ -165,19 +166,24 @@ static int report_opt(struct report_args *a, int c, const char *arg, char **argv
 	case 'n': a->o.mode = SITE_NATIVE; return 0;
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;
+	case 'F':
+		if (alloc_fn_add(arg) < 0)
+			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
+					   arg);
+		return 0;
 	case 'P': return parse_points(a, arg);
 	case 's': return parse_uint(a->cmd, "--skip", arg, &a->o.skip) ? EXIT_USAGE : 0;
 	case 'm':
 		return report_parse_size(a->cmd, "--min-bytes", arg, &a->o.min_bytes) ? EXIT_USAGE : 0;
-	case '?':
 	case ':':
+		return usage_error(a->cmd, "%s wants a value", argv[optind - 1]);
+	case '?':
 		break;
 	default:
 		if (a->own)
 			return a->own(a, c, arg);
 	}
-	return usage_error(a->cmd, takes_values(a->opts) ? "unknown option or missing value '%s'" :
-							   "unknown option '%s'", argv[optind - 1]);
+	return usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 /* What must hold once the options are read. */
@@ -194,9 +200,12 @@ static int check_args(const struct report_args *a, int argc)
 
 int report_parse(struct report_args *a, int argc, char **argv, int *status)
 {
-	const char *shortopts = a->shortopts ? a->shortopts : "+h";
+	const char *given = a->shortopts ? a->shortopts : "+h";
+	char shortopts[32];
 	int c, ret = 0;
 
+	/* "+:...": a missing value is ':', apart from an unknown option ('?') */
+	snprintf(shortopts, sizeof(shortopts), "+:%s", given + (given[0] == '+'));
 	opterr = 0;
 	optind = 1;
 	while (!ret && (c = getopt_long(argc, argv, shortopts, a->opts, NULL)) != -1) {

@@ -53,7 +53,8 @@ enum report_flags {
 #define REPORT_OPT_ALL { "all", no_argument, NULL, 'a' }
 #define REPORT_OPT_SITES                                                    \
 	{ "native", no_argument, NULL, 'n' },                               \
-	{ "python-only", no_argument, NULL, 'p' }
+	{ "python-only", no_argument, NULL, 'p' },                          \
+	{ "alloc-fn", required_argument, NULL, 'F' }
 #define REPORT_OPT_POINTS { "points", required_argument, NULL, 'P' }
 #define REPORT_OPT_SKIP { "skip", required_argument, NULL, 's' }
 #define REPORT_OPT_AFTER { "after", required_argument, NULL, 'A' }

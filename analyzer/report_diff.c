@@ -106,12 +106,12 @@ static void print_row_text(const struct drow *r, size_t i, unsigned flags, const
 
 	if (flags & DIFF_GROWTH) {
 		printf("  #%zu %s %s: %+.2f B/%s: A %.2f B/%s%s, B %.2f B/%s%s\n", i + 1,
-		       kind_name(r->s->kind), func_name(r->s->func), r->delta, growth_unit(&sd[0].g),
+		       kind_name(r->s->kind), site_api(r->s), r->delta, growth_unit(&sd[0].g),
 		       r->slope[0], growth_unit(&sd[0].g), r->suspect[0] ? " (growing)" : "",
 		       r->slope[1], growth_unit(&sd[1].g), r->suspect[1] ? " (growing)" : "");
 	} else {
 		printf("  #%zu %s %s: %s%s (%+.0f B): A %s (%" PRIu64 " block%s), B %s (%" PRIu64
-		       " block%s)\n", i + 1, kind_name(r->s->kind), func_name(r->s->func),
+		       " block%s)\n", i + 1, kind_name(r->s->kind), site_api(r->s),
 		       r->delta < 0 ? "-" : "+", human_bytes(b1, sizeof(b1), (uint64_t)fabs(r->delta)),
 		       r->delta, human_bytes(b2, sizeof(b2), r->bytes[0]), r->blocks[0],
 		       r->blocks[0] == 1 ? "" : "s", human_bytes(b3, sizeof(b3), r->bytes[1]),

@@ -72,7 +72,7 @@ static void print_text(const struct growth *g, unsigned flags)
 		shown++;
 		growth_point_text(g, s->st.start, at, sizeof(at));
 		printf("  #%zu %s %s: %s%s (%" PRId64 " B) over the window, %s/%s (%s B, %s block%s/%s)\n",
-		       shown, kind_name(s->s.kind), func_name(s->s.func),
+		       shown, kind_name(s->s.kind), site_api(&s->s),
 		       s->st.growth_bytes < 0 ? "-" : "+",
 		       human_bytes(b1, sizeof(b1), (uint64_t)llabs(s->st.growth_bytes)),
 		       s->st.growth_bytes,

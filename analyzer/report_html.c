@@ -75,7 +75,7 @@ static void data_suspects(FILE *f, const struct growth *g)
 		fclose(w);
 		growth_point_text(g, s->st.start, at, sizeof(at));
 		fprintf(f, "%s{\"kind\":\"%s\",\"func\":", i ? "," : "", kind_name(s->s.kind));
-		json_str(f, func_name(s->s.func));
+		json_str(f, site_api(&s->s));
 		fprintf(f, ",\"growth_bytes\":%" PRId64 ",\"slope_bytes\":\"%s\",\"slope_blocks\":\"%s\""
 			",\"start\":", s->st.growth_bytes,
 			growth_num(s1, sizeof(s1), s->st.slope_bytes),

@@ -79,6 +79,14 @@ static void print_text(const struct replay *r)
 		printf("  %-24s %10" PRIu64 " %14" PRIu64 " %8" PRIu64 "\n", func_name((unsigned)i),
 		       f->calls, f->bytes, f->failed);
 	}
+	if (t->hdr.skipped_total) {
+		printf("\nnot recorded (reached while memprov was busy): %" PRIu64 "\n",
+		       t->hdr.skipped_total);
+		for (i = 0; i < MP_FN_MAX; i++)
+			if (t->hdr.skipped[i])
+				printf("  %-24s %10" PRIu32 "\n", i ? func_name((unsigned)i) : "other",
+				       t->hdr.skipped[i]);
+	}
 	printf("\nkinds:\n");
 	for (k = 1; k < MP_KIND_COUNT; k++) {
 		const struct replay_kind *kd = &r->kinds[k];
@@ -135,6 +143,14 @@ static void print_json(const struct replay *r)
 			continue;
 		printf("%s\"%s\":{\"calls\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"failed\":%" PRIu64 "}",
 		       first ? "" : ",", func_name((unsigned)i), f->calls, f->bytes, f->failed);
+		first = 0;
+	}
+	printf("},\"skipped\":{");
+	for (i = 0, first = 1; i < MP_FN_MAX; i++) {
+		if (!t->hdr.skipped[i])
+			continue;
+		printf("%s\"%s\":%" PRIu32, first ? "" : ",", i ? func_name((unsigned)i) : "other",
+		       t->hdr.skipped[i]);
 		first = 0;
 	}
 	printf("},\"kinds\":{");

@@ -1,6 +1,6 @@
 /*
  * site_print.c - a site as the reports write it: its frames as indented
- * text lines ("function file:line"), as JSON members, and the numbered
+ * text lines ("function file:line", sym_text), as JSON members, and the numbered
  * list of sites with their live figures that leaks and peak print.
  */
 #include <inttypes.h>
@@ -13,6 +13,8 @@ void site_json_kind(FILE *f, const struct site *s)
 {
 	fprintf(f, "\"kind\":\"%s\",\"func\":", kind_name(s->kind));
 	json_str(f, func_name(s->func));
+	fprintf(f, ",\"api\":");
+	json_str(f, site_api(s));
 }
 
 static void json_native(FILE *f, const struct sym_frame *fr)
@@ -29,7 +31,8 @@ static void json_native(FILE *f, const struct sym_frame *fr)
 		fprintf(f, ",\"line\":null");
 	fprintf(f, ",\"module\":");
 	json_str(f, fr->module);
-	fprintf(f, ",\"address\":\"0x%" PRIx64 "\"}", fr->ip);
+	fprintf(f, ",\"address\":\"0x%" PRIx64 "\",\"inlined\":%s}", fr->ip,
+		fr->inlined ? "true" : "false");
 }
 
 void site_json_frames(FILE *f, const struct site *s)
@@ -62,14 +65,9 @@ void site_json(FILE *f, const struct site *s)
 
 static void text_native(FILE *f, const struct sym_frame *fr)
 {
-	char buf[512];
+	char buf[1024];
 
-	if (!fr->function)
-		fprintf(f, "      %s\n", sym_fallback(fr, buf, sizeof(buf)));
-	else if (fr->file)
-		fprintf(f, "      %s %s:%d\n", fr->function, fr->file, fr->line);
-	else
-		fprintf(f, "      %s (%s)\n", fr->function, sym_fallback(fr, buf, sizeof(buf)));
+	fprintf(f, "      %s\n", sym_text(fr, buf, sizeof(buf)));
 }
 
 void site_text(FILE *f, const struct site *s, enum site_mode mode, size_t max)
@@ -96,7 +94,7 @@ void sites_text(FILE *f, const struct site *sites, size_t shown, enum site_mode 
 		const struct site *s = &sites[i];
 
 		fprintf(f, "  #%zu %s %s: %" PRIu64 " block%s, %s (%" PRIu64 " B)\n", i + 1,
-			kind_name(s->kind), func_name(s->func), s->blocks, s->blocks == 1 ? "" : "s",
+			kind_name(s->kind), site_api(s), s->blocks, s->blocks == 1 ? "" : "s",
 			human_bytes(b, sizeof(b), s->bytes), s->bytes);
 		site_text(f, s, mode, SITE_ALL_FRAMES);
 	}

@@ -7,19 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fn.h"
 #include "sites.h"
 #include "util.h"
 
 struct frames {
-	size_t n_python, n_native;
+	size_t n_python, n_native, cap;
 	struct site_pyframe python[MP_MAX_PYFRAMES];
-	const struct sym_frame *native[MP_MAX_FRAMES];
+	const struct sym_frame **native;
+	const char *api;          /* the allocation API folded away, or NULL */
 };
 
 static int is_start_code(const struct sym_frame *f)
 {
 	return f->function && (!strcmp(f->function, "__libc_start_main") ||
 			       !strcmp(f->function, "__libc_start_call_main") ||
+			       !strcmp(f->function, "__libc_start_main_impl") ||
 			       !strcmp(f->function, "_start"));
 }
 
@@ -37,25 +40,87 @@ static void pick_python(const struct replay *r, const struct replay_stack *st, s
 	}
 }
 
+static void push_native(struct frames *fr, const struct sym_frame *f)
+{
+	ALLOC_GROW(fr->native, fr->n_native, fr->cap);
+	fr->native[fr->n_native++] = f;
+}
+
+/*
+ * Every frame of the stack but memprov's own, inlined ones expanded.
+ * memprov's main wrapper, and whatever calls it (libc's start code),
+ * ends the stack, even when libmemprov.so can no longer be read and only
+ * its module is known: a memprov frame with nothing but start code or
+ * unnamed frames outside it is that wrapper.
+ */
+static void expand_native(struct symbolizer *s, const struct replay_stack *st, struct frames *fr)
+{
+	size_t i, j, n, cut = SIZE_MAX;
+
+	for (i = 0; i < st->n_native; i++) {
+		const struct sym_frame *f = sym_lookup(s, st->native[i], st->ts, &n);
+
+		if (f->memprov) {
+			if (f->function && !strcmp(f->function, "main_wrapper"))
+				break;
+			if (fr->n_native)
+				cut = fr->n_native;
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			push_native(fr, &f[j]);
+	}
+	if (cut == SIZE_MAX)
+		return;
+	for (i = cut; i < fr->n_native; i++)
+		if (fr->native[i]->function && !is_start_code(fr->native[i]))
+			return;
+	fr->n_native = cut;
+}
+
+/*
+ * The frames a report shows: the allocator's frames at the inner end
+ * folded into the API they stand for (fr->api), Python's interpreter and
+ * what is outside it left out under Python frames (SITE_DEFAULT), libc's
+ * start code left out.
+ */
 static void pick_native(struct symbolizer *s, const struct replay_stack *st,
 			enum site_mode mode, struct frames *fr)
 {
-	size_t i;
+	size_t i, keep, folded = 0;
+	const char *api = NULL, *a;
 
-	for (i = 0; i < st->n_native; i++) {
-		const struct sym_frame *f = sym_lookup(s, st->native[i], st->ts);
-
-		if (f->memprov && fr->n_native == 0) {
-			continue; /* memprov's own frames at the inner end */
-		}
-		if (mode == SITE_DEFAULT && st->n_python && f->interpreter)
-			break;
-		fr->native[fr->n_native++] = f;
+	expand_native(s, st, fr);
+	while (folded < fr->n_native && (a = alloc_fn_match(fr->native[folded]))) {
+		api = a;
+		folded++;
 	}
+	if (folded == fr->n_native && !fr->n_python) {
+		folded = 0; /* all allocator (a stack cut short): show it */
+		api = NULL;
+	}
+	/*
+	 * What the first frame left called, when that is an allocation
+	 * function too: the API itself may have jumped to another one and
+	 * left no frame (operator new[] to operator new).
+	 */
+	if (api && folded < fr->n_native && fr->native[folded]->ip != fr->native[folded - 1]->ip &&
+	    (a = alloc_fn_match_name(sym_callee(s, fr->native[folded]->ip, st->ts),
+				     fr->native[folded])))
+		api = a;
+	fr->api = api;
+	keep = fr->n_native;
+	for (i = folded; i < fr->n_native; i++)
+		if (mode == SITE_DEFAULT && st->n_python && fr->native[i]->interpreter) {
+			keep = i;
+			break;
+		}
+	if (folded)
+		memmove(fr->native, fr->native + folded, (keep - folded) * sizeof(*fr->native));
+	fr->n_native = keep - folded;
 	if (!st->n_python || mode == SITE_NATIVE)
-		while (fr->n_native && (is_start_code(fr->native[fr->n_native - 1]) ||
-					fr->native[fr->n_native - 1]->memprov))
-			fr->n_native--; /* libc's start code and memprov's main wrapper */
+		while (fr->n_native && is_start_code(fr->native[fr->n_native - 1]))
+			fr->n_native--;
 }
 
 static void key_frames(FILE *k, const struct frames *fr)
@@ -85,7 +150,7 @@ static char *site_key(const struct frames *fr, unsigned kind, unsigned func, siz
 
 	if (!k)
 		die(1, "out of memory building a site key");
-	fprintf(k, "%u %u\n", kind, func);
+	fprintf(k, "%u %u %s\n", kind, func, fr->api ? fr->api : "");
 	key_frames(k, fr);
 	fclose(k);
 	return key;
@@ -99,12 +164,14 @@ static void site_fill(struct site *site, const struct frames *fr, char *key, uns
 	site->key = key;
 	site->kind = kind;
 	site->func = func;
+	site->api = fr->api;
 	site->n_python = fr->n_python;
 	site->python = xmalloc(fr->n_python * sizeof(*site->python) + 1);
 	memcpy(site->python, fr->python, fr->n_python * sizeof(*site->python));
 	site->n_native = fr->n_native;
 	site->native = xmalloc(fr->n_native * sizeof(*site->native) + 1);
-	memcpy(site->native, fr->native, fr->n_native * sizeof(*site->native));
+	if (fr->n_native)
+		memcpy(site->native, fr->native, fr->n_native * sizeof(*site->native));
 }
 
 /* The frames a report shows of stack id (none when it was never written). */
@@ -114,6 +181,7 @@ static void pick_frames(const struct replay *r, struct symbolizer *s, uint64_t i
 	const struct replay_stack *st = replay_find_stack(r, id);
 
 	fr->n_python = fr->n_native = 0;
+	fr->api = NULL;
 	if (!st)
 		return;
 	pick_python(r, st, fr);
@@ -155,7 +223,7 @@ static int site_cmp(const void *a, const void *b)
 struct site *sites_build(const struct replay *r, struct symbolizer *s,
 			 const struct replay_live *live, enum site_mode mode, size_t *n)
 {
-	struct frames *fr = xmalloc(sizeof(*fr));
+	struct frames *fr = xcalloc(1, sizeof(*fr));
 	struct site *table = NULL, *site, *tmp, *out;
 	const struct replay_live *l, *ltmp;
 	size_t i = 0;
@@ -166,6 +234,7 @@ struct site *sites_build(const struct replay *r, struct symbolizer *s,
 		site->blocks += l->blocks;
 		site->bytes += l->bytes;
 	}
+	free(fr->native);
 	free(fr);
 	*n = HASH_COUNT(table);
 	out = xcalloc(*n + 1, sizeof(*out));
@@ -183,12 +252,18 @@ struct site *sites_build(const struct replay *r, struct symbolizer *s,
 void site_of(struct site *out, const struct replay *r, struct symbolizer *s,
 	     const struct replay_live_key *key, enum site_mode mode)
 {
-	struct frames *fr = xmalloc(sizeof(*fr));
+	struct frames *fr = xcalloc(1, sizeof(*fr));
 	size_t len;
 
 	pick_frames(r, s, key->stack, mode, fr);
 	site_fill(out, fr, site_key(fr, key->kind, key->func, &len), key->kind, key->func);
+	free(fr->native);
 	free(fr);
+}
+
+const char *site_api(const struct site *site)
+{
+	return site->api ? site->api : func_name(site->func);
 }
 
 void site_release(struct site *site)

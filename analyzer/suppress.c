@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fn.h"
 #include "sites.h"
 #include "suppress.h"
 #include "util.h"
@@ -144,12 +145,22 @@ int supp_load(struct suppressions *s, const char *path)
 			type = SUPP_LEAK;
 		else if (colon && colon - p == 6 && !strncmp(p, "growth", 6))
 			type = SUPP_GROWTH;
+		else if (colon && colon - p == 5 && !strncmp(p, "alloc", 5))
+			type = 0;
 		else {
-			ret = error("%s:%u: not a suppression: '%s' (want leak:PATTERN or growth:PATTERN)",
+			ret = error("%s:%u: not a suppression: '%s' (want leak:PATTERN, growth:PATTERN or alloc:NAME)",
 				    path, lineno, p);
 			break;
 		}
 		p = trim(colon + 1);
+		if (!type) { /* an allocation function, not a rule */
+			if (alloc_fn_add(p) < 0) {
+				ret = error("%s:%u: alloc: wants a function name without parameters, not '%s'",
+					    path, lineno, p);
+				break;
+			}
+			continue;
+		}
 		if (!*p || !strcmp(p, "^") || !strcmp(p, "$") || !strcmp(p, "^$")) {
 			ret = error("%s:%u: empty pattern", path, lineno);
 			break;
@@ -241,6 +252,15 @@ static int is_libc(const struct sym_frame *f)
 		     !strncmp(b, "libpthread", 10));
 }
 
+/*
+ * The frame that asked for the memory: the innermost one outside memprov,
+ * libc and the allocation functions (alloc_fn.h).
+ */
+static int is_owner(const struct sym_frame *f)
+{
+	return !f->memprov && !is_libc(f) && !alloc_fn_match(f);
+}
+
 static int rule_matches_python(const struct supp_rule *rule, const char *function, const char *file)
 {
 	return supp_pattern_match(rule->pattern, function) || supp_pattern_match(rule->pattern, file);
@@ -266,21 +286,25 @@ static int rule_matches_owner(const struct supp_rule *rule, const struct sym_fra
 	return rule_matches_native(rule, f);
 }
 
+/* Does a rule that is not an OWNER rule match a native frame? */
+static int rule_matches_frame(const struct supp_rule *rule, const struct sym_frame *f)
+{
+	return !f->memprov && rule_matches_native(rule, f);
+}
+
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
 				   int small, const struct replay *r, struct symbolizer *sym,
 				   const struct replay_stack *st)
 {
-	const struct sym_frame *owner = NULL;
-	size_t i, j;
+	const struct sym_frame *owner = NULL, *f;
+	size_t i, j, k, n;
 
 	if (!st)
 		return NULL;
-	for (j = 0; j < st->n_native && !owner; j++) {
-		const struct sym_frame *f = sym_lookup(sym, st->native[j], st->ts);
-
-		if (!f->memprov && !is_libc(f))
-			owner = f;
-	}
+	for (j = 0; j < st->n_native && !owner; j++)
+		for (f = sym_lookup(sym, st->native[j], st->ts, &n), k = 0; k < n && !owner; k++)
+			if (is_owner(&f[k]))
+				owner = &f[k];
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
@@ -297,12 +321,10 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
 			if (pc && rule_matches_python(rule, pc->name, pc->file))
 				return rule;
 		}
-		for (j = 0; j < st->n_native; j++) {
-			const struct sym_frame *f = sym_lookup(sym, st->native[j], st->ts);
-
-			if (!f->memprov && rule_matches_native(rule, f))
-				return rule;
-		}
+		for (j = 0; j < st->n_native; j++)
+			for (f = sym_lookup(sym, st->native[j], st->ts, &n), k = 0; k < n; k++)
+				if (rule_matches_frame(rule, &f[k]))
+					return rule;
 	}
 	return NULL;
 }
@@ -314,7 +336,7 @@ struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const s
 	size_t i, j;
 
 	for (j = 0; j < site->n_native && !owner; j++)
-		if (!site->native[j]->memprov && !is_libc(site->native[j]))
+		if (is_owner(site->native[j]))
 			owner = site->native[j];
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];

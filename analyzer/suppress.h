@@ -7,6 +7,8 @@
  *   # comment
  *   leak:PATTERN      hide matching sites from the live-at-exit budget
  *   growth:PATTERN    hide matching sites from the growth budget
+ *   alloc:NAME        NAME is an allocation function (alloc_fn.h): sites
+ *                     are the first frame outside it, named by it
  *
  * A pattern matches a frame's function name, source file, module path,
  * Python function or Python file: as a substring, '*' matching any run of

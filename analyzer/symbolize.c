@@ -2,24 +2,31 @@
  * symbolize.c - libdwfl offline symbolization of recorded return
  * addresses, one Dwfl per recorded module (a module unloaded and another
  * loaded at the same place must not collide), with a cache per address.
+ * An address expands into its inlined frames (sym_dwarf.c).
  */
-#include <dlfcn.h>
+#include <elf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
+#include "sym_call.h"
+#include "sym_dwarf.h"
 #include "symbolize.h"
 #include "util.h"
 
 struct sym_module {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	int state;         /* 0 not tried, 1 usable, -1 not usable */
+	Dwarf *dw;         /* usable DWARF (lines, inlined frames), or NULL */
+	struct sym_dwarf *inlined; /* its index of inlined subroutines */
+	Dwarf_Addr bias;
+	int state;         /* 0 not tried, 1 usable, -1 not usable, -2 build-id differs */
 	int interpreter;   /* -1 not known yet */
+	struct debuginfo_state dbg;
 };
 
 struct sym_entry {
@@ -28,7 +35,10 @@ struct sym_entry {
 		uint64_t ip;
 		int64_t module;
 	} key;
-	struct sym_frame f;
+	size_t n;
+	struct sym_frame *f;
+	char *callee;      /* sym_callee: the function the call at ip called */
+	int callee_done;
 };
 
 struct symbolizer {
@@ -38,9 +48,10 @@ struct symbolizer {
 	struct sym_entry *cache;
 };
 
+/* No search of libdwfl's own: it opens FIFOs and devices (debuginfo.h). */
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = debuginfo_find_elf,
+	.find_debuginfo = debuginfo_find,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -72,24 +83,24 @@ static const char *module_path(const struct symbolizer *s, const struct replay_m
 }
 
 /*
- * Open a module's file for reading, if it is a regular file that can hold
- * an ELF header. The path comes from the trace: a device, FIFO or
- * directory is never opened (opening some devices has effects), and
- * what was opened is checked again (it may have been swapped meanwhile).
+ * Open a module's file for reading, if it is a regular file holding an
+ * executable or shared object (a loaded module is never a relocatable
+ * object, whose relocation would make libdwfl search for files itself).
+ * The path comes from the trace: debuginfo_open opens nothing else.
  */
 static int open_module(const char *path)
 {
-	struct stat st;
+	Elf64_Ehdr eh;
 	int fd;
 
 	if (path[0] != '/')
 		return -1; /* [vdso], linux-vdso.so.1 ... */
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64)
-		return -1;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = debuginfo_open(path, (off_t)sizeof(eh));
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
+	/* e_type is at the same offset in 32- and 64-bit headers */
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
 		close(fd);
 		return -1;
 	}
@@ -108,11 +119,27 @@ static int build_id_matches(Dwfl_Module *mod, const struct replay_module *m)
 	return n == m->build_id_len && !memcmp(bits, m->build_id, (size_t)n);
 }
 
+/*
+ * The module's DWARF, with its separate debug file if it has one. DWARF
+ * that refers to a dwz file no search of ours found is not used: libdw
+ * would look for that file itself, opening whatever it finds.
+ */
+static void module_dwarf(struct sym_module *sm)
+{
+	const char *altname;
+	const void *id;
+
+	sm->dw = dwfl_module_getdwarf(sm->mod, &sm->bias);
+	if (sm->dw && dwelf_dwarf_gnu_debugaltlink(sm->dw, &altname, &id) > 0 && !sm->dbg.alt_found)
+		sm->dw = NULL;
+}
+
 static void module_load(struct symbolizer *s, size_t i)
 {
 	const struct replay_module *m = &s->r->modules[i];
 	struct sym_module *sm = &s->mods[i];
 	const char *path = module_path(s, m);
+	void **userdata;
 	int fd;
 
 	sm->state = -1;
@@ -133,6 +160,8 @@ static void module_load(struct symbolizer *s, size_t i)
 		close(fd);
 		return;
 	}
+	dwfl_module_info(sm->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = &sm->dbg;
 	if (!build_id_matches(sm->mod, m)) {
 		size_t j;
 
@@ -146,6 +175,7 @@ static void module_load(struct symbolizer *s, size_t i)
 		sm->state = -2;
 		return;
 	}
+	module_dwarf(sm);
 	sm->state = 1;
 }
 
@@ -186,84 +216,64 @@ static int module_is_interpreter(struct symbolizer *s, size_t i)
 	return sm->interpreter;
 }
 
-/* A DWARF file name, joined to its compilation directory when relative. */
-static char *source_path(const char *file, const char *comp_dir)
-{
-	char *out;
-
-	if (file[0] == '/' || !comp_dir || !comp_dir[0])
-		return xstrdup(file);
-	out = xmalloc(strlen(comp_dir) + strlen(file) + 2);
-	sprintf(out, "%s/%s", comp_dir, file);
-	return out;
-}
-
 /*
- * C++ names through libstdc++'s __cxa_demangle when that library is on
- * this system (loaded into the analyzer, never from the trace's paths);
- * otherwise, and for C names, the raw name without its symbol version.
+ * The frames of ip in module i into out[0..max): the inlined ones (from
+ * DWARF), then the function they are in, named by its symbol (else by
+ * DWARF) with the symbol's offset. Returns how many (at least 1).
  */
-static char *demangle(const char *name)
-{
-	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-	static demangle_fn fn;
-	static int tried;
-	char *raw = xstrndup(name, strcspn(name, "@")), *out;
-	int status = -1;
-
-	if (strncmp(raw, "_Z", 2))
-		return raw;
-	if (!tried) {
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-
-		tried = 1;
-		if (h)
-			*(void **)&fn = dlsym(h, "__cxa_demangle");
-	}
-	if (!fn)
-		return raw;
-	out = fn(raw, NULL, NULL, &status);
-	if (!out || status) {
-		free(out);
-		return raw;
-	}
-	free(raw);
-	return out;
-}
-
-static void fill_frame(struct symbolizer *s, struct sym_frame *f, size_t i)
+static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out, size_t max)
 {
 	struct sym_module *sm = &s->mods[i];
-	Dwarf_Addr pc = f->ip - 1; /* a return address: the call is before it */
-	GElf_Off off;
+	struct sym_frame base = out[0];
+	struct sym_where w;
+	Dwarf_Addr pc = base.ip - 1; /* a return address: the call is before it */
+	GElf_Off off = 0;
 	GElf_Sym sym;
-	Dwfl_Line *line;
 	const char *name;
+	size_t n = 0, k;
 
 	if (!sm->state)
 		module_load(s, i);
-	f->interpreter = module_is_interpreter(s, i);
-	f->memprov = !strncmp(base_name(f->module), "libmemprov", 10);
+	base.interpreter = module_is_interpreter(s, i);
+	base.memprov = !strncmp(base_name(base.module), "libmemprov", 10);
+	out[0] = base;
 	if (sm->state != 1)
-		return;
-	name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
-	if (name) /* "__libc_start_main@@GLIBC_2.34": the version is noise */
-		f->function = demangle(name);
-	line = dwfl_module_getsrc(sm->mod, pc);
-	if (line) {
-		int lineno = 0;
-		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-
-		if (file && lineno > 0) {
-			f->file = source_path(file, dwfl_line_comp_dir(line));
-			f->line = lineno;
-		}
+		return 1;
+	memset(&w, 0, sizeof(w));
+	if (sm->dw) {
+		sym_dwarf_line(sm->mod, pc, &w);
+		if (!sm->inlined)
+			sm->inlined = sym_dwarf_new();
+		n = sym_dwarf_inlined(sm->inlined, sm->mod, pc, &w, out, max - 1);
 	}
+	for (k = 0; k <= n; k++) { /* inlined frames share the address's figures */
+		out[k].ip = base.ip;
+		out[k].module = base.module;
+		out[k].offset = base.offset;
+		out[k].interpreter = base.interpreter;
+		out[k].memprov = base.memprov;
+		out[k].inlined = k < n;
+	}
+	name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (name) { /* the symbol: what nm, perf and valgrind call it too */
+		out[n].function = sym_demangle(name);
+		out[n].fn_offset = off + 1;
+		free(w.function);
+	} else {
+		out[n].function = w.function;
+		out[n].fn_offset = 0;
+	}
+	out[n].file = w.file;
+	out[n].line = w.line;
+	return n + 1;
 }
 
-const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t ts)
+#define MAX_INLINED 32
+
+static struct sym_entry *lookup(struct symbolizer *s, uint64_t ip, uint64_t ts)
 {
 	const struct replay_module *m = replay_find_module(s->r, ip - 1, ts);
+	struct sym_frame frames[MAX_INLINED + 1];
 	struct sym_key key;
 	struct sym_entry *e;
 
@@ -272,17 +282,44 @@ const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t t
 	key.module = m ? m - s->r->modules : -1;
 	HASH_FIND(hh, s->cache, &key, sizeof(key), e);
 	if (e)
-		return &e->f;
+		return e;
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
-	e->f.ip = ip;
+	memset(frames, 0, sizeof(frames));
+	frames[0].ip = ip;
+	e->n = 1;
 	if (m) {
-		e->f.module = module_path(s, m);
-		e->f.offset = ip - m->base;
-		fill_frame(s, &e->f, (size_t)key.module);
+		frames[0].module = module_path(s, m);
+		frames[0].offset = ip - m->base;
+		e->n = fill_frames(s, (size_t)key.module, frames, ARRAY_SIZE(frames));
 	}
+	e->f = xmalloc(e->n * sizeof(*e->f));
+	memcpy(e->f, frames, e->n * sizeof(*e->f));
 	HASH_ADD(hh, s->cache, key, sizeof(key), e);
-	return &e->f;
+	return e;
+}
+
+const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t ts, size_t *n)
+{
+	struct sym_entry *e = lookup(s, ip, ts);
+
+	*n = e->n;
+	return e->f;
+}
+
+const char *sym_callee(struct symbolizer *s, uint64_t ip, uint64_t ts)
+{
+	struct sym_entry *e = lookup(s, ip, ts);
+	const char *name;
+
+	if (!e->callee_done) {
+		e->callee_done = 1;
+		if (e->key.module >= 0 && s->mods[e->key.module].state == 1) {
+			name = sym_call_target(s->mods[e->key.module].mod, ip);
+			e->callee = name ? sym_demangle(name) : NULL;
+		}
+	}
+	return e->callee;
 }
 
 const char *sym_fallback(const struct sym_frame *f, char *buf, size_t len)
@@ -294,22 +331,44 @@ const char *sym_fallback(const struct sym_frame *f, char *buf, size_t len)
 	return buf;
 }
 
+const char *sym_text(const struct sym_frame *f, char *buf, size_t len)
+{
+	if (!f->function)
+		return sym_fallback(f, buf, len);
+	if (f->file)
+		snprintf(buf, len, "%s %s:%d", f->function, f->file, f->line);
+	else if (f->fn_offset && f->module)
+		snprintf(buf, len, "%s+0x%llx (%s)", f->function, (unsigned long long)f->fn_offset,
+			 base_name(f->module));
+	else if (f->module)
+		snprintf(buf, len, "%s (%s)", f->function, base_name(f->module));
+	else
+		snprintf(buf, len, "%s", f->function);
+	return buf;
+}
+
 void sym_free(struct symbolizer *s)
 {
 	struct sym_entry *e, *tmp;
-	size_t i;
+	size_t i, j;
 
 	if (!s)
 		return;
 	HASH_ITER(hh, s->cache, e, tmp) {
 		HASH_DEL(s->cache, e);
-		free((char *)e->f.function);
-		free((char *)e->f.file);
+		for (j = 0; j < e->n; j++) {
+			free((char *)e->f[j].function);
+			free((char *)e->f[j].file);
+		}
+		free(e->f);
+		free(e->callee);
 		free(e);
 	}
-	for (i = 0; i < s->r->n_modules; i++)
+	for (i = 0; i < s->r->n_modules; i++) {
+		sym_dwarf_free(s->mods[i].inlined);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
+	}
 	free(s->mods);
 	free(s);
 }

@@ -80,6 +80,9 @@ enum mp_stop {
 	MP_STOP_NOSPACE = 1,   /* fallocate failed: disk or quota full */
 	MP_STOP_MAP = 2,       /* mmap of a trace segment failed */
 	MP_STOP_INTERNAL = 3,  /* an internal limit; stop_message says which */
+	MP_STOP_FSIZE = 4,     /* the file-size limit (RLIMIT_FSIZE) was reached */
+	MP_STOP_FILE = 5,      /* the program closed the trace's descriptor and the
+				* file could not be reopened (moved, replaced) */
 };
 
 /*
@@ -108,7 +111,14 @@ enum mp_stop {
  *   96  exe[512]        /proc/self/exe, NUL-terminated
  *   608 cmdline[1024]   argv joined by spaces, NUL-terminated, truncated
  *   1632 stop_message[256]
- *   1888 reserved, zero
+ *   1888 skipped_total   events memprov saw but could not record (a hook
+ *                        reached while memprov itself was running, e.g. from
+ *                        a signal handler installed behind memprov's back)
+ *   1896 skipped[128]    the same, per enum mp_func (index = func id)
+ *   2408 reserved, zero
+ *
+ * Fields from skipped_total on were added without a version change: older
+ * writers left them zero.
  */
 enum mp_header_flags {
 	MP_HF_HEAP = 1 << 0,
@@ -139,7 +149,9 @@ struct mp_file_header {
 	char exe[512];
 	char cmdline[1024];
 	char stop_message[256];
-	uint8_t reserved[MP_HEADER_SIZE - 1888];
+	uint64_t skipped_total;
+	uint32_t skipped[128];
+	uint8_t reserved[MP_HEADER_SIZE - 2408];
 };
 _Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
 
@@ -238,6 +250,8 @@ enum mp_func {
 #undef MP_FUNC_ENUM
 	MP_FN_MAX = 128
 };
+_Static_assert(sizeof(((struct mp_file_header *)0)->skipped) == 4 * MP_FN_MAX,
+	       "one skipped counter per function id");
 
 /* mp_rec_head.flags */
 enum mp_rec_flags {

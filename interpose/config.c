@@ -12,33 +12,6 @@
 
 struct mp_config mp_config MP_HIDDEN;
 
-size_t mp_strlcpy(char *dst, const char *src, size_t size)
-{
-	size_t n = strlen(src);
-
-	if (size) {
-		size_t c = n < size - 1 ? n : size - 1;
-		memcpy(dst, src, c);
-		dst[c] = 0;
-	}
-	return n;
-}
-
-char *mp_utoa(char *buf, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*buf++ = tmp[--n];
-	*buf = 0;
-	return buf;
-}
-
 static void bad_value(const char *var, const char *val)
 {
 	char msg[160];

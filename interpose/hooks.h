@@ -4,11 +4,14 @@
  * MP_LIBC_HOOKS(X) expands X(return type, name, parameter types) for each
  * hooked function; hooks_libc.c expands it for the real-function pointers
  * and their resolution with dlsym(RTLD_NEXT, ...), and defines the memory
- * hooks; init.c defines the process hooks (exit, fork, exec).
+ * hooks; init.c defines the process hooks (exit, fork, exec);
+ * hooks_signal.c the signal-handler hooks.
  */
 #ifndef MEMPROV_HOOKS_H
 #define MEMPROV_HOOKS_H
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -42,6 +45,15 @@
 	X(int, execvp, (const char *, char *const *))                     \
 	X(int, execvpe, (const char *, char *const *, char *const *))     \
 	X(int, fexecve, (int, char *const *, char *const *))             \
+	X(void, quick_exit, (int))                                        \
+	X(int, sigaction, (int, const struct sigaction *, struct sigaction *)) \
+	X(sighandler_t, signal, (int, sighandler_t))                      \
+	X(sighandler_t, sysv_signal, (int, sighandler_t))                 \
+	X(sighandler_t, bsd_signal, (int, sighandler_t))                  \
+	X(void, longjmp, (struct __jmp_buf_tag *, int))                   \
+	X(void, _longjmp, (struct __jmp_buf_tag *, int))                  \
+	X(void, siglongjmp, (struct __jmp_buf_tag *, int))                \
+	X(void, __longjmp_chk, (struct __jmp_buf_tag *, int))             \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \
 				   void (*)(void), void *))
@@ -61,7 +73,12 @@ static inline void mp_hooks_need(void)
 		mp_hooks_resolve();
 }
 
-/* Not declared by glibc 2.36 (C23). */
+/* In a forked child: forget the parent's signal-handler contexts (hooks_signal.c). */
+void mp_signal_fork_child(void) MP_HIDDEN;
+
+/* Not declared by glibc 2.36 (C23, and the old BSD name). */
+sighandler_t bsd_signal(int sig, sighandler_t h);
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
 void free_sized(void *p, size_t size);
 void free_aligned_sized(void *p, size_t align, size_t size);
 

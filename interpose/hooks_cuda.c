@@ -126,6 +126,19 @@ static int cuda_on(void)
 }
 
 /*
+ * Enter the recorder from a CUDA hook. The guard is PASS from here on:
+ * the real CUDA call made inside it allocates host memory of its own,
+ * which is the driver's, not the program's.
+ */
+static inline int cu_enter(void)
+{
+	if (!mp_enter())
+		return 0;
+	mp_self.guard = MP_GUARD_PASS;
+	return 1;
+}
+
+/*
  * A driver function we call ourselves (not a hook), looked up afresh in
  * the loaded libcuda.so* each time: the runtime may have dlclosed the
  * driver after a failed start.
@@ -254,7 +267,7 @@ static void *wrap_gpa(const char *sym, void *real, int ver);
 #define DRV_ALLOC(NAME, KIND, CALL, ADDR, SIZE, STREAM, EXTRA, FLAGS)            \
 	do {                                                                        \
 		CUresult r_;                                                        \
-		if (!cuda_on() || !mp_enter())                                      \
+		if (!cuda_on() || !cu_enter())                                      \
 			return CALL;                                                \
 		r_ = CALL;                                                          \
 		drv_alloc(MP_FN_##NAME, KIND, r_, r_ ? 0 : (uint64_t)(ADDR), SIZE,  \
@@ -266,7 +279,7 @@ static void *wrap_gpa(const char *sym, void *real, int ver);
 #define DRV_FREE(NAME, KIND, CALL, ADDR, STREAM, FLAGS)                               \
 	do {                                                                             \
 		CUresult r_;                                                             \
-		if (!cuda_on() || !mp_enter())                                           \
+		if (!cuda_on() || !cu_enter())                                           \
 			return CALL;                                                     \
 		drv_free(MP_FN_##NAME, KIND, (uint64_t)(ADDR),                           \
 			 (uint64_t)(uintptr_t)(STREAM), FLAGS);                           \
@@ -356,7 +369,7 @@ CU_INLINE CUresult h_cuMemCreate(pfn_cuMemCreate real, CUmemGenericAllocationHan
 	const struct cu_mem_alloc_prop_head *ph = prop;
 	CUresult r;
 
-	if (!cuda_on() || !mp_enter())
+	if (!cuda_on() || !cu_enter())
 		return real(hp, n, prop, fl);
 	r = real(hp, n, prop, fl);
 	if (r == CUDA_SUCCESS)
@@ -384,7 +397,7 @@ CU_INLINE CUresult h_cuMemMap(pfn_cuMemMap real, CUdeviceptr va, size_t n, size_
 	CUresult r;
 	int d;
 
-	if (!cuda_on() || !mp_enter())
+	if (!cuda_on() || !cu_enter())
 		return real(va, n, off, hd, fl);
 	r = real(va, n, off, hd, fl);
 	d = vmm_find(hd, 0);
@@ -404,7 +417,7 @@ CU_INLINE CUresult h_cuCtxDestroy(pfn_cuCtxDestroy real, CUcontext ctx)
 {
 	CUresult r;
 
-	if (!cuda_on() || !mp_enter())
+	if (!cuda_on() || !cu_enter())
 		return real(ctx);
 	if (!ct.rt_free)
 		mp_record_ctx_reset(MP_FN_cuCtxDestroy, ctx_device(ctx));
@@ -418,7 +431,7 @@ CU_INLINE CUresult h_cuDevicePrimaryCtxReset(pfn_cuDevicePrimaryCtxReset real,
 {
 	CUresult r;
 
-	if (!cuda_on() || !mp_enter())
+	if (!cuda_on() || !cu_enter())
 		return real(dev);
 	if (!ct.rt_free)
 		mp_record_ctx_reset(MP_FN_cuDevicePrimaryCtxReset, dev);
@@ -681,7 +694,7 @@ static void rt_end_alloc(enum mp_kind kind, cudaError_t r, uint64_t addr, uint64
 
 	ct.rt_fn = 0;
 	ct.rt_done = 0;
-	if (done || !mp_enter())
+	if (done || !cu_enter())
 		return;
 	if (r != cudaSuccess)
 		flags |= MP_RF_FAILED;
@@ -694,7 +707,7 @@ static void rt_end_alloc(enum mp_kind kind, cudaError_t r, uint64_t addr, uint64
 static void rt_begin_free(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 			  uint64_t stream, unsigned flags)
 {
-	if (addr && mp_enter()) {
+	if (addr && cu_enter()) {
 		mp_record_gpu_free(fn, kind, addr, stream, cur_device(), 0, flags);
 		mp_leave();
 	}
@@ -708,7 +721,7 @@ static void rt_end_free(enum mp_kind kind, cudaError_t r, uint64_t addr, uint64_
 
 	ct.rt_fn = 0;
 	ct.rt_free = 0;
-	if (r == cudaSuccess || !addr || !mp_enter())
+	if (r == cudaSuccess || !addr || !cu_enter())
 		return;
 	mp_record_gpu_free(fn, kind, addr, stream, cur_device(), r, flags | MP_RF_FAILED);
 	mp_leave();
@@ -853,7 +866,7 @@ cudaError_t cudaDeviceReset(void)
 	cudaError_t r;
 
 	RT_PASS(cudaDeviceReset, ());
-	if (mp_enter()) {
+	if (cu_enter()) {
 		mp_record_ctx_reset(MP_FN_cudaDeviceReset, rt_device());
 		mp_leave();
 	}

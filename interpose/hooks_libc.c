@@ -67,19 +67,19 @@ void mp_hooks_resolve(void)
 	__atomic_store_n(&mp_hooks_ready, 1, __ATOMIC_RELEASE);
 }
 
-static inline int heap_enter(void)
+static inline int heap_enter(enum mp_func fn)
 {
-	return mp_config.heap && mp_enter();
+	return mp_config.heap && mp_enter_fn(fn);
 }
 
-static inline int mmap_enter(void)
+static inline int mmap_enter(enum mp_func fn)
 {
-	return mp_config.mmap && mp_enter();
+	return mp_config.mmap && mp_enter_fn(fn);
 }
 
 static inline void *record_new(enum mp_func fn, void *p, size_t n)
 {
-	if (heap_enter()) {
+	if (heap_enter(fn)) {
 		mp_record_alloc(fn, MP_KIND_HEAP, p, n, p ? 0 : MP_RF_FAILED);
 		mp_leave();
 	}
@@ -114,7 +114,7 @@ static void free_common(enum mp_func fn, void *p)
 	if (!p || in_arena(p))
 		return;
 	mp_hooks_need();
-	if (heap_enter()) {
+	if (heap_enter(fn)) {
 		mp_record_free(fn, MP_KIND_HEAP, p, 0);
 		mp_leave();
 	}
@@ -166,13 +166,13 @@ static void *resize(enum mp_func fn, void *p, size_t sz)
 
 	if (!p)
 		return record_new(fn, mp_real_realloc(NULL, sz), sz);
-	rec = heap_enter();
+	rec = heap_enter(fn);
 	if (rec) {
 		mp_record_free(fn, MP_KIND_HEAP, p, MP_RF_REALLOC);
 		mp_leave();
 	}
 	q = mp_real_realloc(p, sz);
-	if (rec && mp_enter()) {
+	if (rec && mp_enter_fn(fn)) {
 		if (q)
 			mp_record_alloc(fn, MP_KIND_HEAP, q, sz, MP_RF_REALLOC);
 		else if (sz != 0)
@@ -200,7 +200,7 @@ MP_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 	mp_hooks_need();
 	if (__builtin_mul_overflow(n, m, &sz)) {
 		/* p stays valid: a failed resize, or a failed alloc for NULL */
-		if (heap_enter()) {
+		if (heap_enter(MP_FN_reallocarray)) {
 			if (p)
 				mp_record_free(MP_FN_reallocarray, MP_KIND_HEAP, p, MP_RF_REALLOC);
 			mp_record_alloc(MP_FN_reallocarray, MP_KIND_HEAP, NULL, SIZE_MAX,
@@ -254,7 +254,7 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 			 void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
 	int anon = (flags & MAP_ANONYMOUS) != 0;
-	int rec = mmap_enter();
+	int rec = mmap_enter(fn);
 	void *q;
 
 	if (rec) {
@@ -263,7 +263,7 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 		mp_leave();
 	}
 	q = real ? real(a, len, prot, flags, fd, off) : mp_sys_mmap(a, len, prot, flags, fd, off);
-	if (rec && anon && mp_enter()) {
+	if (rec && anon && mp_enter_fn(fn)) {
 		if (q == MAP_FAILED)
 			mp_record_alloc(fn, MP_KIND_MMAP, NULL, len, MP_RF_FAILED);
 		else
@@ -288,7 +288,7 @@ MP_EXPORT void *mmap64(void *a, size_t len, int prot, int flags, int fd, off_t o
 MP_EXPORT int munmap(void *a, size_t len)
 {
 	mp_hooks_need();
-	if (mmap_enter()) {
+	if (mmap_enter(MP_FN_munmap)) {
 		mp_record_unmap(a, len);
 		mp_leave();
 	}
@@ -309,7 +309,7 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		va_end(ap);
 	}
 	mp_hooks_need();
-	rec = mmap_enter();
+	rec = mmap_enter(MP_FN_mremap);
 	if (rec) {
 		mp_record_free(MP_FN_mremap, MP_KIND_MMAP, old, MP_RF_REALLOC);
 		mp_leave();
@@ -318,7 +318,7 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		q = (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, na);
 	else
 		q = mp_real_mremap(old, oldlen, newlen, flags, na);
-	if (rec && mp_enter()) {
+	if (rec && mp_enter_fn(MP_FN_mremap)) {
 		if (q == MAP_FAILED)
 			mp_record_alloc(MP_FN_mremap, MP_KIND_MMAP, NULL, newlen,
 					MP_RF_REALLOC | MP_RF_FAILED);
@@ -337,7 +337,7 @@ static void rescan(void)
 	if (!mp_tracing || mp_self.disabled)
 		return;
 	g = mp_self.guard;
-	mp_self.guard = 1;
+	mp_self.guard = MP_GUARD_REC;
 	mp_modules_scan();
 	mp_self.guard = g;
 }
@@ -402,10 +402,9 @@ MP_EXPORT void *dlopen(const char *file, int mode)
 		return NULL;
 	h = mp_real_dlopen(file, mode);
 	if (!h && file && *file && !strchr(file, '/')) {
-		g = mp_self.guard;
-		mp_self.guard = 1; /* the loader's own allocations pass through */
+		g = mp_pass_begin(); /* the loader's own allocations pass through */
 		h = dlopen_from_caller(file, mode, ret);
-		mp_self.guard = g;
+		mp_pass_end(g);
 		if (!h)
 			h = mp_real_dlopen(file, mode);
 	}

@@ -26,25 +26,24 @@ static int traced_before_fork;
 
 static void start_tracing(void)
 {
-	mp_self.guard++;
+	int g = mp_pass_begin();
+
 	if (mp_trace_open() == 0) {
 		mp_modules_scan();
 		mp_record_rss();
 		mp_tracing = 1;
 	}
-	mp_self.guard--;
+	mp_pass_end(g);
 }
 
 static void atfork_prepare(void)
 {
 	traced_before_fork = mp_tracing;
 	mp_stack_fork_prepare();
-	mp_trace_fork_prepare();
 }
 
 static void atfork_parent(void)
 {
-	mp_trace_fork_parent();
 	mp_stack_fork_done();
 }
 
@@ -52,6 +51,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	mp_trace_fork_child();
+	mp_signal_fork_child();
 	mp_stack_fork_done();
 	mp_stack_reset();
 	mp_modules_reset();
@@ -61,7 +61,8 @@ static void atfork_child(void)
 
 __attribute__((constructor(101))) static void mp_init(void)
 {
-	mp_self.guard++;
+	int g = mp_pass_begin();
+
 	mp_hooks_resolve();
 	if (getauxval(AT_SECURE))
 		goto out; /* setuid/setgid: leave it alone */
@@ -74,11 +75,11 @@ __attribute__((constructor(101))) static void mp_init(void)
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atfork_done = 1;
 	}
-	mp_self.guard--;
+	mp_pass_end(g);
 	start_tracing();
 	return;
 out:
-	mp_self.guard--;
+	mp_pass_end(g);
 }
 
 /* main returned (libc's own exit() call is not interposable). */
@@ -101,7 +102,7 @@ static void record_exit(int status, unsigned how)
 	if (!mp_tracing || mp_self.disabled || !mp_header ||
 	    mp_header->pid != (int32_t)syscall(SYS_getpid))
 		return;
-	mp_self.guard = 1;
+	mp_self.guard = MP_GUARD_REC;
 	mp_reach_at_exit();
 	mp_record_exit(status, how);
 	mp_trace_set_state(MP_STATE_EXITED, status);
@@ -164,6 +165,12 @@ MP_EXPORT void _Exit(int status)
 {
 	mp_hooks_need();
 	leave(mp_real__Exit, status, MP_EXIT_HOW__EXIT);
+}
+
+MP_EXPORT void quick_exit(int status)
+{
+	mp_hooks_need();
+	leave(mp_real_quick_exit, status, MP_EXIT_HOW_EXIT);
 }
 
 MP_EXPORT pid_t fork(void)

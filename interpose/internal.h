@@ -16,8 +16,6 @@ extern struct mp_file_header *mp_header MP_HIDDEN;
 int mp_trace_open(void) MP_HIDDEN;          /* 0 ok, -1 (warned) */
 int mp_trace_fd(void) MP_HIDDEN;            /* the trace file, to read it back; -1 */
 void mp_trace_set_state(enum mp_state st, int32_t status) MP_HIDDEN;
-void mp_trace_fork_prepare(void) MP_HIDDEN;
-void mp_trace_fork_parent(void) MP_HIDDEN;
 void mp_trace_fork_child(void) MP_HIDDEN;   /* drop the parent's file */
 void mp_record_exit(int status, unsigned how) MP_HIDDEN;
 void mp_record_fork(pid_t child) MP_HIDDEN;
@@ -36,14 +34,5 @@ int mp_self_text(uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
 
 /* Hooks (hooks_libc.c). */
 void mp_hooks_resolve(void) MP_HIDDEN;
-
-/* Raw system calls: never through our own mmap/munmap hooks. */
-void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
-		  off_t off) MP_HIDDEN;
-int mp_sys_munmap(void *addr, size_t len) MP_HIDDEN;
-
-/* Small string helpers that neither allocate nor use stdio (config.c). */
-size_t mp_strlcpy(char *dst, const char *src, size_t size) MP_HIDDEN;
-char *mp_utoa(char *buf, uint64_t v) MP_HIDDEN;  /* returns end, NUL-terminated */
 
 #endif /* MEMPROV_INTERNAL_H */

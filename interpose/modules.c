@@ -139,8 +139,11 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 void mp_modules_scan(void)
 {
 	struct mp_rec_unload *r;
+	sigset_t old;
 	int i, j;
 
+	/* no handler may leave by longjmp while the locks are held */
+	mp_signals_block(&old);
 	pthread_mutex_lock(&mods_lock);
 	for (i = 0; i < nmods; i++)
 		mods[i].seen = 0;
@@ -158,6 +161,7 @@ void mp_modules_scan(void)
 	}
 	nmods = j;
 	pthread_mutex_unlock(&mods_lock);
+	mp_signals_restore(&old);
 }
 
 void mp_modules_reset(void)

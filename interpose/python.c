@@ -124,22 +124,24 @@ static __thread struct py_thread *py_self __attribute__((tls_model("initial-exec
 
 static int py_profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
 
-/* Guard our own interpreter calls so their allocations are not the user's. */
+/*
+ * Guard our own interpreter calls so their allocations are not the
+ * user's: they pass through (guard PASS). Returns the guard to restore.
+ */
 static int py_guard(void)
 {
-	return mp_enter();
+	return mp_pass_begin();
 }
 
 static void py_unguard(int g)
 {
-	if (g)
-		mp_leave();
+	mp_pass_end(g);
 }
 
-/* May we write records now? Inside our guard (ours, maybe an outer call's). */
+/* May we write records now? (inside py_guard) */
 static int py_can_record(void)
 {
-	return mp_tracing && mp_self.guard && !mp_self.disabled;
+	return mp_tracing && !mp_self.disabled;
 }
 
 static uint64_t py_hash(const char *s, size_t n, uint32_t line)

@@ -38,6 +38,7 @@
 #include <libunwind.h>
 
 #include "config.h"
+#include "hooks.h"
 #include "internal.h"
 #include "reach.h"
 #include "reach_int.h"
@@ -70,29 +71,40 @@ static struct sigaction old_segv, old_bus;
 static void on_fault(int sig)
 {
 	if ((pid_t)syscall(SYS_gettid) == fault_tid)
-		siglongjmp(fault_jmp, sig);
+		mp_real_siglongjmp(fault_jmp, sig);
 	/* not the scanning thread: its own handling, and the fault again */
-	sigaction(SIGSEGV, &old_segv, NULL);
-	sigaction(SIGBUS, &old_bus, NULL);
+	mp_real_sigaction(SIGSEGV, &old_segv, NULL);
+	mp_real_sigaction(SIGBUS, &old_bus, NULL);
 }
 
-static void fault_net(int on)
+/*
+ * The real sigaction and siglongjmp, not memprov's hooks (hooks_signal.c):
+ * what the kernel had is put back exactly, trampolines included.
+ */
+static int fault_net(int on)
 {
 	struct sigaction sa;
 
+	if (!mp_real_sigaction || !mp_real_siglongjmp)
+		return -1;
 	if (!on) {
-		sigaction(SIGSEGV, &old_segv, NULL);
-		sigaction(SIGBUS, &old_bus, NULL);
+		mp_real_sigaction(SIGSEGV, &old_segv, NULL);
+		mp_real_sigaction(SIGBUS, &old_bus, NULL);
 		fault_tid = 0;
-		return;
+		return 0;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_fault;
 	sa.sa_flags = SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	fault_tid = (pid_t)syscall(SYS_gettid);
-	sigaction(SIGSEGV, &sa, &old_segv);
-	sigaction(SIGBUS, &sa, &old_bus);
+	if (mp_real_sigaction(SIGSEGV, &sa, &old_segv))
+		return -1;
+	if (mp_real_sigaction(SIGBUS, &sa, &old_bus)) {
+		mp_real_sigaction(SIGSEGV, &old_segv, NULL);
+		return -1;
+	}
+	return 0;
 }
 
 static int status_of(int r)
@@ -218,7 +230,11 @@ static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 		j->status = MP_REACH_FAULT;
 		return 1;
 	}
-	fault_net(1);
+	if (fault_net(1)) {
+		sw_resume(w);
+		j->status = MP_REACH_FAULT;
+		return 1;
+	}
 	r = rl_build(&j->live, fd, j->deadline);
 	if (!r && !j->live.n)
 		goto done; /* nothing live: nothing to classify */
@@ -346,7 +362,7 @@ void mp_reach_at_exit(void)
 {
 	struct job j;
 	uint64_t t0;
-	int saved = errno;
+	int saved = errno, g;
 	unsigned cls, kind;
 
 	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
@@ -362,7 +378,9 @@ void mp_reach_at_exit(void)
 	j.deadline = t0 + (uint64_t)mp_config.reach_timeout_ms * 1000000u;
 	rmem_init((uint64_t)mp_config.reach_memory_mb << 20);
 	j.status = MP_REACH_NOMEM;
+	g = mp_pass_begin(); /* what the loader and libunwind allocate is theirs */
 	run(&j);
+	mp_pass_end(g);
 	if (j.status == MP_REACH_DONE)
 		for (cls = MP_REACH_POSSIBLE; cls <= MP_REACH_DEFINITE; cls++)
 			for (kind = 1; kind < MP_KIND_COUNT; kind++)

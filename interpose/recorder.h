@@ -11,7 +11,7 @@
  *	void *malloc(size_t n)
  *	{
  *		void *p = real_malloc(n);        // resolved by hooks_libc.c
- *		if (mp_enter()) {                 // 0: recursion, off, or not ready
+ *		if (mp_enter_fn(MP_FN_malloc)) { // 0: re-entry, off, or not ready
  *			mp_record_alloc(MP_FN_malloc, MP_KIND_HEAP, p, n, p ? 0 : MP_RF_FAILED);
  *			mp_leave();
  *		}
@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "../include/memprov_trace.h"
+#include "sys.h"
 
 #define MP_HIDDEN __attribute__((visibility("hidden")))
 #define MP_EXPORT __attribute__((visibility("default")))
@@ -35,17 +36,44 @@
 #define MP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /*
+ * mp_self.guard: what this thread is doing inside memprov.
+ *   NONE  not inside memprov: a hook records.
+ *   REC   memprov is recording: a hook reached now can only be re-entry
+ *         from a signal handler that hooks_signal.c did not wrap (a handler
+ *         installed by a raw system call); it passes through and is counted
+ *         in the header's skipped counters.
+ *   PASS  memprov is calling out (the loader, libunwind, the CUDA driver,
+ *         the interpreter): hooks reached now are those calls' own and pass
+ *         through uncounted.
+ * A wrapped signal handler that interrupts memprov runs with the guard at
+ * NONE on a writer context of its own (hooks_signal.c), so its calls are
+ * recorded.
+ */
+enum mp_guard {
+	MP_GUARD_NONE = 0,
+	MP_GUARD_REC = 1,
+	MP_GUARD_PASS = 2,
+};
+
+/*
  * Per-thread state. Initial-exec TLS: reading it never allocates (a
  * dynamic TLS access may call malloc, which would recurse into the hooks).
+ * The writer fields (serial to end) are one "writer context": a signal
+ * handler that interrupts memprov swaps in another one (struct mp_writer).
  */
-struct mp_thread {
-	int guard;              /* >0 while inside memprov: hooks pass through */
-	int disabled;           /* this thread never records (e.g. after fork) */
-	uint32_t serial;        /* 0 until the thread's first record */
-	uint32_t tid;
-	uint32_t seq;           /* next chunk number of this thread */
+struct mp_writer {
+	uint32_t serial;        /* 0 until the context's first record */
+	uint32_t parent_serial; /* a signal handler's context: the thread's serial */
+	uint32_t seq;           /* next chunk number of this context */
 	struct mp_chunk_head *chunk; /* current chunk, NULL before the first */
 	char *pos, *end;        /* free space in the current chunk */
+};
+
+struct mp_thread {
+	int guard;              /* enum mp_guard */
+	int disabled;           /* this thread never records (e.g. after fork) */
+	uint32_t tid;
+	struct mp_writer w;     /* where this thread's records go */
 	uint64_t sample_left;   /* sampling mode: bytes until the next sample */
 };
 
@@ -54,26 +82,55 @@ extern __thread struct mp_thread mp_self __attribute__((tls_model("initial-exec"
 /* 1 while the trace is open and recording; cleared for good on failure. */
 extern volatile int mp_tracing MP_HIDDEN;
 
+/* A hook call that found memprov busy (guard REC): count it (trace_writer.c). */
+void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
+
 /*
- * Enter memprov from a hook: returns 1 and raises the guard when this call
- * should be recorded, 0 when it must pass through untraced (tracing off,
- * not initialized yet, or a call made by memprov itself).
+ * Enter memprov from a hook of function fn: returns 1 and sets the guard
+ * to REC when this call should be recorded, 0 when it must pass through
+ * untraced (tracing off, a thread that never records, or memprov already
+ * busy on this thread: see enum mp_guard).
  */
+static inline int mp_enter_fn(enum mp_func fn)
+{
+	if (MP_UNLIKELY(!mp_tracing) || mp_self.guard || mp_self.disabled) {
+		if (MP_UNLIKELY(mp_self.guard == MP_GUARD_REC) && mp_tracing &&
+		    !mp_self.disabled)
+			mp_count_skipped(fn);
+		return 0;
+	}
+	mp_self.guard = MP_GUARD_REC;
+	return 1;
+}
+
+/* mp_enter_fn for what is not one function's call (marks, module scans). */
 static inline int mp_enter(void)
 {
-	if (MP_UNLIKELY(!mp_tracing) || mp_self.guard || mp_self.disabled)
-		return 0;
-	mp_self.guard = 1;
-	return 1;
+	return mp_enter_fn(MP_FN_NONE);
 }
 
 static inline void mp_leave(void)
 {
-	mp_self.guard = 0;
+	mp_self.guard = MP_GUARD_NONE;
 }
 
-/* CLOCK_MONOTONIC in nanoseconds (vDSO: no syscall). */
-uint64_t mp_now(void) MP_HIDDEN;
+/*
+ * Around a call out of memprov that may reach the hooks (the loader,
+ * libunwind, a real CUDA function, the interpreter's API): those calls
+ * pass through uncounted. Returns the guard to give mp_pass_end.
+ */
+static inline int mp_pass_begin(void)
+{
+	int g = mp_self.guard;
+
+	mp_self.guard = MP_GUARD_PASS;
+	return g;
+}
+
+static inline void mp_pass_end(int g)
+{
+	mp_self.guard = g;
+}
 
 /* Host allocations (trace_writer.c). Call between mp_enter and mp_leave. */
 void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
@@ -119,9 +176,6 @@ uint64_t mp_capture_stack(int skip) MP_HIDDEN;
  * or call into the interpreter in a way that can run Python code.
  */
 extern int (*volatile mp_python_capture)(struct mp_pyframe *out, int max) MP_HIDDEN;
-
-/* One warning on stderr, without stdio or malloc; rate-limited. */
-void mp_warn(const char *msg1, const char *msg2) MP_HIDDEN;
 
 /* Stop tracing for good: mark the header, warn once. */
 void mp_stop(enum mp_stop why, const char *msg) MP_HIDDEN;

@@ -109,12 +109,12 @@ static inline void gate_leave(unsigned slot)
 /* For unwind.c's rule lookup (dl_iterate_phdr). */
 int mp_stack_gate_enter(void)
 {
-	return gate_enter(mp_self.serial % GATE_SLOTS);
+	return gate_enter(mp_self.w.serial % GATE_SLOTS);
 }
 
 void mp_stack_gate_leave(void)
 {
-	gate_leave(mp_self.serial % GATE_SLOTS);
+	gate_leave(mp_self.w.serial % GATE_SLOTS);
 }
 
 void mp_stack_fork_prepare(void)
@@ -234,7 +234,7 @@ static void chk_print(const char *what, void *const *ip, int n)
 static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
-	int m, first = 0, i, same;
+	int m, first = 0, i, same, g;
 
 	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
 	if (n < 0) {
@@ -242,7 +242,9 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 		return;
 	}
 	__atomic_fetch_add(&chk_fast, 1, __ATOMIC_RELAXED);
+	g = mp_pass_begin();
 	m = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	mp_pass_end(g);
 	while (first < m && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
 		first++;
@@ -281,9 +283,11 @@ __attribute__((destructor)) static void unwind_check_report(void)
  * hooked call's caller. Returns the first kept frame's index in buf. */
 static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 {
-	int n, first = 0, i;
+	int n, first = 0, i, g;
 
+	g = mp_pass_begin(); /* libunwind maps memory of its own */
 	n = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	mp_pass_end(g);
 	while (first < n && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
 		first++;
@@ -330,7 +334,7 @@ uint64_t mp_capture_stack(int skip)
 		n = mp_unwind(buf, mp_config.depth, &a);
 	fast = n >= 0;
 	if (MP_UNLIKELY(n < 0 || mp_config.unwind_check)) {
-		slot = mp_self.serial % GATE_SLOTS;
+		slot = mp_self.w.serial % GATE_SLOTS;
 		if (gate_enter(slot)) {
 			if (MP_UNLIKELY(mp_config.unwind_check))
 				unwind_check(buf, n, &a);

@@ -14,7 +14,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -39,14 +41,20 @@ __thread struct mp_thread mp_self __attribute__((tls_model("initial-exec")));
 volatile int mp_tracing;
 struct mp_file_header *mp_header;
 
-static int trace_fd = -1;
+/*
+ * The trace's descriptor lives above the numbers programs use (never 0-2)
+ * and is checked against the file's device and inode before each use: a
+ * program may close it (a close loop, closefrom, dup2 over it) and get its
+ * number back for a file of its own. Then the trace is reopened by its
+ * absolute path, if that still names the same file, or tracing stops.
+ */
+static struct mp_owned_fd trace_fd = { -1, 0, 0 };
+static char trace_path[4096];           /* absolute */
 static int trace_ok;                    /* open and not stopped */
 static int stopped;
-static void *segs[MAX_SEGS];            /* published with release */
-static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *segs[MAX_SEGS];            /* published with release (CAS) */
 static uint32_t thread_serials;         /* last serial handed out */
 static uint32_t mark_serials;
-static int warn_count;
 
 /*
  * Resident-memory sampling: no thread, no signal. Every record already
@@ -62,71 +70,7 @@ static struct {
 	uint64_t interval_ns;
 	char pad[48];
 } rss = { UINT64_MAX, 0, { 0 } };
-static int statm_fd = -1;
-static dev_t statm_dev;
-static ino_t statm_ino;
-
-#define MAX_WARNINGS 10
-
-uint64_t mp_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-}
-
-int mp_sys_munmap(void *addr, size_t len)
-{
-	return (int)syscall(SYS_munmap, addr, len);
-}
-
-static void write_all(const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(2, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-void mp_warn(const char *msg1, const char *msg2)
-{
-	char buf[512];
-	size_t n;
-	int saved = errno;
-
-	if (mp_atomic_add_relaxed_u32((uint32_t *)&warn_count, 1) >= MAX_WARNINGS)
-		return;
-	n = mp_strlcpy(buf, "memprov: ", sizeof(buf));
-	if (msg1 && n < sizeof(buf))
-		n += mp_strlcpy(buf + n, msg1, sizeof(buf) - n);
-	if (msg2 && n < sizeof(buf))
-		n += mp_strlcpy(buf + n, msg2, sizeof(buf) - n);
-	if (n > sizeof(buf) - 2)
-		n = sizeof(buf) - 2;
-	buf[n++] = '\n';
-	write_all(buf, n);
-	errno = saved;
-}
+static struct mp_owned_fd statm_fd = { -1, 0, 0 };
 
 void mp_stop(enum mp_stop why, const char *msg)
 {
@@ -143,6 +87,22 @@ void mp_stop(enum mp_stop why, const char *msg)
 	mp_warn(msg, ": tracing stopped; the program goes on");
 }
 
+/*
+ * A hook reached while this thread was recording (guard REC): a signal
+ * handler memprov could not wrap. Counted in the header, never dropped
+ * silently; atomic adds on the mapped header are signal-safe.
+ */
+void mp_count_skipped(enum mp_func fn)
+{
+	struct mp_file_header *h = mp_header;
+
+	if (!h)
+		return;
+	__atomic_fetch_add(&h->skipped_total, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->skipped[(unsigned)fn < MP_FN_MAX ? fn : 0], 1,
+			   __ATOMIC_RELAXED);
+}
+
 void mp_trace_set_state(enum mp_state st, int32_t status)
 {
 	if (!mp_header || stopped)
@@ -151,12 +111,6 @@ void mp_trace_set_state(enum mp_state st, int32_t status)
 		mp_header->exit_status = status;
 	mp_header->end_mono_ns = st == MP_STATE_RUNNING ? 0 : mp_now();
 	__atomic_store_n(&mp_header->state, st, __ATOMIC_RELEASE);
-}
-
-/* The trace file, for reading it back (reach.c); -1 when not open. */
-int mp_trace_fd(void)
-{
-	return trace_ok ? trace_fd : -1;
 }
 
 /* Which segment holds chunk idx, its first chunk and its length in chunks. */
@@ -180,29 +134,114 @@ static uint64_t seg_of(uint64_t idx, uint64_t *first, uint64_t *n)
 	return s;
 }
 
-/* Reserve and map a segment; called with seg_lock held. */
+/*
+ * Grow the trace file to off + len. Never raises a signal in the program:
+ * a file-size limit (RLIMIT_FSIZE) is checked first and stops tracing,
+ * and SIGXFSZ is held blocked around the call (a limit lowered meanwhile)
+ * and taken back if the call raised it. The raw system call is not a
+ * cancellation point. 0, or -1 when tracing stopped.
+ */
+static int grow_file(off_t off, off_t len)
+{
+	struct rlimit rl;
+	sigset_t xfsz, old, pend;
+	int err, was_pending;
+
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)off + (uint64_t)len > (uint64_t)rl.rlim_cur) {
+		mp_stop(MP_STOP_FSIZE, "the trace reached the file-size limit (ulimit -f)");
+		return -1;
+	}
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	was_pending = !sigpending(&pend) && sigismember(&pend, SIGXFSZ);
+	err = syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
+	if (err == EOPNOTSUPP) {
+		/* glibc's emulation writes, a cancellation point */
+		int cs;
+
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+		err = posix_fallocate(trace_fd.fd, off, len);
+		pthread_setcancelstate(cs, NULL);
+	}
+	if (err == EFBIG && !was_pending && !sigpending(&pend) &&
+	    sigismember(&pend, SIGXFSZ)) {
+		struct timespec zero = { 0, 0 };
+
+		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, _NSIG / 8);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		return 0;
+	mp_stop(err == EFBIG ? MP_STOP_FSIZE : MP_STOP_NOSPACE,
+		err == EFBIG ? "the trace reached the file-size limit (ulimit -f)" :
+		err == ENOSPC || err == EDQUOT ? "cannot reserve trace space (disk or quota full)" :
+		"cannot reserve trace space (fallocate failed)");
+	return -1;
+}
+
+/*
+ * The trace's descriptor, checked before use: when the program has closed
+ * it (and perhaps reused the number), reopen the trace by its absolute
+ * path, if that still names the same file, or stop tracing. 0 when
+ * trace_fd.fd may be used.
+ */
+static int trace_fd_check(void)
+{
+	struct mp_owned_fd mine = trace_fd;
+	int old = trace_fd.fd, fd;
+
+	if (mp_fd_ours(&trace_fd))
+		return 0;
+	fd = mp_sys_open(trace_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd >= 0 && mp_fd_adopt(&mine, fd) == 0) {
+		if (mine.dev == trace_fd.dev && mine.ino == trace_fd.ino) {
+			if (__atomic_compare_exchange_n(&trace_fd.fd, &old, mine.fd, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return 0;
+			mp_sys_close(mine.fd); /* another thread reopened it first */
+			return mp_fd_ours(&trace_fd) ? 0 : -1;
+		}
+		mp_sys_close(mine.fd);
+	}
+	mp_stop(MP_STOP_FILE, "the program closed the trace file's descriptor and "
+		"the file cannot be reopened");
+	return -1;
+}
+
+/* The trace file, checked, for reading it back (reach.c); -1 when not open. */
+int mp_trace_fd(void)
+{
+	return trace_ok && !trace_fd_check() ? trace_fd.fd : -1;
+}
+
+/*
+ * Reserve and map a segment. No lock: threads that need the same segment
+ * at once may each map it; take_chunk keeps one mapping. Nothing here is
+ * a cancellation point.
+ */
 static void *map_segment(uint64_t first, uint64_t nchunks)
 {
 	off_t off = (off_t)(MP_HEADER_SIZE + first * MP_DEFAULT_CHUNK_SIZE);
 	size_t len = (size_t)(nchunks * MP_DEFAULT_CHUNK_SIZE);
 	void *p;
-	int err;
 
-	err = fallocate(trace_fd, 0, off, (off_t)len) ? errno : 0;
-	if (err == EOPNOTSUPP)
-		err = posix_fallocate(trace_fd, off, (off_t)len);
-	if (err) {
-		mp_stop(MP_STOP_NOSPACE, err == ENOSPC || err == EDQUOT ?
-			"cannot reserve trace space (disk or quota full)" :
-			"cannot reserve trace space (fallocate failed)");
+	if (trace_fd_check() || grow_file(off, (off_t)len))
 		return NULL;
-	}
-	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, trace_fd, off);
+	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, trace_fd.fd, off);
 	if (p == MAP_FAILED) {
 		mp_stop(MP_STOP_MAP, "cannot map the trace file (address space limit?)");
 		return NULL;
 	}
 	return p;
+}
+
+/* Length in bytes of segment si. */
+static size_t seg_len(uint64_t si)
+{
+	return (size_t)((si == 0 ? 4 : si < SEG_SMALL ? 1ull << (si + 1) : SEG_MAX_CHUNKS) *
+			MP_DEFAULT_CHUNK_SIZE);
 }
 
 /* Hand this thread a fresh chunk; NULL when tracing stopped. */
@@ -222,28 +261,28 @@ static struct mp_chunk_head *take_chunk(uint64_t ts)
 	}
 	seg = mp_atomic_load_acquire_ptr(&segs[si]);
 	if (MP_UNLIKELY(!seg)) {
-		pthread_mutex_lock(&seg_lock);
-		seg = segs[si];
-		if (!seg && trace_ok) {
-			seg = map_segment(first, n);
-			if (seg)
-				mp_atomic_store_release_ptr(&segs[si], seg);
-		}
-		pthread_mutex_unlock(&seg_lock);
+		void *expected = NULL;
+
+		seg = map_segment(first, n);
 		if (!seg)
 			return NULL;
+		if (!__atomic_compare_exchange_n(&segs[si], &expected, seg, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			mp_sys_munmap(seg, seg_len(si));
+			seg = expected;
+		}
 	}
 	c = (struct mp_chunk_head *)(seg + (idx - first) * MP_DEFAULT_CHUNK_SIZE);
 	c->used = 0;
 	c->tid = mp_self.tid;
-	c->thread_serial = mp_self.serial;
-	c->seq = mp_self.seq++;
+	c->thread_serial = mp_self.w.serial;
+	c->seq = mp_self.w.seq++;
 	c->reserved = 0;
 	c->first_ts = ts;
 	mp_atomic_store_release_u32(&c->magic, MP_CHUNK_MAGIC);
-	mp_self.chunk = c;
-	mp_self.pos = (char *)(c + 1);
-	mp_self.end = (char *)c + MP_DEFAULT_CHUNK_SIZE;
+	mp_self.w.chunk = c;
+	mp_self.w.pos = (char *)(c + 1);
+	mp_self.w.end = (char *)c + MP_DEFAULT_CHUNK_SIZE;
 	return c;
 }
 
@@ -252,13 +291,13 @@ static void thread_start(void)
 	struct mp_rec_thread *r;
 
 	mp_self.tid = (uint32_t)syscall(SYS_gettid);
-	mp_self.serial = mp_atomic_add_relaxed_u32(&thread_serials, 1) + 1;
+	mp_self.w.serial = mp_atomic_add_relaxed_u32(&thread_serials, 1) + 1;
 	r = mp_record_begin(MP_REC_THREAD, sizeof(*r));
 	if (!r)
 		return;
 	r->tid = mp_self.tid;
-	r->serial = mp_self.serial;
-	r->parent_serial = 0;
+	r->serial = mp_self.w.serial;
+	r->parent_serial = mp_self.w.parent_serial;
 	r->reserved = 0;
 	memset(r->name, 0, sizeof(r->name));
 	prctl(PR_GET_NAME, r->name, 0, 0, 0);
@@ -271,11 +310,11 @@ static void *reserve(enum mp_rec_type type, size_t len, uint64_t ts)
 {
 	struct mp_rec_head *h;
 
-	if (MP_UNLIKELY(!mp_self.chunk || mp_self.pos + len > mp_self.end)) {
+	if (MP_UNLIKELY(!mp_self.w.chunk || mp_self.w.pos + len > mp_self.w.end)) {
 		if (!take_chunk(ts))
 			return NULL;
 	}
-	h = (struct mp_rec_head *)mp_self.pos;
+	h = (struct mp_rec_head *)mp_self.w.pos;
 	h->type = (uint8_t)type;
 	h->flags = 0;
 	h->size = (uint16_t)len;
@@ -293,14 +332,11 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 	uint64_t v[2] = { 0, 0 };
 	ssize_t n, i;
 	int k = 0, digits = 0;
-	struct stat st;
 
-	if (statm_fd < 0)
-		return -1;
 	/* the program may have closed our fd and reused its number */
-	if (fstat(statm_fd, &st) || st.st_dev != statm_dev || st.st_ino != statm_ino)
+	if (!mp_fd_ours(&statm_fd))
 		return -1;
-	n = pread(statm_fd, buf, sizeof(buf) - 1, 0);
+	n = syscall(SYS_pread64, statm_fd.fd, buf, sizeof(buf) - 1, 0); /* not a cancellation point */
 	if (n <= 0)
 		return -1;
 	for (i = 0; i < n && k < 2; i++) {
@@ -328,7 +364,7 @@ static void rss_write(uint64_t ts)
 
 	if (read_statm(&vm, &res)) {
 		__atomic_store_n(&rss.next_ns, UINT64_MAX, __ATOMIC_RELAXED);
-		statm_fd = -1; /* not ours any more, or never was: never close it */
+		statm_fd.fd = -1; /* not ours any more, or never was: never close it */
 		errno = saved;
 		return;
 	}
@@ -356,31 +392,20 @@ static __attribute__((noinline)) void rss_due(uint64_t ts)
 /* A sample now, whatever the interval (marks, exit, trace open). */
 void mp_record_rss(void)
 {
-	if (!trace_ok || !rss.interval_ns || statm_fd < 0)
+	if (!trace_ok || !rss.interval_ns || statm_fd.fd < 0)
 		return;
-	if (MP_UNLIKELY(!mp_self.serial))
+	if (MP_UNLIKELY(!mp_self.w.serial))
 		thread_start();
 	rss_write(mp_now());
 }
 
 static void rss_open(void)
 {
-	struct stat st;
-
 	rss.interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
 	rss.next_ns = UINT64_MAX;
-	if (!rss.interval_ns)
+	if (!rss.interval_ns ||
+	    mp_fd_adopt(&statm_fd, mp_sys_open("/proc/self/statm", O_RDONLY | O_CLOEXEC, 0)))
 		return;
-	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (statm_fd < 0)
-		return;
-	if (fstat(statm_fd, &st)) {
-		close(statm_fd);
-		statm_fd = -1;
-		return;
-	}
-	statm_dev = st.st_dev;
-	statm_ino = st.st_ino;
 	rss.next_ns = mp_now() + rss.interval_ns;
 }
 
@@ -393,7 +418,7 @@ static inline __attribute__((always_inline)) int record_start(enum mp_rec_type t
 {
 	if (MP_UNLIKELY(!trace_ok))
 		return 0;
-	if (MP_UNLIKELY(!mp_self.serial))
+	if (MP_UNLIKELY(!mp_self.w.serial))
 		thread_start();
 	*ts = mp_now();
 	/* the THREAD record stays a thread's first */
@@ -430,10 +455,10 @@ static void *begin_head(enum mp_rec_type type, size_t len, unsigned flags,
 void mp_record_commit(void *rec)
 {
 	struct mp_rec_head *h = rec;
-	struct mp_chunk_head *c = mp_self.chunk;
+	struct mp_chunk_head *c = mp_self.w.chunk;
 
-	mp_self.pos = (char *)rec + h->size;
-	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.pos - (char *)(c + 1)));
+	mp_self.w.pos = (char *)rec + h->size;
+	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.w.pos - (char *)(c + 1)));
 }
 
 /*
@@ -452,18 +477,18 @@ emit(uint64_t head, const uint64_t *w, unsigned n)
 
 	if (!record_start((enum mp_rec_type)(head & 0xff), &ts))
 		return;
-	if (MP_UNLIKELY(!mp_self.chunk || mp_self.pos + len > mp_self.end)) {
+	if (MP_UNLIKELY(!mp_self.w.chunk || mp_self.w.pos + len > mp_self.w.end)) {
 		if (!take_chunk(ts))
 			return;
 	}
-	c = mp_self.chunk;
-	r = (uint64_t *)mp_self.pos;
+	c = mp_self.w.chunk;
+	r = (uint64_t *)mp_self.w.pos;
 	r[0] = head | (uint64_t)len << 16;
 	r[1] = ts;
 	for (i = 0; i < n; i++)
 		r[2 + i] = w[i];
-	mp_self.pos = (char *)r + len;
-	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.pos - (char *)(c + 1)));
+	mp_self.w.pos = (char *)r + len;
+	mp_atomic_store_release_u32(&c->used, (uint32_t)(mp_self.w.pos - (char *)(c + 1)));
 }
 
 static inline uint64_t head_word(enum mp_rec_type type, unsigned flags, enum mp_func fn,
@@ -710,31 +735,97 @@ static int numbered_name(char *out, size_t size, const char *base, unsigned k)
 	return 1;
 }
 
+/*
+ * Where the trace goes: MEMPROV_OUTPUT with %p expanded; a directory
+ * (an existing one, or a name ending in '/') gets memprov.<pid>.trace
+ * inside it. 0, or -1 after a warning.
+ */
+static int output_name(char *out, size_t size)
+{
+	struct stat st;
+	size_t n;
+
+	if (!expand_name(out, size, mp_config.output)) {
+		mp_warn("MEMPROV_OUTPUT is too long after expanding %p", NULL);
+		return -1;
+	}
+	n = strlen(out);
+	if (n && (out[n - 1] == '/' || (!stat(out, &st) && S_ISDIR(st.st_mode)))) {
+		char dir[sizeof(mp_config.output)];
+
+		mp_strlcpy(dir, out, sizeof(dir));
+		if (n + 32 >= size || n + 32 >= sizeof(dir)) {
+			mp_warn("MEMPROV_OUTPUT is too long after expanding %p", NULL);
+			return -1;
+		}
+		if (out[n - 1] != '/')
+			dir[n++] = '/';
+		dir[n] = 0;
+		mp_strlcpy(dir + n, "memprov.%p.trace", sizeof(dir) - n);
+		if (!expand_name(out, size, dir))
+			return -1;
+	}
+	return 0;
+}
+
+/* The absolute form of name in trace_path (the program may chdir). */
+static void remember_path(const char *name)
+{
+	size_t n = 0;
+
+	trace_path[0] = 0;
+	if (name[0] != '/') {
+		if (!getcwd(trace_path, sizeof(trace_path) - 2))
+			trace_path[0] = 0;
+		n = strlen(trace_path);
+		if (n && trace_path[n - 1] != '/')
+			trace_path[n++] = '/';
+	}
+	if (n + strlen(name) >= sizeof(trace_path)) {
+		trace_path[0] = 0; /* cannot be reopened: tracing stops instead */
+		return;
+	}
+	mp_strlcpy(trace_path + n, name, sizeof(trace_path) - n);
+}
+
+/*
+ * Create the trace file under a name not yet taken: NAME, then NAME.1,
+ * NAME.2, ... A symbolic link is never followed; a name that exists and
+ * is not a regular file or a link (a device such as /dev/full, a FIFO, a
+ * socket) is refused rather than numbered around.
+ */
 static int create_file(char *name, size_t size)
 {
-	char base[sizeof(mp_config.output)];
+	char base[sizeof(mp_config.output) + 32];
+	struct stat st;
 	unsigned k;
 	int fd;
 
-	if (!expand_name(base, sizeof(base), mp_config.output)) {
-		mp_warn("MEMPROV_OUTPUT is too long after expanding %p", NULL);
+	if (output_name(base, sizeof(base)))
+		return -1;
+	if (!lstat(base, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		mp_warn("MEMPROV_OUTPUT names something that is not a regular file: ", base);
 		return -1;
 	}
 	mp_strlcpy(name, base, size);
 	for (k = 1; k < 10000; k++) {
-		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-		if (!numbered_name(name, size, base, k))
-			break;
+		fd = mp_sys_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST) {
+			if (!numbered_name(name, size, base, k))
+				break;
+			continue;
+		}
+		if (fd < 0)
+			mp_warn("cannot create the trace file ", name);
+		return fd;
 	}
-	errno = EEXIST;
+	mp_warn("cannot create the trace file (every numbered name is taken): ", base);
 	return -1;
 }
 
 static void read_cmdline(char *dst, size_t size)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = mp_sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
 	ssize_t n = 0, i;
 
 	dst[0] = 0;
@@ -749,7 +840,7 @@ static void read_cmdline(char *dst, size_t size)
 			break;
 		n += r;
 	}
-	close(fd);
+	mp_sys_close(fd);
 	while (n > 0 && dst[n - 1] == 0)
 		n--;
 	for (i = 0; i < n; i++)
@@ -773,7 +864,7 @@ static void fill_header(struct mp_file_header *h)
 	h->state = MP_STATE_RUNNING;
 	h->exit_status = 0;
 	h->start_mono_ns = mp_now();
-	h->start_real_ns = now_real();
+	h->start_real_ns = mp_now_real();
 	h->end_mono_ns = 0;
 	h->stop_reason = MP_STOP_NONE;
 	h->stack_depth = (uint32_t)mp_config.depth;
@@ -788,25 +879,21 @@ static void fill_header(struct mp_file_header *h)
 
 int mp_trace_open(void)
 {
-	char name[sizeof(mp_config.output) + 32];
+	char name[sizeof(mp_config.output) + 64];
 	void *p;
-	int err;
 
-	trace_fd = create_file(name, sizeof(name));
-	if (trace_fd < 0) {
-		mp_warn("cannot create the trace file ", name);
+	if (mp_fd_adopt(&trace_fd, create_file(name, sizeof(name))))
 		return -1;
-	}
-	err = fallocate(trace_fd, 0, 0, MP_HEADER_SIZE) ? errno : 0;
-	if (err == EOPNOTSUPP)
-		err = posix_fallocate(trace_fd, 0, MP_HEADER_SIZE);
-	p = err ? MAP_FAILED :
+	remember_path(name);
+	stopped = 0;
+	trace_ok = 1; /* for grow_file's stop */
+	p = grow_file(0, MP_HEADER_SIZE) ? MAP_FAILED :
 		mp_sys_mmap(NULL, MP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			    trace_fd, 0);
+			    trace_fd.fd, 0);
 	if (p == MAP_FAILED) {
 		mp_warn("cannot reserve or map the trace header of ", name);
-		close(trace_fd);
-		trace_fd = -1;
+		mp_fd_release(&trace_fd);
+		trace_ok = 0;
 		return -1;
 	}
 	mp_header = p;
@@ -817,51 +904,33 @@ int mp_trace_open(void)
 	return 0;
 }
 
-/* fork(): no thread may be mapping a segment while the process forks. */
-void mp_trace_fork_prepare(void)
-{
-	pthread_mutex_lock(&seg_lock);
-}
-
-void mp_trace_fork_parent(void)
-{
-	pthread_mutex_unlock(&seg_lock);
-}
-
 /*
- * In the child: forget the parent's file (never write to it again), and
- * start over as a fresh process; init.c then opens the child's own trace.
+ * In the child of fork(): forget the parent's file (never write to it
+ * again) and start over as a fresh process; init.c then opens the
+ * child's own trace. Descriptors are closed only when they are still
+ * memprov's: the program may have reused their numbers.
  */
 void mp_trace_fork_child(void)
 {
-	uint64_t i, n;
+	uint64_t i;
 
 	mp_tracing = 0;
 	trace_ok = 0;
-	pthread_mutex_init(&seg_lock, NULL);
 	for (i = 0; i < MAX_SEGS; i++) {
 		if (!segs[i])
 			continue;
-		n = i == 0 ? 4 : i < SEG_SMALL ? 1ull << (i + 1) : SEG_MAX_CHUNKS;
-		mp_sys_munmap(segs[i], (size_t)(n * MP_DEFAULT_CHUNK_SIZE));
+		mp_sys_munmap(segs[i], seg_len(i));
 		segs[i] = NULL;
 	}
 	if (mp_header)
 		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
 	mp_header = NULL;
-	if (trace_fd >= 0)
-		close(trace_fd);
-	trace_fd = -1;
+	mp_fd_release(&trace_fd);
 	/* /proc/self was resolved at open: this fd shows the parent */
-	if (statm_fd >= 0)
-		close(statm_fd);
-	statm_fd = -1;
+	mp_fd_release(&statm_fd);
 	rss.next_ns = UINT64_MAX;
 	stopped = 0;
 	thread_serials = 0;
 	mark_serials = 0;
-	mp_self.serial = 0;
-	mp_self.seq = 0;
-	mp_self.chunk = NULL;
-	mp_self.pos = mp_self.end = NULL;
+	memset(&mp_self.w, 0, sizeof(mp_self.w));
 }

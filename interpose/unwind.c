@@ -194,7 +194,7 @@ static uint64_t rd_enc(struct rd *r, uint8_t enc)
 /* ------------------------------------------------------------------ */
 /* The CFI interpreter                                                  */
 
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 enum reg_how { HOW_SAME, HOW_OFF, HOW_UNDEF, HOW_BAD };
 
 struct row {
@@ -216,10 +216,10 @@ struct cie {
 
 static void set_reg(struct row *w, uint64_t reg, uint8_t how, int64_t off)
 {
-	if (reg == REG_RBP) {
+	if (reg == DWREG_RBP) {
 		w->bp_how = how;
 		w->bp_off = off;
-	} else if (reg == REG_RA) {
+	} else if (reg == DWREG_RA) {
 		w->ra_how = how;
 		w->ra_off = off;
 	}
@@ -227,9 +227,9 @@ static void set_reg(struct row *w, uint64_t reg, uint8_t how, int64_t off)
 
 static void restore_reg(struct row *w, const struct row *init, uint64_t reg)
 {
-	if (reg == REG_RBP)
+	if (reg == DWREG_RBP)
 		set_reg(w, reg, init->bp_how, init->bp_off);
-	else if (reg == REG_RA)
+	else if (reg == DWREG_RA)
 		set_reg(w, reg, init->ra_how, init->ra_off);
 }
 
@@ -408,7 +408,7 @@ static int cie_parse(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 	c->code_align = rd_uleb(&r);
 	c->data_align = rd_sleb(&r);
 	ra = ver == 1 ? rd_uint(&r, 1) : rd_uleb(&r);
-	if (ra != REG_RA)
+	if (ra != DWREG_RA)
 		return -1;
 	c->fde_enc = 0; /* absptr */
 	c->has_z = aug[0] == 'z';
@@ -456,13 +456,13 @@ static unsigned row_rule(const struct row *w)
 
 	if (w->ra_how == HOW_UNDEF)
 		return R_END;
-	if (w->cfa_reg != REG_RSP && w->cfa_reg != REG_RBP)
+	if (w->cfa_reg != DWREG_RSP && w->cfa_reg != DWREG_RBP)
 		return R_FALLBACK;
 	if (w->ra_how != HOW_OFF || w->ra_off != -8)
 		return R_FALLBACK;
 	if (w->cfa_off < 8 || w->cfa_off % 8 || w->cfa_off / 8 > R_OFF_MAX)
 		return R_FALLBACK;
-	rule = (w->cfa_reg == REG_RBP ? R_CFA_RBP : 0) | (unsigned)(w->cfa_off / 8) << 4;
+	rule = (w->cfa_reg == DWREG_RBP ? R_CFA_RBP : 0) | (unsigned)(w->cfa_off / 8) << 4;
 	switch (w->bp_how) {
 	case HOW_SAME:
 		return rule;
@@ -658,13 +658,17 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	struct find f = { ip - 1, R_FALLBACK, 0 };
 	uint32_t i = cache_slot(ip), p;
 	uint64_t e;
+	sigset_t old;
 
 	if (ip >= IP_MAX || ip <= 1)
 		return R_FALLBACK; /* cannot be cached (the walk counts on 0, 1) */
-	/* the loader's lock: never held across a fork */
+	/* the loader's lock: never held across a fork, nor left held by a
+	 * signal handler that interrupts us and leaves by longjmp */
 	if (!mp_stack_gate_enter())
 		return R_FALLBACK; /* fork from this very thread: not cached */
+	mp_signals_block(&old);
 	dl_iterate_phdr(find_module, &f);
+	mp_signals_restore(&old);
 	mp_stack_gate_leave();
 	e = (uint64_t)ip << R_BITS | f.rule;
 	for (p = 0; p < CACHE_PROBES; p++) {
@@ -758,12 +762,13 @@ static __attribute__((noinline)) void stack_find(void)
 	size_t ll = 0;
 	long fd, n, i;
 	int found = 0;
+	sigset_t old;
 
-	stk_state = -1;
+	/* once per thread, and slow: a handler that interrupted it and left
+	 * by longjmp would leave the state half-set for good */
+	mp_signals_block(&old);
 	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	while (!found && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+	while (fd >= 0 && !found && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < n && !found; i++) {
 			if (buf[i] != '\n') {
 				if (ll < sizeof(line) - 1)
@@ -775,14 +780,15 @@ static __attribute__((noinline)) void stack_find(void)
 			found = maps_line(line, (uintptr_t)buf);
 		}
 	}
-	syscall(SYS_close, fd);
-	if (!found)
-		return;
+	if (fd >= 0)
+		syscall(SYS_close, fd);
 	/* A glibc thread's descriptor sits at the top of its stack: the
 	 * tighter bound, should the mapping have merged with a neighbour. */
-	if ((uintptr_t)pthread_self() > (uintptr_t)buf && (uintptr_t)pthread_self() < stk_hi)
+	if (found && (uintptr_t)pthread_self() > (uintptr_t)buf &&
+	    (uintptr_t)pthread_self() < stk_hi)
 		stk_hi = (uintptr_t)pthread_self();
-	stk_state = 1;
+	stk_state = found ? 1 : -1;
+	mp_signals_restore(&old);
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,7 +2,8 @@
 # t1050-symbolize.sh - frames become function and file:line from DWARF,
 # at the recorded load bias; a rebuilt module (build-id differs) is not
 # trusted; a missing module gives module+0xOFF; a real run under
-# libmemprov.so names the allocating lines of a -g program.
+# libmemprov.so names the allocating lines of a -g program; source paths
+# come out normalized; memprov's own frames never show.
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
 
@@ -80,6 +81,33 @@ test_expect_success 'memprov run on a -g program names leak_here symprog.c:11 an
 	printf "3\n3000\n3\nleak_here\n11\nmain\n22\n2\n" >expect &&
 	test_cmp expect out &&
 	jget l.json sites.0.frames.0.file | grep "symprog\.c$"
+'
+
+test_expect_success 'source paths normalized: glibc'"'"'s ./locale/./locale/x.c is locale/x.c' '
+	test -f "$MEMPROV_LIB" || { echo "skip: $MEMPROV_LIB not built"; exit 0; } &&
+	bid=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk "/Build ID/ { print \$3 }") &&
+	dbg=/usr/lib/debug/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug &&
+	{ test -f "$dbg" || { echo "skip: no debug file for libc (libc6-dbg)"; exit 0; }; } &&
+	timeout 60 "$MEMPROV_CLI" run -o echo.trace -- /bin/echo hi >/dev/null 2>&1 &&
+	memprov leaks --json --native --all echo.trace >e.json &&
+	/usr/bin/python3 - <<-\PY
+	import json
+	files = [f["file"] for s in json.load(open("e.json"))["sites"] for f in s["frames"]
+	         if f["file"] and "libc.so" in (f["module"] or "")]
+	print(files)
+	assert "locale/setlocale.c" in files, files
+	for f in files:
+	    parts = f.split("/")
+	    assert f[0] != "/" and "." not in parts and "" not in parts, f
+	    assert all(p == ".." for p in parts[:parts.index("..") + 1]) if ".." in parts else True, f
+	PY
+'
+
+test_expect_success 'memprov'"'"'s own frames appear nowhere, even with --native' '
+	test -f run.trace || { echo "skip: no run.trace"; exit 0; } &&
+	memprov leaks --native --all run.trace >out &&
+	memprov leaks --json --native --all run.trace >out.json &&
+	! grep -i "memprov\.so\|main_wrapper\|interpose/" out out.json
 '
 
 test_done

@@ -80,6 +80,7 @@ cat >"$TRASH/edge.c" <<'CEOF'
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 void memprov_mark(const char *) __attribute__((weak));
 static void *keep[16];
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
 		pid_t c = fork();
 		if (c == 0) { keep[10] = malloc(222); _exit(7); }
 		keep[11] = malloc(333);
+		waitpid(c, NULL, 0); /* its trace is whole when we are done */
 	}
 	return 0;
 }

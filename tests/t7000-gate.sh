@@ -76,7 +76,7 @@ test_expect_success 'a suppression file hides it and says how much' '
 test_expect_success 'a bad suppression line is an error naming file:line (exit 2)' '
 	printf "leak:a\n# fine\nleek:leak_here\n" >bad &&
 	memprov check --suppressions bad leak.trace >out 2>err; test $? = 2 &&
-	grep -qx "memprov: error: bad:3: not a suppression: '"'"'leek:leak_here'"'"' (want leak:PATTERN or growth:PATTERN)" err &&
+	grep -qx "memprov: error: bad:3: not a suppression: '"'"'leek:leak_here'"'"' (want leak:PATTERN, growth:PATTERN or alloc:NAME)" err &&
 	printf "leak:\n" >empty && memprov check --suppressions empty leak.trace 2>err; test $? = 2 &&
 	grep -qx "memprov: error: empty:1: empty pattern" err
 '

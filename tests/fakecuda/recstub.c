@@ -35,8 +35,11 @@ static const char *fn_name(enum mp_func fn)
 
 static const char *kind_name(enum mp_kind k)
 {
-	static const char *const names[] = { "none", "heap", "mmap", "pinned",
-					     "device", "managed", "registered" };
+	static const char *const names[] = {
+#define KIND_NAME(id, name, NAME) [id] = #name,
+		MP_KINDS(KIND_NAME)
+#undef KIND_NAME
+	};
 
 	return k < MP_KIND_COUNT ? names[k] : "?";
 }
@@ -54,6 +57,15 @@ __attribute__((constructor)) static void recstub_init(void)
 	if (path)
 		out_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	mp_tracing = 1;
+}
+
+/* A hook reached while the recorder was busy: "skipped FUNC". */
+void mp_count_skipped(enum mp_func fn)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "skipped %s\n", fn_name(fn));
+
+	emit(line, n);
 }
 
 void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr, uint64_t size,

@@ -1,0 +1,310 @@
+/*
+ * hooks_signal.c - signal handlers that interrupt memprov still have their
+ * allocations recorded.
+ *
+ * A signal can arrive while this thread is inside memprov (writing a
+ * record, capturing a stack, or calling the loader for it); a handler
+ * that then allocates (mmap is async-signal-safe) reaches the hooks with
+ * the guard up. Rather than let that call pass through unseen, every
+ * handler the program installs with sigaction(), signal(), sysv_signal()
+ * or bsd_signal() is run through a trampoline. When the trampoline finds
+ * memprov busy on this thread, it gives the handler a writer context of
+ * its own (another chunk, another thread serial whose parent is the
+ * thread's) and the guard down, so the handler's calls are recorded in
+ * order with everything else; when the handler returns, the thread's
+ * context comes back as it was. A handler that leaves by longjmp or
+ * siglongjmp gives the thread's context back the same way (the jump
+ * functions are hooked for that: they see which handlers the target
+ * leaves); the memprov call it interrupted is abandoned, as the program
+ * abandoned its own call.
+ *
+ * The program sees its own handlers: sigaction() and signal() report what
+ * it installed, never the trampoline. Handlers installed behind memprov's
+ * back (a raw system call) are not wrapped; the calls they make while
+ * memprov is busy are counted in the trace header (mp_count_skipped).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "unwind.h"
+
+#define NEST_MAX 8 /* handlers nested inside memprov, per thread */
+
+struct user_action {
+	struct sigaction act;     /* as the program installed it */
+	int wrapped;              /* the kernel runs the trampoline for it */
+};
+
+static struct user_action user[_NSIG];
+
+/*
+ * A handler running on a writer context of its own: what the thread had
+ * before (restored when the handler returns, or when a longjmp leaves it)
+ * and where the trampoline's frame is, to tell which levels a longjmp
+ * leaves.
+ */
+struct level {
+	struct mp_writer outer;
+	uint64_t outer_hash;
+	uintptr_t sp;                   /* the trampoline's frame */
+	uintptr_t alt_lo, alt_hi;       /* the alternate stack it ran on, or 0 */
+	int outer_guard;
+};
+
+struct nest_tls {
+	int depth;                      /* levels in use: lv[0 .. depth-1] */
+	struct level lv[NEST_MAX];
+	struct mp_writer ctx[NEST_MAX]; /* level k's writer context, kept for reuse */
+};
+
+static __thread struct nest_tls nest __attribute__((tls_model("initial-exec")));
+
+static int is_handler(const struct sigaction *a)
+{
+	if (a->sa_flags & SA_SIGINFO)
+		return a->sa_sigaction != NULL;
+	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN &&
+	       a->sa_handler != SIG_ERR;
+}
+
+static void call_user(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a;
+
+	a.sa_flags = __atomic_load_n(&user[sig].act.sa_flags, __ATOMIC_ACQUIRE);
+	a.sa_sigaction = __atomic_load_n(&user[sig].act.sa_sigaction, __ATOMIC_ACQUIRE);
+	if (a.sa_flags & SA_SIGINFO) {
+		if (a.sa_sigaction)
+			a.sa_sigaction(sig, si, uc);
+	} else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN &&
+		   a.sa_handler != SIG_ERR) {
+		a.sa_handler(sig);
+	}
+}
+
+/* The alternate signal stack this frame runs on, if it does. */
+static void alt_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	stack_t ss;
+
+	*lo = *hi = 0;
+	if (!syscall(SYS_sigaltstack, NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+		*lo = (uintptr_t)ss.ss_sp;
+		*hi = *lo + ss.ss_size;
+	}
+}
+
+/*
+ * The handler of every wrapped signal. The order of the stores matters:
+ * the guard stays up while the writer context changes, so that a signal
+ * arriving in between switches contexts too instead of writing into a
+ * half-changed one; depth is published only once its level is filled.
+ */
+static void trampoline(int sig, siginfo_t *si, void *uc)
+{
+	int guard = mp_self.guard, d = nest.depth;
+	struct level *lv;
+
+	if (MP_LIKELY(guard == MP_GUARD_NONE) || d >= NEST_MAX) {
+		call_user(sig, si, uc);
+		return;
+	}
+	lv = &nest.lv[d];
+	lv->outer = mp_self.w;
+	lv->outer_hash = mp_unwind_hash;
+	lv->outer_guard = guard;
+	lv->sp = (uintptr_t)__builtin_frame_address(0);
+	alt_stack(&lv->alt_lo, &lv->alt_hi);
+	if (!nest.ctx[d].serial)
+		nest.ctx[d].parent_serial = lv->outer.serial;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	nest.depth = d + 1;
+	mp_self.w = nest.ctx[d];
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mp_self.guard = MP_GUARD_NONE;
+
+	call_user(sig, si, uc);
+
+	mp_self.guard = MP_GUARD_PASS;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	nest.ctx[d] = mp_self.w;
+	mp_self.w = lv->outer;
+	mp_unwind_hash = lv->outer_hash;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	nest.depth = d;
+	mp_self.guard = guard;
+}
+
+/* In a forked child: the contexts' chunks belong to the parent's trace. */
+void mp_signal_fork_child(void)
+{
+	memset(&nest, 0, sizeof(nest));
+}
+
+/* glibc keeps the stack pointer in a jmp_buf mangled with the thread's
+ * pointer guard (x86-64: rotated left 17 bits after xor with %fs:0x30). */
+static uintptr_t jmp_target_sp(const void *env)
+{
+	uintptr_t v = ((const uintptr_t *)env)[6], g;
+
+	__asm__("mov %%fs:0x30, %0" : "=r"(g));
+	v = (v >> 17) | (v << (64 - 17));
+	return v ^ g;
+}
+
+/* Does a jump to stack pointer sp leave level lv (its frame)? */
+static int leaves(const struct level *lv, uintptr_t sp)
+{
+	if (lv->alt_hi && (sp < lv->alt_lo || sp >= lv->alt_hi))
+		return 1; /* from the alternate stack back to another */
+	return sp > lv->sp && sp - lv->sp < (256u << 20);
+}
+
+/*
+ * A longjmp out of handlers that had their own writer context: give the
+ * thread back the context it had before the outermost level it leaves,
+ * with the guard down (the jump lands in the program, and the memprov
+ * call that was interrupted is abandoned: it never committed its record).
+ */
+static void before_jump(const void *env)
+{
+	uintptr_t sp;
+	int d;
+
+	if (MP_LIKELY(!nest.depth))
+		return;
+	sp = jmp_target_sp(env);
+	mp_self.guard = MP_GUARD_PASS;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (d = nest.depth - 1; d >= 0 && leaves(&nest.lv[d], sp); d--) {
+		nest.ctx[d] = mp_self.w;
+		mp_self.w = nest.lv[d].outer;
+		mp_unwind_hash = nest.lv[d].outer_hash;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		nest.depth = d;
+	}
+	mp_self.guard = MP_GUARD_NONE;
+}
+
+#define MP_JUMP_HOOK(name, env_t)                                             \
+	MP_EXPORT __attribute__((noreturn)) void name(env_t env, int val)     \
+	{                                                                     \
+		mp_hooks_need();                                              \
+		before_jump(env);                                             \
+		mp_real_##name(env, val);                                     \
+		__builtin_unreachable();                                      \
+	}
+
+MP_JUMP_HOOK(longjmp, jmp_buf)
+MP_JUMP_HOOK(_longjmp, jmp_buf)
+MP_JUMP_HOOK(siglongjmp, sigjmp_buf)
+MP_JUMP_HOOK(__longjmp_chk, jmp_buf)
+
+/*
+ * Install the program's action act for sig (NULL: query), with the
+ * trampoline in place of a handler function; *old gets what the program
+ * installed before. The table is updated before the kernel, so that a
+ * signal delivered at once finds the new handler.
+ */
+static int install(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction mine, prev;
+	struct user_action before;
+	int r, wrap;
+
+	if (sig <= 0 || sig >= _NSIG)
+		return mp_real_sigaction(sig, act, old);
+	before = user[sig];
+	wrap = act && is_handler(act);
+	if (act && (act->sa_flags & SA_SIGINFO ? act->sa_sigaction == trampoline :
+		    (void *)act->sa_handler == (void *)trampoline)) {
+		/* the trampoline itself, read back behind our back: keep the table */
+		wrap = 0;
+		act = NULL;
+	}
+	if (wrap) {
+		mine = *act;
+		mine.sa_sigaction = trampoline;
+		mine.sa_flags |= SA_SIGINFO;
+		__atomic_store_n(&user[sig].act.sa_sigaction, act->sa_sigaction,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&user[sig].act.sa_flags, act->sa_flags, __ATOMIC_RELEASE);
+		user[sig].act.sa_mask = act->sa_mask;
+		user[sig].act.sa_restorer = act->sa_restorer;
+	}
+	r = mp_real_sigaction(sig, wrap ? &mine : act, &prev);
+	if (r) {
+		if (wrap)
+			user[sig] = before;
+		return r;
+	}
+	if (act)
+		user[sig].wrapped = wrap;
+	if (old)
+		*old = prev.sa_sigaction == trampoline ? before.act : prev;
+	return 0;
+}
+
+MP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_sigaction)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!mp_tracing && !user[sig > 0 && sig < _NSIG ? sig : 0].wrapped)
+		return mp_real_sigaction(sig, act, old);
+	return install(sig, act, old);
+}
+
+/*
+ * signal() and its variants: libc decides the flags (SA_RESTART unless
+ * siginterrupt() said otherwise, SA_RESETHAND for System V), then the
+ * handler it installed is put behind the trampoline. A signal that comes
+ * in between runs the handler directly, as without memprov.
+ */
+static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
+				const struct user_action *before)
+{
+	struct sigaction cur;
+
+	if (prev == SIG_ERR)
+		return prev;
+	if ((void *)prev == (void *)trampoline)
+		prev = before->act.sa_flags & SA_SIGINFO ?
+			       (sighandler_t)(void *)before->act.sa_sigaction :
+			       before->act.sa_handler;
+	if (h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && mp_tracing &&
+	    !mp_real_sigaction(sig, NULL, &cur) && cur.sa_handler == h)
+		install(sig, &cur, NULL);
+	else
+		user[sig].wrapped = 0;
+	return prev;
+}
+
+#define MP_SIGNAL_HOOK(name)                                                  \
+	MP_EXPORT sighandler_t name(int sig, sighandler_t h)                  \
+	{                                                                     \
+		struct user_action before;                                    \
+		sighandler_t prev;                                            \
+                                                                              \
+		mp_hooks_need();                                              \
+		if (MP_UNLIKELY(!mp_real_##name)) {                           \
+			errno = ENOSYS;                                       \
+			return SIG_ERR;                                       \
+		}                                                             \
+		if (sig <= 0 || sig >= _NSIG)                                 \
+			return mp_real_##name(sig, h);                        \
+		before = user[sig];                                           \
+		prev = mp_real_##name(sig, h);                                \
+		return wrap_signal(sig, h, prev, &before);                    \
+	}
+
+MP_SIGNAL_HOOK(signal)
+MP_SIGNAL_HOOK(sysv_signal)
+MP_SIGNAL_HOOK(bsd_signal)

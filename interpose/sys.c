@@ -1,0 +1,195 @@
+/*
+ * sys.c - the bottom layer of libmemprov.so (see sys.h): clock, raw
+ * system calls, warnings, string helpers and memprov's own descriptors.
+ * It calls no other file of memprov.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys.h"
+
+#define MAX_WARNINGS 10
+
+static uint32_t warn_count;
+
+uint64_t mp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t mp_now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int mp_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+int mp_sys_open(const char *path, int flags, int mode)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+int mp_sys_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+size_t mp_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size) {
+		size_t c = n < size - 1 ? n : size - 1;
+		memcpy(dst, src, c);
+		dst[c] = 0;
+	}
+	return n;
+}
+
+char *mp_utoa(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*buf++ = tmp[--n];
+	*buf = 0;
+	return buf;
+}
+
+void mp_signals_block(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+void mp_signals_restore(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static void write_all(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(2, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+void mp_warn(const char *msg1, const char *msg2)
+{
+	char buf[512];
+	size_t n;
+	int saved = errno;
+
+	if (__atomic_fetch_add(&warn_count, 1, __ATOMIC_RELAXED) >= MAX_WARNINGS)
+		return;
+	n = mp_strlcpy(buf, "memprov: ", sizeof(buf));
+	if (msg1 && n < sizeof(buf))
+		n += mp_strlcpy(buf + n, msg1, sizeof(buf) - n);
+	if (msg2 && n < sizeof(buf))
+		n += mp_strlcpy(buf + n, msg2, sizeof(buf) - n);
+	if (n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	write_all(buf, n);
+	errno = saved;
+}
+
+/*
+ * The lowest number memprov's descriptors take: high in the soft limit
+ * (896 of the usual 1024), where programs that open files one by one
+ * rarely go; at most 4096 when the limit is huge.
+ */
+static int high_fd_floor(void)
+{
+	struct rlimit rl;
+	rlim_t cur;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 10;
+	cur = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4608 ? 4608 : rl.rlim_cur;
+	if (cur < 24)
+		return 3;
+	return (int)(cur - cur / 8);
+}
+
+int mp_fd_adopt(struct mp_owned_fd *o, int fd)
+{
+	struct stat st;
+	int hi;
+	int saved = errno;
+
+	if (fd < 0)
+		return -1;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, high_fd_floor());
+	if (hi < 0)
+		hi = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* never 0-2 */
+	mp_sys_close(fd);
+	if (hi < 0 || fstat(hi, &st)) {
+		if (hi >= 0)
+			mp_sys_close(hi);
+		errno = saved;
+		return -1;
+	}
+	o->dev = st.st_dev;
+	o->ino = st.st_ino;
+	__atomic_store_n(&o->fd, hi, __ATOMIC_RELEASE);
+	errno = saved;
+	return 0;
+}
+
+int mp_fd_ours(const struct mp_owned_fd *o)
+{
+	struct stat st;
+	int fd = __atomic_load_n(&o->fd, __ATOMIC_ACQUIRE);
+	int saved = errno, ok;
+
+	if (fd < 0)
+		return 0;
+	ok = !fstat(fd, &st) && st.st_dev == o->dev && st.st_ino == o->ino;
+	errno = saved;
+	return ok;
+}
+
+void mp_fd_release(struct mp_owned_fd *o)
+{
+	if (mp_fd_ours(o))
+		mp_sys_close(o->fd);
+	o->fd = -1;
+}

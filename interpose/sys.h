@@ -1,0 +1,66 @@
+/*
+ * sys.h - the bottom of libmemprov.so: the clock, raw system calls that
+ * never pass through memprov's own hooks, warnings on stderr, string
+ * helpers, and descriptors that memprov owns. Nothing here allocates,
+ * uses stdio, takes a lock or calls another file of memprov.
+ */
+#ifndef MEMPROV_SYS_H
+#define MEMPROV_SYS_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifndef MP_HIDDEN
+#define MP_HIDDEN __attribute__((visibility("hidden")))
+#endif
+
+/* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds (vDSO: no syscall). */
+uint64_t mp_now(void) MP_HIDDEN;
+uint64_t mp_now_real(void) MP_HIDDEN;
+
+/* Raw system calls: never through memprov's own mmap/munmap hooks, and
+ * never a cancellation point. */
+void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off) MP_HIDDEN;
+int mp_sys_munmap(void *addr, size_t len) MP_HIDDEN;
+int mp_sys_open(const char *path, int flags, int mode) MP_HIDDEN;
+int mp_sys_close(int fd) MP_HIDDEN;
+
+/*
+ * Hold every signal off around a call that takes a lock of the loader
+ * (dl_iterate_phdr) or of memprov: a handler that interrupted it and left
+ * by longjmp would leave the lock held. *old gets the mask to restore.
+ */
+void mp_signals_block(sigset_t *old) MP_HIDDEN;
+void mp_signals_restore(const sigset_t *old) MP_HIDDEN;
+
+/* One warning line "memprov: msg1msg2" on stderr, at most 10 per process. */
+void mp_warn(const char *msg1, const char *msg2) MP_HIDDEN;
+
+/* Small string helpers that neither allocate nor use stdio. */
+size_t mp_strlcpy(char *dst, const char *src, size_t size) MP_HIDDEN;
+char *mp_utoa(char *buf, uint64_t v) MP_HIDDEN;  /* returns end, NUL-terminated */
+
+/*
+ * A descriptor memprov opened for itself, moved above the numbers a
+ * program uses (never 0-2) and remembered by device and inode, so that
+ * memprov can tell whether the number still names its file: a program may
+ * close it and be given the number again for a file of its own.
+ */
+struct mp_owned_fd {
+	int fd;            /* -1: none */
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Take fd (just opened by memprov) as o's, moved to a high number and
+ * close-on-exec. 0, or -1 with fd closed. */
+int mp_fd_adopt(struct mp_owned_fd *o, int fd) MP_HIDDEN;
+/* 1 when o->fd still names the file memprov opened. */
+int mp_fd_ours(const struct mp_owned_fd *o) MP_HIDDEN;
+/* Close o->fd only if it is still memprov's; forget it either way. */
+void mp_fd_release(struct mp_owned_fd *o) MP_HIDDEN;
+
+#endif /* MEMPROV_SYS_H */

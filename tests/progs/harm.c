@@ -1,0 +1,367 @@
+/*
+ * harm.c - programs that do what memprov must survive without changing
+ * what they do (tests/t9500-harm.sh). Each mode prints what it saw; the
+ * exit status is 0 when the program got what it would get without
+ * memprov.
+ *
+ *   harm closefd FILE     close every descriptor from 3 up (as a close
+ *                         loop or closefrom does), open FILE, write 9
+ *                         bytes, then keep 1001 blocks of 64 B (after
+ *                         100000 malloc/free pairs: new trace segments); prints
+ *                         "fd=N size_after=S kept=1001"
+ *   harm dup2over FILE    open FILE, write 9 bytes, dup2 it over every
+ *                         other descriptor from 3 to 1023, then keep 1001
+ *                         blocks; prints "size_after=S"
+ *   harm forkpipe         close every descriptor from 3 up, make a pipe,
+ *                         dup2 its read end over every number from 3 to
+ *                         511, write 9 bytes, fork; the child checks
+ *                         that every one of those numbers is still that
+ *                         pipe and reads the 9 bytes through number 3:
+ *                         exit 3 if not
+ *   harm stdio            stdout and stderr are closed by the caller:
+ *                         writes to 1 and 2 must fail with EBADF after
+ *                         allocating; exit 3 if one succeeds
+ *   harm fsize BYTES      lower RLIMIT_FSIZE to BYTES, then allocate
+ *                         200000 blocks; prints "done"
+ *   harm cancel T         T threads each malloc/free 300000 times with no
+ *                         cancellation point of their own, then call
+ *                         pthread_testcancel; main cancels them at once
+ *                         and joins; prints "joined T"
+ *   harm sigmmap RAW      T=2 threads malloc/free while SIGALRM (every
+ *                         200 us) runs a handler that mmaps 4 KiB and
+ *                         keeps it; RAW=1 installs the handler with the
+ *                         raw system call (memprov cannot wrap it);
+ *                         prints "kept=N"
+ *   harm sigjmp           a SIGALRM handler siglongjmps out of a loop
+ *                         of mmap/munmap (system calls: no libc lock to
+ *                         leave held) 2000 times, inside memprov's hooks
+ *                         too; then 1000 blocks of 4000 B are kept;
+ *                         prints "jumps=N maps=M"
+ *   harm quickexit        keep one block of 77 B and leave through
+ *                         quick_exit(3)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *keep[1001];
+
+/* 100000 malloc/free pairs (about 6 MB of trace: new segments), then
+ * n blocks of size kept. */
+static void keep_blocks(size_t n, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < 100000; i++) {
+		void *p = malloc(16 + i % 100);
+
+		*(volatile char *)p = 1;
+		free(p);
+	}
+	for (i = 0; i < n && i < 1001; i++) {
+		keep[i] = malloc(size);
+		memset(keep[i], 1, size);
+	}
+}
+
+static void close_from_3(void)
+{
+	int fd;
+
+	for (fd = 3; fd < 65536; fd++)
+		close(fd);
+}
+
+static long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
+static int mode_closefd(const char *path)
+{
+	int fd;
+
+	close_from_3();
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "user data", 9) != 9)
+		return 2;
+	keep_blocks(1001, 64);
+	printf("fd=%d size_after=%ld kept=1001\n", fd, file_size(path));
+	return file_size(path) == 9 ? 0 : 3;
+}
+
+static int mode_dup2over(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), n;
+
+	if (fd < 0 || write(fd, "user data", 9) != 9)
+		return 2;
+	for (n = 3; n < 1024; n++)
+		if (n != fd)
+			dup2(fd, n);
+	keep_blocks(1001, 64);
+	printf("size_after=%ld\n", file_size(path));
+	return file_size(path) == 9 ? 0 : 3;
+}
+
+static int mode_forkpipe(void)
+{
+	int p[2], n, status;
+	char buf[16];
+	struct stat pst, st;
+	pid_t pid;
+
+	close_from_3();
+	if (pipe(p) || fstat(p[0], &pst))
+		return 2;
+	for (n = 3; n < 512; n++)
+		if (n != p[0] && n != p[1])
+			dup2(p[0], n);
+	if (write(p[1], "pipe data", 9) != 9)
+		return 2;
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		free(malloc(100)); /* the child's trace starts */
+		for (n = 3; n < 512; n++)
+			if (n != p[1] && (fstat(n, &st) || st.st_ino != pst.st_ino)) {
+				printf("child: descriptor %d is not the pipe any more\n", n);
+				_exit(3);
+			}
+		n = (int)read(3, buf, sizeof(buf));
+		printf("child read %d bytes\n", n);
+		_exit(n == 9 ? 0 : 3);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return 2;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+}
+
+static int mode_stdio(void)
+{
+	int bad = 0;
+
+	keep_blocks(1001, 64);
+	errno = 0;
+	if (write(1, "x\n", 2) >= 0 || errno != EBADF)
+		bad = 1;
+	errno = 0;
+	if (write(2, "y\n", 2) >= 0 || errno != EBADF)
+		bad = 1;
+	return bad ? 3 : 0;
+}
+
+static int mode_fsize(long bytes)
+{
+	struct rlimit rl = { (rlim_t)bytes, (rlim_t)bytes };
+	long i;
+
+	if (setrlimit(RLIMIT_FSIZE, &rl))
+		return 2;
+	for (i = 0; i < 200000; i++)
+		free(malloc(32 + (size_t)(i % 64)));
+	printf("done\n");
+	return 0;
+}
+
+static void *cancel_loop(void *arg)
+{
+	long i;
+
+	(void)arg;
+	for (i = 0; i < 300000; i++) {
+		void *p = malloc(16 + (size_t)(i % 200));
+
+		*(volatile char *)p = 1;
+		free(p);
+	}
+	pthread_testcancel();
+	return NULL;
+}
+
+static int mode_cancel(int n)
+{
+	pthread_t t[64];
+	int i;
+
+	if (n > 64)
+		n = 64;
+	for (i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, cancel_loop, NULL);
+	for (i = 0; i < n; i++)
+		pthread_cancel(t[i]);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("joined %d\n", n);
+	return 0;
+}
+
+/* ---- signal handlers that map memory ---- */
+
+#define MAX_KEPT 100000
+static void *kept_maps[MAX_KEPT];
+static volatile sig_atomic_t n_kept;
+static volatile int stop_threads;
+
+static void on_alarm_map(int sig)
+{
+	int saved = errno;
+	void *p;
+
+	(void)sig;
+	if (n_kept < MAX_KEPT) {
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			kept_maps[n_kept++] = p;
+	}
+	errno = saved;
+}
+
+static void *churn(void *arg)
+{
+	unsigned long i = 0;
+
+	(void)arg;
+	while (!stop_threads) {
+		void *p = malloc(24 + i++ % 300);
+
+		*(volatile char *)p = 1;
+		free(p);
+	}
+	return NULL;
+}
+
+/* The kernel's signal return, for a handler installed without libc. */
+extern void harm_restore_rt(void);
+__asm__(".text\n"
+	".align 16\n"
+	"harm_restore_rt:\n"
+	"	movq $15, %rax\n" /* rt_sigreturn */
+	"	syscall\n");
+
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	unsigned long mask;
+};
+
+static int mode_sigmmap(int raw)
+{
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	pthread_t t[2];
+	int i;
+
+	if (raw) {
+		struct kernel_sigaction ka = { on_alarm_map, 0x04000000 /* SA_RESTORER */ |
+						SA_RESTART, harm_restore_rt, 0 };
+
+		if (syscall(SYS_rt_sigaction, SIGALRM, &ka, NULL, 8))
+			return 2;
+	} else {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_alarm_map;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, churn, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (n_kept < 3000)
+		usleep(1000);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	stop_threads = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("kept=%d\n", (int)n_kept);
+	return 0;
+}
+
+static sigjmp_buf jump_back;
+static volatile sig_atomic_t jumps;
+static volatile long maps;
+
+static void on_alarm_jump(int sig)
+{
+	(void)sig;
+	jumps++;
+	siglongjmp(jump_back, 1);
+}
+
+static int mode_sigjmp(void)
+{
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm_jump;
+	sigaction(SIGALRM, &sa, NULL);
+	sigsetjmp(jump_back, 1);
+	if (jumps < 2000) {
+		setitimer(ITIMER_REAL, &it, NULL);
+		for (;;) {
+			void *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p != MAP_FAILED)
+				munmap(p, 8192);
+			maps++;
+		}
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	keep_blocks(1000, 4000);
+	printf("jumps=%d maps=%ld\n", (int)jumps, maps);
+	return 0;
+}
+
+static int mode_quickexit(void)
+{
+	keep[0] = malloc(77);
+	quick_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(m, "closefd") && argc == 3)
+		return mode_closefd(argv[2]);
+	if (!strcmp(m, "dup2over") && argc == 3)
+		return mode_dup2over(argv[2]);
+	if (!strcmp(m, "forkpipe"))
+		return mode_forkpipe();
+	if (!strcmp(m, "stdio"))
+		return mode_stdio();
+	if (!strcmp(m, "fsize") && argc == 3)
+		return mode_fsize(atol(argv[2]));
+	if (!strcmp(m, "cancel") && argc == 3)
+		return mode_cancel(atoi(argv[2]));
+	if (!strcmp(m, "sigmmap") && argc == 3)
+		return mode_sigmmap(atoi(argv[2]));
+	if (!strcmp(m, "sigjmp"))
+		return mode_sigjmp();
+	if (!strcmp(m, "quickexit"))
+		return mode_quickexit();
+	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
+			"       fsize BYTES | cancel T | sigmmap 0|1 | sigjmp | quickexit\n");
+	return 2;
+}

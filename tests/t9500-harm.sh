@@ -1,0 +1,136 @@
+#!/bin/sh
+# t9500-harm: memprov never harms the program it watches (issue 19).
+# Each case runs tests/bin/harm (tests/progs/harm.c) bare and under the
+# preload object: the program's files, descriptors, output and exit status
+# must be those of the bare run, nothing may hang (every run is bounded by
+# timeout), and what memprov could not record is counted, never lost.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" && test -x "$BIN/harm" ||
+	test_skip "interpose/libmemprov.so, analyzer/memprov or tests/bin/harm not built"
+
+# traced NAME CMD...: run CMD under memprov into NAME.trace, bounded
+traced() {
+	name=$1
+	shift
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/$name.trace" "$@"
+}
+
+test_expect_success 'the program closes every descriptor and opens its own file: the file is its own' '
+	"$BIN/harm" closefd bare.dat >bare.out &&
+	traced cl "$BIN/harm" closefd user.dat >cl.out 2>cl.err &&
+	test_cmp bare.out cl.out && test ! -s cl.err &&
+	test "$(wc -c <user.dat)" = 9 &&
+	memprov leaks --json cl.trace >cl.json &&
+	jget --check cl.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
+'
+
+test_expect_success 'the program dup2s its file over every descriptor: the file is untouched, the trace whole' '
+	traced du "$BIN/harm" dup2over user2.dat >du.out 2>du.err &&
+	test "$(cat du.out)" = "size_after=9" && test ! -s du.err &&
+	memprov leaks --json du.trace >du.json &&
+	jget --check du.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
+'
+
+test_expect_success 'a forked child keeps the descriptors the program put where memprov had its own' '
+	traced fp "$BIN/harm" forkpipe >fp.out 2>fp.err &&
+	test "$(cat fp.out)" = "child read 9 bytes" && test ! -s fp.err &&
+	test "$(ls fp*.trace | wc -l)" = 2
+'
+
+test_expect_success 'stdout and stderr closed: the trace does not take them, writes fail with EBADF' '
+	"$BIN/harm" stdio >&- 2>&- && echo bare ok &&
+	traced st "$BIN/harm" stdio >&- 2>&- &&
+	memprov stats --json st.trace >st.json &&
+	jget --check st.json state=exited exit_status=0 damaged=false
+'
+
+for lim in 4096 300000 1048576; do
+test_expect_success "file-size limit $lim B: the program goes on, tracing stops with one warning" '
+	"$BIN/harm" fsize '$lim' >bare.out &&
+	traced fs'$lim' "$BIN/harm" fsize '$lim' >fs.out 2>fs.err &&
+	test_cmp bare.out fs.out &&
+	test "$(grep -c "file-size limit" fs.err)" = 1 && test "$(wc -l <fs.err)" = 1 &&
+	memprov stats --json fs'$lim'.trace >fs.json &&
+	jget --check fs.json state=stopped
+'
+done
+
+test_expect_success 'file-size limit set before the program starts: no SIGXFSZ, same output' '
+	traced pl prlimit --fsize=4096 "$BIN/harm" fsize 4096 >pl.out 2>pl.err &&
+	test "$(cat pl.out)" = done
+'
+
+test_expect_success 'deferred pthread_cancel of 8 allocating threads, 10 runs: none hangs' '
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		rm -f ca.trace &&
+		traced ca "$BIN/harm" cancel 8 >ca.out || return 1
+		test "$(cat ca.out)" = "joined 8" || return 1
+	done
+'
+
+test_expect_success 'a handler that maps memory while threads allocate: every mapping recorded' '
+	traced sm "$BIN/harm" sigmmap 0 >sm.out 2>sm.err && test ! -s sm.err &&
+	kept=$(sed -n "s/^kept=//p" sm.out) && test "$kept" -ge 3000 &&
+	memprov stats --json sm.trace >sm.json &&
+	jget --check sm.json kinds.mmap.live_blocks=$kept skipped_events=0
+'
+
+test_expect_success 'a handler installed by a raw system call: what memprov missed is counted exactly' '
+	traced sr "$BIN/harm" sigmmap 1 >sr.out 2>sr.err && test ! -s sr.err &&
+	kept=$(sed -n "s/^kept=//p" sr.out) &&
+	memprov stats --json sr.trace >sr.json &&
+	live=$(jget sr.json kinds.mmap.live_blocks) &&
+	skipped=$(jget sr.json "=j[\"skipped\"].get(\"mmap\", 0)") &&
+	echo "kept $kept, recorded $live, counted as skipped $skipped" &&
+	test $((live + skipped)) = "$kept" &&
+	memprov leaks sr.trace >sr.leaks 2>sr.leaks.err &&
+	if test "$skipped" -gt 0; then
+		grep "$skipped events* could not be recorded" sr.leaks &&
+		grep "could not be recorded" sr.leaks.err
+	fi
+'
+
+test_expect_success 'siglongjmp out of a handler 2000 times, inside the hooks too: recording goes on' '
+	traced sj "$BIN/harm" sigjmp >sj.out 2>sj.err && test ! -s sj.err &&
+	maps=$(sed -n "s/.* maps=//p" sj.out) && test "$maps" -gt 1000 &&
+	memprov leaks --json sj.trace >sj.json &&
+	jget --check sj.json "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1000" &&
+	memprov stats --json sj.trace >sjs.json &&
+	mmaps=$(jget sjs.json functions.mmap.calls) &&
+	echo "program mapped $maps times to the end of the loop; memprov saw $mmaps mmaps" &&
+	test "$mmaps" -ge "$maps"
+'
+
+test_expect_success 'quick_exit: the trace says exited with the status' '
+	{ traced qe "$BIN/harm" quickexit; test $? = 3; } &&
+	memprov leaks --json qe.trace >qe.json &&
+	jget --check qe.json state=exited exit_status=3 totals.heap.bytes=77
+'
+
+test_expect_success 'MEMPROV_OUTPUT naming a directory puts memprov.PID.trace in it' '
+	mkdir -p outdir &&
+	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir "$BIN/harm" quickexit; test $? = 3; } &&
+	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir2/ sh -c "mkdir -p outdir2; exit 0" &&
+	ls outdir | grep -x "memprov\.[0-9]*\.trace" &&
+	test "$(ls outdir | wc -l)" = 1
+'
+
+test_expect_success 'MEMPROV_OUTPUT naming a device: no file made, one warning, same status' '
+	ls /dev >before &&
+	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=/dev/full "$BIN/harm" quickexit 2>dev.err; test $? = 3; } &&
+	test "$(wc -l <dev.err)" = 1 && grep "not a regular file" dev.err &&
+	ls /dev >after && test_cmp before after
+'
+
+test_expect_success 'programs with no signal trouble count nothing as skipped' '
+	traced pl2 /usr/bin/python3 -c "import json; json.dumps(list(range(1000)))" &&
+	traced cu env LD_LIBRARY_PATH="$BIN" "$BIN/cuda-rt-dyn" >/dev/null 2>&1 || true
+	for f in pl2 cu; do
+		test -f $f.trace || continue
+		memprov stats --json $f.trace >$f.json &&
+		jget --check $f.json skipped_events=0 || return 1
+	done
+'
+
+test_done
