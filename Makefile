@@ -44,7 +44,7 @@ endif
 
 DEPS_STAMP := .deps-installed
 
-.PHONY: all help test test-build demo bench fuzz install clean format deps
+.PHONY: all help test test-build demo bench fuzz install clean format deps check-layers
 
 all: $(DEPS_STAMP) $(LIB) $(CLI) ## build the preload library and the CLI (default)
 
@@ -82,6 +82,9 @@ test-build: all $(TEST_BUILD) ## build what the tests need, without running them
 test: all $(TEST_BUILD) ## build and run the test suite
 	$(Q)scripts/install-deps.sh test html
 	$(Q)MEMPROV_SANITIZE='$(SANITIZE)' tests/run.sh
+
+check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
+	$(Q)scripts/check-layers.py --interpose
 
 demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh

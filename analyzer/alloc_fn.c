@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "alloc_fn.h"
-#include "suppress.h"
+#include "pattern.h"
 #include "util.h"
 
 enum scope {
@@ -200,7 +200,7 @@ const char *alloc_fn_match_name(const char *function, const struct sym_frame *f)
 		if (!strcmp(name, builtins[i].name) && in_scope(builtins[i].scope, f))
 			return builtins[i].api ? builtins[i].api : builtins[i].name;
 	for (i = 0; i < n_user; i++)
-		if (supp_pattern_match(user[i].pattern, name))
+		if (pattern_match(user[i].pattern, name))
 			return user[i].api ? user[i].api : intern(name);
 	return NULL;
 }

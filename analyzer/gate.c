@@ -22,8 +22,6 @@
 #include "sites.h"
 #include "util.h"
 
-static const char *const check_cmd = "check";
-
 /* ---- options ---- */
 
 void gate_opts_init(struct gate_opts *o)
@@ -38,7 +36,7 @@ void gate_opts_release(struct gate_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static int parse_kinds(struct gate_opts *o, const char *cmd, const char *arg)
+static int parse_kinds(struct gate_opts *o, const struct command *cmd, const char *arg)
 {
 	char *copy = xstrdup(arg), *tok, *save = NULL;
 	unsigned k;
@@ -60,7 +58,7 @@ static int parse_kinds(struct gate_opts *o, const char *cmd, const char *arg)
 	return 0;
 }
 
-int gate_opts_set(struct gate_opts *o, const char *cmd, int opt, const char *arg)
+int gate_opts_set(struct gate_opts *o, const struct command *cmd, int opt, const char *arg)
 {
 	char *end;
 
@@ -147,11 +145,6 @@ static struct supp_rule *match_cached(struct stack_match **cache, struct suppres
 	return m->rule;
 }
 
-int gate_kind_gated(const struct gate_opts *o, unsigned kind)
-{
-	return !o->kinds || (o->kinds & (1u << kind));
-}
-
 static void add_offender(struct result *res, const struct site *s)
 {
 	if (res->n_off % 16 == 0)
@@ -228,7 +221,7 @@ static void check_growth(const struct gate_opts *o, struct suppressions *supp, s
 
 	res->growth_checked = 1;
 	res->unit = growth_unit(g);
-	res->window = g->set->n && g->w0 <= g->w1 ? g->w1 - g->w0 + 1 : 0;
+	res->window = g->n_window;
 	for (i = 0; i < g->n_sites; i++) {
 		struct gsite *gs = &g->sites[i];
 		struct supp_rule *rule;
@@ -277,7 +270,7 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 	growth_collect(&g, t, &go);
 	res->r = &g.r;
 	res->at = t->hdr.state == MP_STATE_EXITED || g.r.have_exit ? "exit" : "end-of-trace";
-	res->at_ns = report_rel(t, g.r.have_exit ? g.r.exit_ts : t->last_ts);
+	res->at_ns = trace_rel(t, replay_end_ts(&g.r));
 	res->duration = (double)(g.end_ts - g.start_ts) / 1e9;
 	if (o->flags & GATE_GROWTH) {
 		growth_analyze(&g);
@@ -345,9 +338,7 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n)
 		}
 	memset(&tot, 0, sizeof(tot));
 	if (o->junit) {
-		tot.junit = open_memstream(&cases, &len);
-		if (!tot.junit)
-			die(1, "out of memory");
+		tot.junit = xopen_memstream(&cases, &len);
 	}
 	if (o->flags & GATE_JSON)
 		printf("{\"traces\":[");
@@ -429,7 +420,7 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 
 /* ---- memprov check ---- */
 
-int cmd_check(int argc, char **argv)
+static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		GATE_LONG_OPTIONS,
@@ -446,16 +437,16 @@ int cmd_check(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			gate_opts_release(&o);
-			show_usage(stdout, check_cmd);
+			command_help(stdout, &command_check);
 			return EXIT_OK;
 		}
 		if (c == '?' || c == ':') {
 			gate_opts_release(&o);
 			if (optopt >= GATE_OPT_MAX_LEAK)
-				return usage_error(check_cmd, "option '%s' needs a value", argv[optind - 1]);
-			return usage_error(check_cmd, "unknown option '%s'", argv[optind - 1]);
+				return usage_error(&command_check, "option '%s' needs a value", argv[optind - 1]);
+			return usage_error(&command_check, "unknown option '%s'", argv[optind - 1]);
 		}
-		ret = gate_opts_set(&o, check_cmd, c, optarg);
+		ret = gate_opts_set(&o, &command_check, c, optarg);
 		if (ret) {
 			gate_opts_release(&o);
 			return ret;
@@ -463,13 +454,38 @@ int cmd_check(int argc, char **argv)
 	}
 	if ((o.flags & GATE_JSON) && (o.flags & GATE_ANNOTATIONS)) {
 		gate_opts_release(&o);
-		return usage_error(check_cmd, "--json and --annotations both write stdout: choose one");
+		return usage_error(&command_check, "--json and --annotations both write stdout: choose one");
 	}
 	if (optind >= argc) {
 		gate_opts_release(&o);
-		return usage_error(check_cmd, "no trace given");
+		return usage_error(&command_check, "no trace given");
 	}
 	ret = gate_check(&o, argv + optind, (size_t)(argc - optind));
 	gate_opts_release(&o);
 	return ret;
 }
+
+const struct command command_check = {
+	.name = "check",
+	.run = cmd_check,
+	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE...",
+	.help = "The CI gate: memory still live when each process ended (after suppressions) is\n"
+		"held to --max-leak, and with --max-growth, every site's growth per mark (or per\n"
+		"second without marks). Prints the offending sites. Exit 0 within budget, 1 over\n"
+		"budget, 2 bad command line or unreadable trace or suppression file.\n"
+		"  --max-leak SIZE          live bytes allowed at exit (default 0), all kinds summed,\n"
+		"                           or each --kind on its own\n"
+		"  --max-growth SIZE        growth allowed per mark (or second) of one site; growth\n"
+		"                           is not gated without it\n"
+		"  --kind KIND[,KIND]       gate only these kinds (heap, mmap, pinned, device,\n"
+		"                           managed, registered), each against the budget\n"
+		"  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style),\n"
+		"                           alloc:NAME lines (as --alloc-fn)\n"
+		"  --no-default-suppressions  also count what glibc, the loader, Python and CUDA\n"
+		"                           keep until exit on purpose\n"
+		"  --skip N, --after LABEL  growth window starts after warm-up\n"
+		"  --junit FILE             a JUnit XML file, one test case per trace\n"
+		"  --annotations            one ::error file=F,line=L:: line per offending site\n"
+		"  --json                   one JSON object on stdout\n"
+		"  --alloc-fn NAME          NAME allocates too, as for leaks\n",
+};

@@ -72,10 +72,18 @@ struct gate_opts {
 	int gate_status;            /* run --check: status when only the gate failed */
 };
 
+/* Is kind gated (--kind, or every kind when none was given)? */
+static inline int gate_kind_gated(const struct gate_opts *o, unsigned kind)
+{
+	return !o->kinds || (o->kinds & (1u << kind));
+}
+
 void gate_opts_init(struct gate_opts *o);
 void gate_opts_release(struct gate_opts *o);
+struct command;
+
 /* Apply one GATE_OPT_* option; returns 0, or a usage error's status (2) for cmd. */
-int gate_opts_set(struct gate_opts *o, const char *cmd, int opt, const char *arg);
+int gate_opts_set(struct gate_opts *o, const struct command *cmd, int opt, const char *arg);
 
 /* Gate the traces: 0 all within budget, 1 some over budget, 2 a trace or suppression file unreadable. */
 int gate_check(const struct gate_opts *o, char **paths, size_t n);

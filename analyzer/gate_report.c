@@ -83,9 +83,13 @@ static void offender_line(FILE *f, const struct result *res, const struct offend
 		fprintf(f, "%s %s: %s in %" PRIu64 " block%s live at %s", kind_name(off->s.kind),
 			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes), off->s.blocks,
 			off->s.blocks == 1 ? "" : "s", res->at);
-	fprintf(f, " in %s", site_function(&off->s, fn, sizeof(fn)));
-	if (site_location(&off->s, &file, &line))
-		fprintf(f, " at %s:%d", file, line);
+	fprintf(f, " in ");
+	put_text(f, site_function(&off->s, fn, sizeof(fn)), ESC_TEXT);
+	if (site_location(&off->s, &file, &line)) {
+		fprintf(f, " at ");
+		put_text(f, file, ESC_TEXT);
+		fprintf(f, ":%d", line);
+	}
 }
 
 /* The first n offenders, each with its frames. */
@@ -173,7 +177,9 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 		printf("memprov check: %s: cannot read the trace\n", res->path);
 		return;
 	}
-	printf("memprov check: %s (pid %d: %s): ", res->path, res->t->hdr.pid, report_command(res->t));
+	printf("memprov check: %s (pid %d: ", res->path, res->t->hdr.pid);
+	put_text(stdout, report_command(res->t), ESC_TEXT);
+	printf("): ");
 	if (res->skipped) {
 		printf("not gated: replaced by exec (its memory went with it)\n");
 		return;
@@ -270,25 +276,6 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 	fprintf(f, "]}");
 }
 
-/* GitHub Actions workflow commands: data and property escaping. */
-static void annot_escape(FILE *f, const char *s, int property)
-{
-	for (; *s; s++) {
-		if (*s == '%')
-			fputs("%25", f);
-		else if (*s == '\r')
-			fputs("%0D", f);
-		else if (*s == '\n')
-			fputs("%0A", f);
-		else if (property && *s == ':')
-			fputs("%3A", f);
-		else if (property && *s == ',')
-			fputs("%2C", f);
-		else
-			fputc(*s, f);
-	}
-}
-
 static void print_annotations(const struct result *res)
 {
 	size_t i;
@@ -296,12 +283,10 @@ static void print_annotations(const struct result *res)
 	for (i = 0; i < res->n_off && i < GATE_MAX_ANNOT; i++) {
 		char *msg = NULL;
 		size_t len = 0;
-		FILE *m = open_memstream(&msg, &len);
+		FILE *m = xopen_memstream(&msg, &len);
 		const char *file;
 		int line;
 
-		if (!m)
-			die(1, "out of memory");
 		fprintf(m, "memprov: %s: ", res->off[i].growth ? "memory grows" : "memory leaked");
 		offender_line(m, res, &res->off[i]);
 		fprintf(m, " (trace %s)", res->path);
@@ -309,38 +294,21 @@ static void print_annotations(const struct result *res)
 		printf("::error ");
 		if (site_location(&res->off[i].s, &file, &line)) {
 			printf("file=");
-			annot_escape(stdout, file, 1);
+			put_text(stdout, file, ESC_ANNOT_PROPERTY);
 			printf(",line=%d", line);
 		}
 		printf(",title=");
-		annot_escape(stdout, res->off[i].growth ? "memprov: growth over budget" : "memprov: leak over budget", 1);
+		put_text(stdout, res->off[i].growth ? "memprov: growth over budget" :
+						      "memprov: leak over budget", ESC_ANNOT_PROPERTY);
 		printf("::");
-		annot_escape(stdout, msg, 0);
+		put_text(stdout, msg, ESC_ANNOT_DATA);
 		printf("\n");
 		free(msg);
 	}
-	if (res->n_off > GATE_MAX_ANNOT)
-		printf("::error::memprov: %zu more offending sites in %s (see the report)\n",
-		       res->n_off - GATE_MAX_ANNOT, res->path);
-}
-
-static void xml_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '&')
-			fputs("&amp;", f);
-		else if (c == '<')
-			fputs("&lt;", f);
-		else if (c == '>')
-			fputs("&gt;", f);
-		else if (c == '"')
-			fputs("&quot;", f);
-		else if (c < 0x20 && c != '\n' && c != '\t')
-			fputc('?', f);  /* not allowed in XML 1.0 */
-		else
-			fputc(c, f);
+	if (res->n_off > GATE_MAX_ANNOT) {
+		printf("::error::memprov: %zu more offending sites in ", res->n_off - GATE_MAX_ANNOT);
+		put_text(stdout, res->path, ESC_ANNOT_DATA);
+		printf(" (see the report)\n");
 	}
 }
 
@@ -353,10 +321,10 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 
 	fprintf(f, "    <testcase classname=\"memprov.check\" name=\"");
 	if (res->status != 2) {
-		xml_escape(f, report_command(res->t));
+		put_text(f, report_command(res->t), ESC_XML);
 		fprintf(f, " (");
 	}
-	xml_escape(f, res->path);
+	put_text(f, res->path, ESC_XML);
 	fprintf(f, "%s\" time=\"%.3f\">\n", res->status != 2 ? ")" : "", res->duration);
 	if (res->status == 2) {
 		fprintf(f, "      <error message=\"cannot read the trace\" type=\"unreadable\"/>\n");
@@ -366,10 +334,8 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 		fprintf(f, "      <skipped message=\"replaced by exec\"/>\n");
 		goto out;
 	}
-	b = open_memstream(&body, &blen);
-	m = open_memstream(&msg, &mlen);
-	if (!b || !m)
-		die(1, "out of memory");
+	b = xopen_memstream(&body, &blen);
+	m = xopen_memstream(&msg, &mlen);
 	budget_text(b, o, res);
 	offenders_text(b, res, res->n_off);
 	suppressed_text(b, supp, res);
@@ -379,14 +345,14 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 	fclose(m);
 	if (res->status) {
 		fprintf(f, "      <failure message=\"");
-		xml_escape(f, msg);
+		put_text(f, msg, ESC_XML);
 		fprintf(f, "\" type=\"%s\">", res->leak_fail && res->growth_fail ? "leak,growth" :
 					  res->growth_fail ? "growth" : "leak");
-		xml_escape(f, body);
+		put_text(f, body, ESC_XML);
 		fprintf(f, "</failure>\n");
 	} else {
 		fprintf(f, "      <system-out>");
-		xml_escape(f, body);
+		put_text(f, body, ESC_XML);
 		fprintf(f, "</system-out>\n");
 	}
 	free(body);

@@ -48,9 +48,6 @@ struct gate_totals {
 	FILE *junit;              /* testcases, in memory */
 };
 
-/* Is kind gated (--kind, or every kind when none was given)? */
-int gate_kind_gated(const struct gate_opts *o, unsigned kind);
-
 /* One trace's report: text or JSON on stdout, annotations, its JUnit case. */
 void gate_write(const struct gate_opts *o, const struct suppressions *supp,
 		const struct result *res, const struct gate_totals *tot);

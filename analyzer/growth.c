@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "growth.h"
-#include "report.h"
 #include "util.h"
 
 #define PROGRESS_EVERY (1u << 20)
@@ -278,7 +277,7 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 	gset_init(&g->marks);
 	gset_init(&g->times);
 	g->after_ordinal = UINT64_MAX;
-	g->start_ts = t->hdr.start_mono_ns ? t->hdr.start_mono_ns : t->first_ts;
+	g->start_ts = trace_start_ts(t);
 	g->end_ts = trace_end_ts(t);
 	if (g->end_ts < g->start_ts)
 		g->end_ts = g->start_ts;
@@ -300,8 +299,7 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 		gset_take(&g->times, &g->r, g->r.now, g->next_time, NULL, 0);
 	if ((o->flags & GROWTH_END_LIVE) && !g->end_live) {
 		g->end_live = replay_snapshot(&g->r);
-		g->end_live_ts = g->r.have_exit ? g->r.exit_ts :
-				 t->hdr.end_mono_ns > t->last_ts ? t->hdr.end_mono_ns : t->last_ts;
+		g->end_live_ts = replay_end_ts(&g->r);
 	}
 	return 0;
 }
@@ -384,23 +382,31 @@ static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t
 		      y[n - 1] > y[mid] && 4 * (y[n - 1] - y[mid]) >= (uint64_t)st->growth_bytes;
 }
 
-/* Index in g->sites of the site of k, added when new; table finds sites by key. */
-static size_t site_index(struct growth *g, struct site **table, const struct gkey *k)
+/* A site's place in g->sites, found by the site's key. */
+struct site_slot {
+	UT_hash_handle hh;
+	const char *key;          /* the site's own key (g->sites[index].s.key) */
+	size_t index;
+};
+
+/* Index in g->sites of the site of k, added when new. */
+static size_t site_index(struct growth *g, struct site_slot **slots, const struct gkey *k)
 {
-	struct site s, *found;
+	struct site_slot *slot;
+	struct site s;
 
 	site_of(&s, &g->r, g->sym, &k->key, g->o.mode);
-	HASH_FIND(hh, *table, s.key, strlen(s.key), found);
-	if (found) {
+	HASH_FIND(hh, *slots, s.key, strlen(s.key), slot);
+	if (slot) {
 		site_release(&s);
-		return found->blocks;
+		return slot->index;
 	}
 	if (g->n_sites % 64 == 0)
 		g->sites = xrealloc(g->sites, (g->n_sites + 64) * sizeof(*g->sites));
-	found = xcalloc(1, sizeof(*found));
-	found->key = s.key;
-	found->blocks = g->n_sites;
-	HASH_ADD_KEYPTR(hh, *table, found->key, strlen(found->key), found);
+	slot = xcalloc(1, sizeof(*slot));
+	slot->key = s.key;
+	slot->index = g->n_sites;
+	HASH_ADD_KEYPTR(hh, *slots, slot->key, strlen(slot->key), slot);
 	memset(&g->sites[g->n_sites], 0, sizeof(g->sites[0]));
 	g->sites[g->n_sites].s = s;
 	return g->n_sites++;
@@ -448,11 +454,12 @@ static void choose_window(struct growth *g)
 	g->w0 = i;
 	if (g->w0 > g->w1)
 		g->w0 = g->w1 + 1; /* an empty window */
+	g->n_window = s->n && g->w0 <= g->w1 ? g->w1 - g->w0 + 1 : 0;
 }
 
 void growth_analyze(struct growth *g)
 {
-	struct site *table = NULL, *e, *etmp;
+	struct site_slot *slots = NULL, *e, *etmp;
 	struct gkey **keys, *k, *ktmp;
 	size_t nk, i, j, n;
 	uint64_t *y, *yb;
@@ -463,15 +470,15 @@ void growth_analyze(struct growth *g)
 	keys = xmalloc((nk + 1) * sizeof(*keys));
 	i = 0;
 	HASH_ITER(hh, g->set->keys, k, ktmp) {
-		k->site = site_index(g, &table, k);
+		k->site = site_index(g, &slots, k);
 		keys[i++] = k;
 	}
-	HASH_ITER(hh, table, e, etmp) {
-		HASH_DEL(table, e);
+	HASH_ITER(hh, slots, e, etmp) {
+		HASH_DEL(slots, e);
 		free(e);
 	}
 	sort_array(keys, nk, sizeof(*keys), key_by_site);
-	n = g->w0 <= g->w1 && g->set->n ? g->w1 - g->w0 + 1 : 0;
+	n = g->n_window;
 	y = xcalloc(n + 1, sizeof(*y));
 	yb = xcalloc(n + 1, sizeof(*yb));
 	for (i = 0; i < nk;) {
@@ -522,20 +529,29 @@ void growth_release(struct growth *g)
 
 /* ---- output helpers shared by the reports ---- */
 
-int growth_open(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o)
+void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len)
 {
-	if (trace_open(t, path, 0) < 0)
-		return -1;
-	return growth_collect(g, t, o);
+	char t[32];
+
+	if (g->set == &g->marks)
+		snprintf(buf, len, "mark #%" PRIu64 " \"%s\"", g->set->ordinal[i], g->set->label[i]);
+	else
+		snprintf(buf, len, "%s", human_ns(t, sizeof(t), trace_rel(g->r.trace, g->set->ts[i])));
 }
 
-int growth_close(struct growth *g, struct trace *t)
+void growth_window_text(const struct growth *g, char *buf, size_t len)
 {
-	int ret = report_status(t);
+	char b[GROWTH_POINT_TEXT];
+	size_t n;
 
-	growth_release(g);
-	trace_close(t);
-	return ret;
+	if (!g->n_window) {
+		snprintf(buf, len, "empty");
+		return;
+	}
+	growth_point_text(g, g->w0, buf, len);
+	growth_point_text(g, g->w1, b, sizeof(b));
+	n = strlen(buf);
+	snprintf(buf + n, len - n, " .. %s", b);
 }
 
 const char *growth_num(char *buf, size_t len, double v)

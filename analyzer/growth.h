@@ -109,6 +109,7 @@ struct growth {
 	/* analysis */
 	const struct gset *set;    /* marks or times: the one analyzed */
 	size_t w0, w1;             /* window: points [w0, w1] of set */
+	size_t n_window;           /* points in the window (0: empty) */
 	struct symbolizer *sym;
 	struct gsite *sites;
 	size_t n_sites, n_suspects; /* suspects first in sites[] */
@@ -116,11 +117,11 @@ struct growth {
 
 /* Replay the open trace t once, gathering what o asks for; returns 0. */
 int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *o);
-/* Open path into t and growth_collect; returns 0, or -1 after the error. */
-int growth_open(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o);
-/* A report's end: report_status, growth_release, trace_close; the exit status. */
-int growth_close(struct growth *g, struct trace *t);
-/* Group the chosen set's series by site and find the suspects. */
+/*
+ * Choose the window (the set, its first and last point after --skip and
+ * --after, n_window), group the set's series by site and find the
+ * suspects.
+ */
 void growth_analyze(struct growth *g);
 void growth_release(struct growth *g);
 
@@ -134,7 +135,11 @@ double growth_x(const struct growth *g, size_t i);
 
 /* "4096" for whole numbers, else "%.2f": slopes print exactly when exact. */
 const char *growth_num(char *buf, size_t len, double v);
+/* Room for growth_point_text: a mark's label is at most 255 bytes. */
+#define GROWTH_POINT_TEXT 300
 /* 'mark #3 "iter"' or '1.5 s': point i of the analyzed set. */
 void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len);
+/* 'FIRST .. LAST' of the window (as growth_point_text), or "empty". */
+void growth_window_text(const struct growth *g, char *buf, size_t len);
 
 #endif /* MEMPROV_GROWTH_H */

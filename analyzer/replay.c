@@ -48,6 +48,18 @@ static void kind_add(struct replay *r, const struct replay_block *b)
 		k->peak_blocks = k->live_blocks;
 }
 
+/* Take b out of the live set and its kind's live figures; b stays allocated. */
+static void block_unlink(struct replay *r, struct replay_block *b)
+{
+	struct replay_kind *k = &r->kinds[b->key.kind];
+
+	HASH_DEL(*table_of(r, b->key.kind), b);
+	if (b->key.kind == MP_KIND_MMAP)
+		range_index_remove(&r->mmap_index, b->key.addr);
+	k->live_bytes -= block_bytes(b);
+	k->live_blocks -= b->weight;
+}
+
 static void block_insert(struct replay *r, struct replay_block *b)
 {
 	struct replay_block *old;
@@ -55,12 +67,12 @@ static void block_insert(struct replay *r, struct replay_block *b)
 	old = block_find(r, b->key.kind, b->key.addr);
 	if (old) {
 		/* its free was not seen (untraced path): the new block wins */
-		HASH_DEL(*table_of(r, old->key.kind), old);
-		r->kinds[old->key.kind].live_bytes -= block_bytes(old);
-		r->kinds[old->key.kind].live_blocks -= old->weight;
+		block_unlink(r, old);
 		free(old);
 	}
 	HASH_ADD(hh, *table_of(r, b->key.kind), key, sizeof(b->key), b);
+	if (b->key.kind == MP_KIND_MMAP)
+		range_index_set(&r->mmap_index, b->key.addr, b->key.addr + b->size, b);
 	kind_add(r, b);
 }
 
@@ -80,15 +92,11 @@ static struct replay_block *block_new(unsigned kind, uint64_t addr, uint64_t siz
 	return b;
 }
 
-/* Take b out of the live set (it stays allocated for the caller). */
+/* A free: take b out of the live set (it stays allocated for the caller). */
 static void block_remove(struct replay *r, struct replay_block *b)
 {
-	struct replay_kind *k = &r->kinds[b->key.kind];
-
-	HASH_DEL(*table_of(r, b->key.kind), b);
-	k->live_bytes -= block_bytes(b);
-	k->live_blocks -= b->weight;
-	k->frees++;
+	block_unlink(r, b);
+	r->kinds[b->key.kind].frees++;
 }
 
 static struct replay_thread *thread_get(struct replay *r, uint32_t serial)
@@ -182,40 +190,35 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 	block_insert(r, b);
 }
 
-/* munmap of [addr, addr+len): trims, splits or removes mmap blocks. */
+/*
+ * munmap of [addr, addr+len): trims, splits or removes the mmap blocks it
+ * meets, found through the range index in O(log n) (a walk over every
+ * live mapping made replay quadratic in live mappings).
+ */
 static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 {
 	uint64_t page = r->trace->hdr.page_size ? r->trace->hdr.page_size : 4096;
 	uint64_t end = addr + ((len + page - 1) / page) * page;
-	struct replay_block *b, *tmp;
-	struct replay_kind *k = &r->kinds[MP_KIND_MMAP];
-	int touched = 0;
+	size_t n, i;
 
-	HASH_ITER(hh, r->mmaps, b, tmp) {
+	n = range_index_find(&r->mmap_index, addr, end, (void ***)&r->unmap_hits,
+			     &r->alloc_unmap_hits);
+	for (i = 0; i < n; i++) {
+		struct replay_block *b = r->unmap_hits[i];
 		uint64_t bs = b->key.addr, be = b->key.addr + b->size;
 
-		if (be <= addr || bs >= end)
-			continue;
-		touched = 1;
+		block_unlink(r, b);
 		if (addr <= bs && end >= be) {
-			HASH_DEL(r->mmaps, b);
-			k->live_bytes -= block_bytes(b);
-			k->live_blocks -= b->weight;
 			free(b);
 			continue;
 		}
-		HASH_DEL(r->mmaps, b);
-		k->live_bytes -= block_bytes(b);
-		k->live_blocks -= b->weight;
 		if (bs < addr && be > end) {
 			/* a hole in the middle: the tail becomes its own block */
 			struct replay_block *t2 = block_new(MP_KIND_MMAP, end, be - end, b->stack,
 							    b->func, b->device, b->ts);
 
 			t2->weight = b->weight;
-			HASH_ADD(hh, r->mmaps, key, sizeof(t2->key), t2);
-			k->live_bytes += block_bytes(t2);
-			k->live_blocks += t2->weight;
+			block_insert(r, t2);
 		}
 		if (bs < addr) {
 			b->size = addr - bs;
@@ -223,13 +226,11 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 			b->key.addr = end;
 			b->size = be - end;
 		}
-		HASH_ADD(hh, r->mmaps, key, sizeof(b->key), b);
-		k->live_bytes += block_bytes(b);
-		k->live_blocks += b->weight;
+		block_insert(r, b);
 	}
 	/* an untracked range (file mapping, glibc's own) is not a leak's free */
-	if (touched)
-		k->frees++;
+	if (n)
+		r->kinds[MP_KIND_MMAP].frees++;
 	else
 		r->unmatched_unmaps++;
 }
@@ -572,6 +573,15 @@ const struct replay_module *replay_find_module(const struct replay *r, uint64_t 
 	return best;
 }
 
+uint64_t replay_end_ts(const struct replay *r)
+{
+	const struct trace *t = r->trace;
+
+	if (r->have_exit)
+		return r->exit_ts;
+	return t->hdr.end_mono_ns > t->last_ts ? t->hdr.end_mono_ns : t->last_ts;
+}
+
 const char *replay_ending(const struct replay *r, char *buf, size_t len)
 {
 	const struct mp_file_header *h = &r->trace->hdr;
@@ -619,6 +629,8 @@ void replay_release(struct replay *r)
 		HASH_DEL(r->mmaps, b);
 		free(b);
 	}
+	range_index_release(&r->mmap_index);
+	free(r->unmap_hits);
 	HASH_ITER(hh, r->failures, f, ft) {
 		HASH_DEL(r->failures, f);
 		free(f);

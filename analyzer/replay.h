@@ -16,6 +16,7 @@
 #include <uthash.h>
 
 #include "memprov_trace.h"
+#include "range_index.h"
 #include "trace_reader.h"
 
 struct replay_block {
@@ -110,7 +111,10 @@ typedef int (*replay_mark_fn)(struct replay *r, const struct replay_mark *m, voi
 struct replay {
 	struct trace *trace;
 	struct replay_block *blocks;      /* every kind but mmap */
-	struct replay_block *mmaps;       /* mmap blocks: searched by range */
+	struct replay_block *mmaps;       /* mmap blocks, by address */
+	struct range_index mmap_index;    /* the same, ordered: searched by range */
+	struct replay_block **unmap_hits; /* do_unmap's scratch: blocks a munmap meets */
+	size_t alloc_unmap_hits;
 	struct replay_kind kinds[MP_KIND_COUNT];
 	struct replay_func funcs[MP_FN_MAX];
 	struct replay_failure *failures;
@@ -164,6 +168,13 @@ struct replay_stack *replay_find_stack(const struct replay *r, uint64_t id);
 struct replay_pycode *replay_find_pycode(const struct replay *r, uint32_t id);
 /* The module that covered addr when the stack was written (ts), or NULL. */
 const struct replay_module *replay_find_module(const struct replay *r, uint64_t addr, uint64_t ts);
+
+/*
+ * The end of the trace, once replayed: the exit record, else the later of
+ * the header's end time and the last record (the point of death of a
+ * killed process, or now for one still running). Absolute ns.
+ */
+uint64_t replay_end_ts(const struct replay *r);
 
 /* "exited with status 3", "killed or still running: ...": how it ended. */
 const char *replay_ending(const struct replay *r, char *buf, size_t len);

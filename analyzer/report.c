@@ -17,30 +17,6 @@ const char *report_command(const struct trace *t)
 	return t->hdr.cmdline[0] ? t->hdr.cmdline : t->hdr.exe;
 }
 
-uint64_t report_rel(const struct trace *t, uint64_t ts)
-{
-	uint64_t start = t->hdr.start_mono_ns ? t->hdr.start_mono_ns : t->first_ts;
-
-	return ts > start ? ts - start : 0;
-}
-
-/* s on one line: control characters as \n, \t, \xNN. */
-static void print_oneline(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-}
-
 void report_header(FILE *f, const struct replay *r)
 {
 	const struct trace *t = r->trace;
@@ -48,9 +24,10 @@ void report_header(FILE *f, const struct replay *r)
 
 	fprintf(f, "trace: %s\n", t->path);
 	fprintf(f, "pid: %d, command: ", t->hdr.pid);
-	print_oneline(f, report_command(t));
+	put_text(f, report_command(t), ESC_TEXT);
+	fprintf(f, "\nended: ");
+	put_text(f, replay_ending(r, buf, sizeof(buf)), ESC_TEXT);
 	fputc('\n', f);
-	fprintf(f, "ended: %s\n", replay_ending(r, buf, sizeof(buf)));
 	if (t->cut)
 		fprintf(f, "warning: trace cut at offset %" PRIu64 ": figures are up to that point\n",
 			t->cut_at);
@@ -127,14 +104,14 @@ int report_close(struct trace *t, struct replay *r)
 
 /* ---- command lines ---- */
 
-int report_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+int report_parse_size(const struct command *cmd, const char *opt, const char *arg, uint64_t *out)
 {
 	if (parse_size(arg, out) < 0)
 		return usage_error(cmd, "%s wants a size like 4096, 64K or 1.5MiB, not '%s'", opt, arg);
 	return 0;
 }
 
-static int parse_uint(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+static int parse_uint(const struct command *cmd, const char *opt, const char *arg, uint64_t *out)
 {
 	char *end;
 
@@ -210,7 +187,7 @@ int report_parse(struct report_args *a, int argc, char **argv, int *status)
 	optind = 1;
 	while (!ret && (c = getopt_long(argc, argv, shortopts, a->opts, NULL)) != -1) {
 		if (c == 'h') {
-			show_usage(stdout, a->cmd);
+			command_help(stdout, a->cmd);
 			*status = EXIT_OK;
 			return -1;
 		}
@@ -223,12 +200,28 @@ int report_parse(struct report_args *a, int argc, char **argv, int *status)
 	return ret ? -1 : 0;
 }
 
+int report_collect(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o)
+{
+	if (trace_open(t, path, 0) < 0)
+		return -1;
+	return growth_collect(g, t, o);
+}
+
+int report_end(struct growth *g, struct trace *t)
+{
+	int ret = report_status(t);
+
+	growth_release(g);
+	trace_close(t);
+	return ret;
+}
+
 int report_start(struct report_args *a, int argc, char **argv, struct growth *g, struct trace *t,
 		 int *status)
 {
 	if (report_parse(a, argc, argv, status) < 0)
 		return -1;
-	if (growth_open(g, t, a->traces[0], &a->o) == 0)
+	if (report_collect(g, t, a->traces[0], &a->o) == 0)
 		return 0;
 	*status = EXIT_FAIL;
 	return -1;

@@ -1,7 +1,7 @@
 /*
- * report.h - the subcommands of memprov (one file each) and what they
- * share: usage errors, their common options, opening and replaying a
- * trace for a report, the header lines every report starts with.
+ * report.h - what the report subcommands (one file each) share: their
+ * common options, opening and replaying a trace for a report, the header
+ * lines and JSON members every report starts with.
  */
 #ifndef MEMPROV_REPORT_H
 #define MEMPROV_REPORT_H
@@ -9,32 +9,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "command.h"
 #include "growth.h"
 #include "replay.h"
 #include "trace_reader.h"
-
-/* Exit statuses of the analyzer. */
-enum {
-	EXIT_OK = 0,
-	EXIT_FAIL = 1,   /* the trace could not be read, or the command failed */
-	EXIT_USAGE = 2,  /* bad command line */
-};
-
-int cmd_leaks(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_dump(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_growth(int argc, char **argv);
-int cmd_peak(int argc, char **argv);
-int cmd_timeline(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_html(int argc, char **argv);
-
-/* Print "memprov: error: ..." and the subcommand's usage; returns 2. */
-int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Print the usage of a subcommand (or of memprov when cmd is NULL). */
-int show_usage(FILE *f, const char *cmd);
 
 enum report_flags {
 	REPORT_JSON = 1 << 0,
@@ -64,7 +42,7 @@ enum report_flags {
 /* The command line of a report subcommand. */
 struct report_args {
 	/* set by the command */
-	const char *cmd;
+	const struct command *cmd;
 	const struct option *opts;
 	const char *shortopts;      /* NULL: "+h" */
 	int n_traces;               /* traces wanted: 1, or 2 (A and B) */
@@ -84,9 +62,14 @@ struct report_args {
  */
 int report_parse(struct report_args *a, int argc, char **argv, int *status);
 
+/* Open path into t and growth_collect; returns 0, or -1 after the error. */
+int report_collect(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o);
+/* A report's end: report_status, growth_release, trace_close; the exit status. */
+int report_end(struct growth *g, struct trace *t);
+
 /*
  * report_parse, then open the trace and run the streaming pass over it
- * (growth_open with a->o). Returns 0, or -1 when the command ends here
+ * (report_collect with a->o). Returns 0, or -1 when the command ends here
  * with *status (as report_parse, or 1: the trace is unreadable).
  */
 int report_start(struct report_args *a, int argc, char **argv, struct growth *g, struct trace *t,
@@ -102,7 +85,7 @@ int report_replay(struct trace *t, struct replay *r, const char *path, replay_ma
 int report_close(struct trace *t, struct replay *r);
 
 /* Parse "--min-bytes" style sizes; prints a usage error for cmd. */
-int report_parse_size(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+int report_parse_size(const struct command *cmd, const char *opt, const char *arg, uint64_t *out);
 
 /* "trace":PATH,"pid":N,"command":CMD: the members a JSON report starts with. */
 void report_json_trace(FILE *f, const struct trace *t);
@@ -117,7 +100,5 @@ int report_status(const struct trace *t);
 void report_header(FILE *f, const struct replay *r);
 /* "command" of a trace: its cmdline, else its exe. */
 const char *report_command(const struct trace *t);
-/* ns since the trace started. */
-uint64_t report_rel(const struct trace *t, uint64_t ts);
 
 #endif /* MEMPROV_REPORT_H */

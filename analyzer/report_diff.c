@@ -152,7 +152,7 @@ static int diff_opt(struct report_args *a, int opt, const char *arg)
 static int side_load(struct side *sd, const char *path, const struct growth_opts *o, unsigned flags)
 {
 	memset(sd, 0, sizeof(*sd));
-	if (growth_open(&sd->g, &sd->t, path, o) < 0)
+	if (report_collect(&sd->g, &sd->t, path, o) < 0)
 		return -1;
 	growth_analyze(&sd->g);
 	if (!(flags & DIFF_GROWTH))
@@ -171,17 +171,17 @@ static void side_release(struct side *sd)
 static int side_close(struct side *sd)
 {
 	sites_free(sd->sites, sd->n);
-	return growth_close(&sd->g, &sd->t);
+	return report_end(&sd->g, &sd->t);
 }
 
-int cmd_diff(int argc, char **argv)
+static int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON,
 		{ "growth", no_argument, NULL, 'g' },
 		REPORT_OPT_MIN_BYTES, REPORT_OPT_SKIP, REPORT_OPT_SITES, REPORT_OPT_END,
 	};
-	struct report_args a = { .cmd = "diff", .opts = opts, .n_traces = 2, .own = diff_opt,
+	struct report_args a = { .cmd = &command_diff, .opts = opts, .n_traces = 2, .own = diff_opt,
 				 .o = { .flags = GROWTH_PROGRESS | GROWTH_END_LIVE, .points = 20,
 					.min_bytes = 1024 } };
 	struct side sd[2];
@@ -224,9 +224,11 @@ int cmd_diff(int argc, char **argv)
 	} else {
 		char b[32];
 
-		printf("A: %s (pid %d, %s)\nB: %s (pid %d, %s)\n", sd[0].t.path, sd[0].t.hdr.pid,
-		       report_command(&sd[0].t), sd[1].t.path, sd[1].t.hdr.pid,
-		       report_command(&sd[1].t));
+		for (k = 0; k < 2; k++) {
+			printf("%c: %s (pid %d, ", "AB"[k], sd[k].t.path, sd[k].t.hdr.pid);
+			put_text(stdout, report_command(&sd[k].t), ESC_TEXT);
+			printf(")\n");
+		}
 		if (flags & DIFF_GROWTH)
 			printf("\nsites growing in one trace only, or whose slopes differ by 10%% or more (B - A):\n");
 		else
@@ -254,3 +256,18 @@ int cmd_diff(int argc, char **argv)
 	ret = side_close(&sd[0]);
 	return ret | side_close(&sd[1]);
 }
+
+const struct command command_diff = {
+	.name = "diff",
+	.run = cmd_diff,
+	.usage = "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] [--alloc-fn NAME]... A B",
+	.help = "Sites whose live memory at the end (as leaks measures it) differs between\n"
+		"traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
+		"growing in one trace only or whose slopes differ by 10% or more. Sites are\n"
+		"matched by their symbolized frames. Figures are B - A.\n"
+		"  --json            one JSON object on stdout\n"
+		"  --growth          compare growth (suspects and slopes) instead of live at end\n"
+		"  --min-bytes SIZE  least difference listed (default 1K)\n"
+		"  --skip N          with --growth: leave out the first N marks of each trace\n"
+		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n",
+};

@@ -166,10 +166,10 @@ static void dump_record(const struct mp_rec_head *h)
 	putchar('\n');
 }
 
-int cmd_dump(int argc, char **argv)
+static int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = { REPORT_OPT_END };
-	struct report_args a = { .cmd = "dump", .opts = opts, .n_traces = 1 };
+	struct report_args a = { .cmd = &command_dump, .opts = opts, .n_traces = 1 };
 	const struct mp_rec_head *h;
 	struct trace t;
 	int ret;
@@ -197,3 +197,10 @@ int cmd_dump(int argc, char **argv)
 	trace_close(&t);
 	return ret;
 }
+
+const struct command command_dump = {
+	.name = "dump",
+	.run = cmd_dump,
+	.usage = "memprov dump TRACE",
+	.help = "Every record of the trace in time order, one line each.\n",
+};

@@ -14,29 +14,20 @@
 #include "report.h"
 #include "util.h"
 
-void growth_point_text(const struct growth *g, size_t i, char *buf, size_t len)
-{
-	char t[32];
-
-	if (g->set == &g->marks)
-		snprintf(buf, len, "mark #%" PRIu64 " \"%s\"", g->set->ordinal[i], g->set->label[i]);
-	else
-		snprintf(buf, len, "%s", human_ns(t, sizeof(t), report_rel(g->r.trace, g->set->ts[i])));
-}
-
 static void window_text(const struct growth *g)
 {
-	char a[300], b[300];
-	size_t n = g->set->n && g->w0 <= g->w1 ? g->w1 - g->w0 + 1 : 0;
+	char w[2 * GROWTH_POINT_TEXT + 8];
+	size_t n = g->n_window;
 
 	if (!n) {
 		printf("window: empty (%zu point%s, none after --skip/--after)\n", g->set->n,
 		       g->set->n == 1 ? "" : "s");
 		return;
 	}
-	growth_point_text(g, g->w0, a, sizeof(a));
-	growth_point_text(g, g->w1, b, sizeof(b));
-	printf("window: %s .. %s: %zu %s, %zu step%s%s\n", a, b, n,
+	growth_window_text(g, w, sizeof(w));
+	printf("window: ");
+	put_text(stdout, w, ESC_TEXT);
+	printf(": %zu %s, %zu step%s%s\n", n,
 	       g->set == &g->marks ? "marks" : "instants", n - 1, n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
 	if (g->main_end_ts)
@@ -45,8 +36,8 @@ static void window_text(const struct growth *g)
 
 static void print_text(const struct growth *g, unsigned flags)
 {
-	char b1[32], b2[32], b3[32], s1[32], s2[32], at[300];
-	size_t i, shown = 0, n = g->w0 <= g->w1 && g->set->n ? g->w1 - g->w0 + 1 : 0;
+	char b1[32], b2[32], b3[32], s1[32], s2[32], at[GROWTH_POINT_TEXT];
+	size_t i, shown = 0, n = g->n_window;
 	const char *u = growth_unit(g);
 
 	report_header(stdout, &g->r);
@@ -79,9 +70,11 @@ static void print_text(const struct growth *g, unsigned flags)
 		       human_bytes(b2, sizeof(b2), (uint64_t)fabs(s->st.slope_bytes)), u,
 		       growth_num(s1, sizeof(s1), s->st.slope_bytes), growth_num(s2, sizeof(s2), s->st.slope_blocks),
 		       fabs(s->st.slope_blocks - 1) < 1e-6 ? "" : "s", u);
-		printf("     since %s; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
+		printf("     since ");
+		put_text(stdout, at, ESC_TEXT);
+		printf("; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
 		       "(R^2 %.3f, rose in %.0f%% of steps, kept %.0f%% of its rises)\n",
-		       at, human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
+		       human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
 		       s->st.end_blocks == 1 ? "" : "s", s->st.confidence, s->st.r2,
 		       100 * s->st.rose, 100 * s->st.retention);
 		site_text(stdout, &s->s, g->o.mode, SITE_ALL_FRAMES);
@@ -91,7 +84,7 @@ static void print_text(const struct growth *g, unsigned flags)
 static void json_point(const struct growth *g, size_t i)
 {
 	printf("{\"index\":%zu,\"ordinal\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"label\":", i,
-	       g->set->ordinal[i], report_rel(g->r.trace, g->set->ts[i]));
+	       g->set->ordinal[i], trace_rel(g->r.trace, g->set->ts[i]));
 	json_str(stdout, g->set == &g->marks ? g->set->label[i] : NULL);
 	putchar('}');
 }
@@ -124,7 +117,7 @@ static void json_gsite(const struct growth *g, const struct gsite *s, size_t n, 
 static void print_json(const struct growth *g, unsigned flags)
 {
 	const struct trace *t = g->r.trace;
-	size_t i, n = g->w0 <= g->w1 && g->set->n ? g->w1 - g->w0 + 1 : 0;
+	size_t i, n = g->n_window;
 
 	report_json_head(stdout, t);
 	printf(",\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
@@ -149,14 +142,14 @@ static void print_json(const struct growth *g, unsigned flags)
 	printf("]}\n");
 }
 
-int cmd_growth(int argc, char **argv)
+static int cmd_growth(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_POINTS, REPORT_OPT_SKIP,
 		REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES, REPORT_OPT_SITES, REPORT_OPT_ALL,
 		REPORT_OPT_END,
 	};
-	struct report_args a = { .cmd = "growth", .opts = opts, .n_traces = 1,
+	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1,
 				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS, .points = 20,
 					.min_bytes = 1024 } };
 	struct growth g;
@@ -176,5 +169,24 @@ int cmd_growth(int argc, char **argv)
 			flame_folded(stdout, &g.sites[i].s, (uint64_t)g.sites[i].st.growth_bytes);
 	else
 		print_text(&g, a.flags);
-	return growth_close(&g, &t);
+	return report_end(&g, &t);
 }
+
+const struct command command_growth = {
+	.name = "growth",
+	.run = cmd_growth,
+	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
+	.help = "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
+		"spaced instants when the trace has no marks; lists the sites whose live memory\n"
+		"keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
+		"second), where growth started, bytes at the end and a confidence figure.\n"
+		"A site that rises and falls back (bounded cache, sawtooth) is not a suspect.\n"
+		"  --json            one JSON object on stdout\n"
+		"  --folded          suspects' growth as folded stacks (flamegraph.pl, speedscope)\n"
+		"  --points N        instants when there are no marks (default 20)\n"
+		"  --skip N          leave out the first N marks (or instants): warm-up\n"
+		"  --after LABEL     start at the first mark named LABEL\n"
+		"  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
+		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
+		"  --all             also list the sites that are not suspects\n",
+};

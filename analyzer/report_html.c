@@ -33,7 +33,7 @@ static void data_timeline(FILE *f, const struct growth *g)
 			used |= 1u << k;
 	fprintf(f, "\"timeline\":{\"ns\":[");
 	for (i = 0; i < g->n_tl; i++)
-		fprintf(f, "%s%" PRIu64, i ? "," : "", report_rel(t, g->tl[i].ts));
+		fprintf(f, "%s%" PRIu64, i ? "," : "", trace_rel(t, g->tl[i].ts));
 	fprintf(f, "],\"kinds\":{");
 	for (k = 1, used = used ? used : 1u << MP_KIND_HEAP; k < MP_KIND_COUNT; k++) {
 		if (!(used & (1u << k)))
@@ -60,17 +60,15 @@ static void data_timeline(FILE *f, const struct growth *g)
 
 static void data_suspects(FILE *f, const struct growth *g)
 {
-	char s1[32], s2[32], at[300];
+	char s1[32], s2[32], at[GROWTH_POINT_TEXT];
 	char *where = NULL;
 	size_t i, len = 0;
 
 	fprintf(f, "\"suspects\":[");
 	for (i = 0; i < g->n_suspects; i++) {
 		const struct gsite *s = &g->sites[i];
-		FILE *w = open_memstream(&where, &len);
+		FILE *w = xopen_memstream(&where, &len);
 
-		if (!w)
-			die(1, "out of memory writing the HTML report");
 		site_text(w, &s->s, g->o.mode, SITE_ALL_FRAMES);
 		fclose(w);
 		growth_point_text(g, s->st.start, at, sizeof(at));
@@ -117,7 +115,7 @@ static void data_flame(FILE *f, struct growth *g)
 static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint64_t min_gap)
 {
 	const struct trace *t = g->r.trace;
-	char buf[512], at[300];
+	char buf[512], win[2 * GROWTH_POINT_TEXT + 8];
 	size_t i;
 
 	fputc('{', f);
@@ -125,22 +123,19 @@ static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint
 	fprintf(f, ",\"ended\":");
 	json_str(f, replay_ending(&g->r, buf, sizeof(buf)));
 	fprintf(f, ",\"unit\":\"%s\",\"window\":", growth_unit(g));
-	if (g->set->n && g->w0 <= g->w1) {
-		growth_point_text(g, g->w0, at, sizeof(at));
-		growth_point_text(g, g->w1, buf, sizeof(buf));
-		strncat(at, " .. ", sizeof(at) - strlen(at) - 1);
-		strncat(at, buf, sizeof(at) - strlen(at) - 1);
-		json_str(f, at);
+	if (g->n_window) {
+		growth_window_text(g, win, sizeof(win));
+		json_str(f, win);
 	} else {
 		fprintf(f, "null");
 	}
 	fprintf(f, ",\"min_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"peak_ns\":%" PRIu64 ",",
-		g->o.min_bytes, g->peak_total, g->peak_total ? report_rel(t, g->peak_ts) : 0);
+		g->o.min_bytes, g->peak_total, g->peak_total ? trace_rel(t, g->peak_ts) : 0);
 	data_timeline(f, g);
 	fprintf(f, ",\"marks\":[");
 	for (i = 0; i < g->r.n_marks && i < HTML_MARKS; i++) {
 		fprintf(f, "%s{\"ns\":%" PRIu64 ",\"label\":", i ? "," : "",
-			report_rel(t, g->r.marks[i].ts));
+			trace_rel(t, g->r.marks[i].ts));
 		json_str(f, g->r.marks[i].label);
 		fprintf(f, "}");
 	}
@@ -153,46 +148,34 @@ static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint
 	fprintf(f, "}");
 }
 
-/* Text inside <script>: "</" would end the element early. */
-static void put_script_text(FILE *out, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (s[i] == '<' && i + 1 < len && s[i + 1] == '/')
-			fputs("<\\/", out), i++;
-		else
-			fputc(s[i], out);
-	}
-}
-
-static void html_text(FILE *out, const char *s)
+/*
+ * Our own script inside <script>: "</" would end the element early (the
+ * data goes through put_text instead, which leaves no "<" at all).
+ */
+static void put_script_code(FILE *out, const char *s)
 {
 	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
+		if (s[0] == '<' && s[1] == '/')
+			fputs("<\\/", out), s++;
+		else
+			fputc(*s, out);
 	}
 }
 
-static void write_page(FILE *out, struct growth *g, const char *data, size_t len)
+static void write_page(FILE *out, struct growth *g, const char *data)
 {
 	const struct trace *t = g->r.trace;
 	char b1[32], b2[32];
 
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>memprov: ");
-	html_text(out, report_command(t));
+	put_text(out, report_command(t), ESC_HTML);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memprov report: ", html_css);
-	html_text(out, report_command(t));
+	put_text(out, report_command(t), ESC_HTML);
 	fprintf(out, "</h1>\n<div class=\"meta\"><span>trace ");
-	html_text(out, t->path);
+	put_text(out, t->path, ESC_HTML);
 	fprintf(out, "</span><span>pid %d</span><span>peak of live memory %s (%" PRIu64 " B) at %s</span></div>\n",
 		t->hdr.pid, human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
-		human_ns(b2, sizeof(b2), g->peak_total ? report_rel(t, g->peak_ts) : 0));
+		human_ns(b2, sizeof(b2), g->peak_total ? trace_rel(t, g->peak_ts) : 0));
 	fprintf(out, "<h2>Timeline: tracked live memory per kind, resident memory, marks</h2>\n"
 		"<canvas id=\"chart\"></canvas><div id=\"legend\" class=\"legend\"></div>\n"
 		"<div id=\"gap\"></div>\n"
@@ -206,19 +189,19 @@ static void write_page(FILE *out, struct growth *g, const char *data, size_t len
 		growth_unit(g), growth_unit(g),
 		g->n_suspects ? "growth of the growing sites over the window" :
 				"memory live at the end (nothing grows)");
-	put_script_text(out, data, len);
+	put_text(out, data, ESC_SCRIPT_JSON);
 	fprintf(out, "</script>\n<script>\n");
-	put_script_text(out, html_js, strlen(html_js));
+	put_script_code(out, html_js);
 	fprintf(out, "</script>\n</body></html>\n");
 }
 
 /* Write the page to path ("-": stdout): 0, or EXIT_FAIL after the error. */
-static int write_file(const char *path, struct growth *g, const char *data, size_t len)
+static int write_file(const char *path, struct growth *g, const char *data)
 {
 	FILE *out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 
 	if (out)
-		write_page(out, g, data, len);
+		write_page(out, g, data);
 	if (!out || (out != stdout && fclose(out))) {
 		error("cannot write '%s': %s", path, strerror(errno));
 		return EXIT_FAIL;
@@ -234,7 +217,7 @@ static int html_opt(struct report_args *a, int opt, const char *arg)
 	return 0;
 }
 
-int cmd_html(int argc, char **argv)
+static int cmd_html(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -242,7 +225,7 @@ int cmd_html(int argc, char **argv)
 		REPORT_OPT_SITES, REPORT_OPT_END,
 	};
 	const char *output = "memprov-report.html";
-	struct report_args a = { .cmd = "html", .opts = opts, .shortopts = "+ho:", .n_traces = 1,
+	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
 				 .own = html_opt, .own_arg = &output,
 				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE,
 					.points = 20, .min_bytes = 1024,
@@ -259,17 +242,25 @@ int cmd_html(int argc, char **argv)
 		return ret;
 	growth_analyze(&g);
 	timeline_gap(&g, TIMELINE_MIN_GAP, &gap);
-	timeline_gap_rel(&t, &gap);
-	mem = open_memstream(&data, &len);
-	if (!mem)
-		die(1, "out of memory writing the HTML report");
+	mem = xopen_memstream(&data, &len);
 	write_data(mem, &g, &gap, TIMELINE_MIN_GAP);
 	fclose(mem);
-	ret = write_file(output, &g, data, len);
+	ret = write_file(output, &g, data);
 	free(data);
 	if (!ret)
-		return growth_close(&g, &t);
+		return report_end(&g, &t);
 	growth_release(&g);
 	trace_close(&t);
 	return ret;
 }
+
+const struct command command_html = {
+	.name = "html",
+	.run = cmd_html,
+	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... TRACE",
+	.help = "One self-contained HTML page (no network): timeline chart of tracked live memory\n"
+		"per kind, RSS and marks, the gap check, the growing sites (as growth reports\n"
+		"them) and a flame graph of their growth, or of memory live at the end.\n"
+		"  -o, --output FILE   where to write it (default memprov-report.html; - for stdout)\n"
+		"  other options as for growth\n",
+};

@@ -112,12 +112,12 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	printf("]}\n");
 }
 
-int cmd_leaks(int argc, char **argv)
+static int cmd_leaks(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_END,
 	};
-	struct report_args a = { .cmd = "leaks", .opts = opts, .n_traces = 1 };
+	struct report_args a = { .cmd = &command_leaks, .opts = opts, .n_traces = 1 };
 	struct leaks lk;
 	struct trace t;
 	struct replay r;
@@ -143,7 +143,7 @@ int cmd_leaks(int argc, char **argv)
 	} else {
 		live = replay_snapshot(&r);
 		at = t.hdr.state == MP_STATE_EXITED ? "exit" : "end-of-trace";
-		at_ts = r.have_exit ? r.exit_ts : t.hdr.end_mono_ns > t.last_ts ? t.hdr.end_mono_ns : t.last_ts;
+		at_ts = replay_end_ts(&r);
 	}
 	HASH_ITER(hh, live, l, tmp) {
 		lk.totals[l->key.kind][0] += l->blocks;
@@ -154,12 +154,26 @@ int cmd_leaks(int argc, char **argv)
 	reach_view_build(&lk.reach, &r, sym, lk.mode, !lk.at_main_end);
 	reach_sort_sites(&lk.reach, sites, n);
 	if (lk.flags & REPORT_JSON)
-		print_json(&lk, &r, at, report_rel(&t, at_ts), sites, n);
+		print_json(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	else
-		print_text(&lk, &r, at, report_rel(&t, at_ts), sites, n);
+		print_text(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	sites_free(sites, n);
 	reach_view_free(&lk.reach);
 	sym_free(sym);
 	replay_live_free(&live);
 	return report_close(&t, &r);
 }
+
+const struct command command_leaks = {
+	.name = "leaks",
+	.run = cmd_leaks,
+	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
+	.help = "Memory still live at the end of the Python main module (if the trace marks it),\n"
+		"else at exit or at the point of death, grouped by allocation site, biggest first.\n"
+		"  --json         one JSON object on stdout\n"
+		"  --native       show every native frame, interpreter frames included\n"
+		"  --python-only  show Python frames only\n"
+		"  --alloc-fn NAME  NAME allocates too ('*' matches any run): sites are its\n"
+		"                 callers, named by it, as for strdup and operator new\n"
+		"  --all          show every site, not the top 20\n",
+};

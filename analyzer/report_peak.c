@@ -57,7 +57,7 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 	}
 	printf("\npeak of live memory, all kinds: %s (%" PRIu64 " B) at %s (record %" PRIu64 ")\n",
 	       human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
-	       human_ns(b2, sizeof(b2), report_rel(t, g->peak_ts)), g->peak_event);
+	       human_ns(b2, sizeof(b2), trace_rel(t, g->peak_ts)), g->peak_event);
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		if (g->peak_live[k])
 			printf("  %-10s %12s (%" PRIu64 " B)\n", kind_name(k),
@@ -70,7 +70,7 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 			continue;
 		printf("  %-10s %12s (%" PRIu64 " B) at %s; %" PRIu64 " blocks at most\n", kind_name(k),
 		       human_bytes(b1, sizeof(b1), rk->peak_bytes), rk->peak_bytes,
-		       human_ns(b2, sizeof(b2), report_rel(t, rk->peak_ts)), rk->peak_blocks);
+		       human_ns(b2, sizeof(b2), trace_rel(t, rk->peak_ts)), rk->peak_blocks);
 	}
 	if (!(flags & REPORT_ALL) && n > PEAK_TOP)
 		shown = PEAK_TOP;
@@ -87,7 +87,7 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 
 	report_json_head(stdout, t);
 	printf(",\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"record\":%" PRIu64
-	       ",\"kinds\":{", g->peak_total, g->peak_total ? report_rel(t, g->peak_ts) : 0,
+	       ",\"kinds\":{", g->peak_total, g->peak_total ? trace_rel(t, g->peak_ts) : 0,
 	       g->peak_event);
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", kind_name(k), g->peak_live[k]);
@@ -97,7 +97,7 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 
 		printf("%s\"%s\":{\"peak_bytes\":%" PRIu64 ",\"peak_blocks\":%" PRIu64
 		       ",\"peak_ns\":%" PRIu64 "}", k > 1 ? "," : "", kind_name(k), rk->peak_bytes,
-		       rk->peak_blocks, rk->peak_bytes ? report_rel(t, rk->peak_ts) : 0);
+		       rk->peak_blocks, rk->peak_bytes ? trace_rel(t, rk->peak_ts) : 0);
 	}
 	printf("},\"sites\":[");
 	for (i = 0; i < n; i++) {
@@ -108,12 +108,12 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	printf("]}\n");
 }
 
-int cmd_peak(int argc, char **argv)
+static int cmd_peak(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_END,
 	};
-	struct report_args a = { .cmd = "peak", .opts = opts, .n_traces = 1,
+	struct report_args a = { .cmd = &command_peak, .opts = opts, .n_traces = 1,
 				 .o = { .flags = GROWTH_PROGRESS } };
 	struct growth g;
 	struct trace t, t2;
@@ -149,5 +149,17 @@ int cmd_peak(int argc, char **argv)
 	replay_live_free(&live);
 	replay_release(&r2);
 	trace_close(&t2);
-	return growth_close(&g, &t);
+	return report_end(&g, &t);
 }
+
+const struct command command_peak = {
+	.name = "peak",
+	.run = cmd_peak,
+	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
+	.help = "When live memory peaked (all kinds together, and each kind on its own) and what\n"
+		"was live at the overall peak, by site, biggest first.\n"
+		"  --json         one JSON object on stdout\n"
+		"  --folded       live bytes at the peak as folded stacks\n"
+		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
+		"  --all          show every site, not the top 20\n",
+};

@@ -97,7 +97,7 @@ static void print_text(const struct replay *r)
 		       " block%s max) at %s, live at end %s in %" PRIu64 " block%s\n",
 		       kind_name(k), kd->allocs, kd->frees, human_bytes(b1, sizeof(b1), kd->peak_bytes),
 		       kd->peak_blocks, kd->peak_blocks == 1 ? "" : "s",
-		       human_ns(b2, sizeof(b2), report_rel(t, kd->peak_ts)),
+		       human_ns(b2, sizeof(b2), trace_rel(t, kd->peak_ts)),
 		       human_bytes(b3, sizeof(b3), kd->live_bytes), kd->live_blocks,
 		       kd->live_blocks == 1 ? "" : "s");
 	}
@@ -161,7 +161,7 @@ static void print_json(const struct replay *r)
 		       ",\"peak_blocks\":%" PRIu64 ",\"peak_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64
 		       ",\"live_blocks\":%" PRIu64 "}",
 		       k > 1 ? "," : "", kind_name(k), kd->allocs, kd->frees, kd->peak_bytes,
-		       kd->peak_blocks, kd->peak_bytes ? report_rel(t, kd->peak_ts) : 0,
+		       kd->peak_blocks, kd->peak_bytes ? trace_rel(t, kd->peak_ts) : 0,
 		       kd->live_bytes, kd->live_blocks);
 	}
 	printf("},\"failures\":[");
@@ -177,10 +177,10 @@ static void print_json(const struct replay *r)
 	printf("]}\n");
 }
 
-int cmd_stats(int argc, char **argv)
+static int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_END };
-	struct report_args a = { .cmd = "stats", .opts = opts, .n_traces = 1 };
+	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1 };
 	struct trace t;
 	struct replay r;
 	int ret;
@@ -195,3 +195,12 @@ int cmd_stats(int argc, char **argv)
 		print_text(&r);
 	return report_close(&t, &r);
 }
+
+const struct command command_stats = {
+	.name = "stats",
+	.run = cmd_stats,
+	.usage = "memprov stats [--json] TRACE",
+	.help = "Calls, bytes and failures per function; allocations, frees, peak and live\n"
+		"memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
+		"  --json         one JSON object on stdout\n",
+};

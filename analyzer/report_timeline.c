@@ -16,29 +16,6 @@
 
 #define MARKS_SHOWN 20
 
-void timeline_gap(const struct growth *g, uint64_t min_gap, struct tl_gap *gap)
-{
-	const struct gpair *a = g->rss_from_mark.ts ? &g->rss_from_mark : &g->rss_first;
-	const struct gpair *b = &g->rss_last;
-
-	memset(gap, 0, sizeof(*gap));
-	if (g->rss_samples < 2 || b->ts <= a->ts)
-		return;
-	gap->known = 1;
-	gap->from_mark = a == &g->rss_from_mark;
-	gap->ts0 = a->ts;
-	gap->ts1 = b->ts;
-	gap->rss0 = a->rss;
-	gap->rss1 = b->rss;
-	gap->host0 = a->host;
-	gap->host1 = b->host;
-	gap->rss_growth = (int64_t)(b->rss - a->rss);
-	gap->host_growth = (int64_t)(b->host - a->host);
-	gap->gap = gap->rss_growth - gap->host_growth;
-	gap->flagged = gap->rss_growth > 0 && gap->gap >= (int64_t)min_gap &&
-		       2 * gap->gap >= gap->rss_growth;
-}
-
 static unsigned kinds_used(const struct growth *g)
 {
 	unsigned used = 0, k;
@@ -97,7 +74,7 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 		size_t m, nm = 0;
 		const char *label = NULL;
 
-		printf("%12s", human_ns(b, sizeof(b), report_rel(t, p->ts)));
+		printf("%12s", human_ns(b, sizeof(b), trace_rel(t, p->ts)));
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			if (used & (1u << k))
 				printf(" %12s", human_bytes(b, sizeof(b), p->live[k]));
@@ -110,18 +87,24 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 					label = g->r.marks[m].label;
 			}
 		}
-		if (nm == 1)
-			printf("  %s", label);
-		else if (nm)
-			printf("  %zu (%s ...)", nm, label);
+		if (nm == 1) {
+			printf("  ");
+			put_text(stdout, label, ESC_TEXT);
+		} else if (nm) {
+			printf("  %zu (", nm);
+			put_text(stdout, label, ESC_TEXT);
+			printf(" ...)");
+		}
 		putchar('\n');
 	}
 	if (g->r.n_marks) {
 		printf("\n%zu mark%s:\n", g->r.n_marks, g->r.n_marks == 1 ? "" : "s");
-		for (i = 0; i < g->r.n_marks && i < MARKS_SHOWN; i++)
-			printf("  %12s  %s%s\n", human_ns(b, sizeof(b), report_rel(t, g->r.marks[i].ts)),
-			       g->r.marks[i].label,
-			       g->r.marks[i].flags & MP_RF_MAIN_END ? " (end of the main module)" : "");
+		for (i = 0; i < g->r.n_marks && i < MARKS_SHOWN; i++) {
+			printf("  %12s  ", human_ns(b, sizeof(b), trace_rel(t, g->r.marks[i].ts)));
+			put_text(stdout, g->r.marks[i].label, ESC_TEXT);
+			printf("%s\n", g->r.marks[i].flags & MP_RF_MAIN_END ?
+					       " (end of the main module)" : "");
+		}
 		if (g->r.n_marks > MARKS_SHOWN)
 			printf("  ... %zu more\n", g->r.n_marks - MARKS_SHOWN);
 	}
@@ -140,7 +123,7 @@ static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_
 	for (i = 0; i < g->n_tl; i++) {
 		const struct gtime *p = &g->tl[i];
 
-		printf("%s{\"ns\":%" PRIu64 ",\"live\":{", i ? "," : "", report_rel(t, p->ts));
+		printf("%s{\"ns\":%" PRIu64 ",\"live\":{", i ? "," : "", trace_rel(t, p->ts));
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", kind_name(k), p->live[k]);
 		printf("},\"rss\":");
@@ -151,28 +134,13 @@ static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_
 	}
 	printf("],\"marks\":[");
 	for (i = 0; i < g->r.n_marks; i++) {
-		printf("%s{\"ns\":%" PRIu64 ",\"label\":", i ? "," : "", report_rel(t, g->r.marks[i].ts));
+		printf("%s{\"ns\":%" PRIu64 ",\"label\":", i ? "," : "", trace_rel(t, g->r.marks[i].ts));
 		json_str(stdout, g->r.marks[i].label);
 		printf(",\"main_end\":%s}", g->r.marks[i].flags & MP_RF_MAIN_END ? "true" : "false");
 	}
 	printf("],\"gap\":");
 	timeline_gap_json(stdout, gap, min_gap);
 	printf("}\n");
-}
-
-void timeline_gap_json(FILE *f, const struct tl_gap *gap, uint64_t min_gap)
-{
-	if (!gap->known) {
-		fprintf(f, "null");
-		return;
-	}
-	fprintf(f, "{\"flagged\":%s,\"from\":\"%s\",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64
-		",\"rss_start\":%" PRIu64 ",\"rss_end\":%" PRIu64 ",\"tracked_start\":%" PRIu64
-		",\"tracked_end\":%" PRIu64 ",\"rss_growth\":%" PRId64 ",\"tracked_growth\":%" PRId64
-		",\"gap_bytes\":%" PRId64 ",\"min_gap\":%" PRIu64 "}",
-		gap->flagged ? "true" : "false", gap->from_mark ? "first-mark" : "first-sample",
-		gap->rel0, gap->rel1, gap->rss0, gap->rss1, gap->host0, gap->host1, gap->rss_growth,
-		gap->host_growth, gap->gap, min_gap);
 }
 
 /* --points (instants of the timeline, not of growth's series) and --min-gap. */
@@ -188,13 +156,7 @@ static int timeline_opt(struct report_args *a, int opt, const char *arg)
 	return 0;
 }
 
-void timeline_gap_rel(const struct trace *t, struct tl_gap *gap)
-{
-	gap->rel0 = report_rel(t, gap->ts0);
-	gap->rel1 = report_rel(t, gap->ts1);
-}
-
-int cmd_timeline(int argc, char **argv)
+static int cmd_timeline(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON,
@@ -203,7 +165,7 @@ int cmd_timeline(int argc, char **argv)
 		REPORT_OPT_END,
 	};
 	uint64_t min_gap = TIMELINE_MIN_GAP;
-	struct report_args a = { .cmd = "timeline", .opts = opts, .n_traces = 1,
+	struct report_args a = { .cmd = &command_timeline, .opts = opts, .n_traces = 1,
 				 .own = timeline_opt, .own_arg = &min_gap,
 				 .o = { .flags = GROWTH_PROGRESS, .timeline_points = 20 } };
 	struct tl_gap gap;
@@ -214,10 +176,21 @@ int cmd_timeline(int argc, char **argv)
 	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
 		return ret;
 	timeline_gap(&g, min_gap, &gap);
-	timeline_gap_rel(&t, &gap);
 	if (a.flags & REPORT_JSON)
 		print_json(&g, &gap, min_gap);
 	else
 		print_text(&g, &gap, min_gap);
-	return growth_close(&g, &t);
+	return report_end(&g, &t);
 }
+
+const struct command command_timeline = {
+	.name = "timeline",
+	.run = cmd_timeline,
+	.usage = "memprov timeline [--json] [--points N] [--min-gap SIZE] TRACE",
+	.help = "Tracked live bytes per kind and resident memory (RSS samples) at N evenly\n"
+		"spaced instants, with the marks; flags a gap when RSS rises while tracked host\n"
+		"memory does not (allocator retention or untracked memory, not a leak).\n"
+		"  --json          one JSON object on stdout\n"
+		"  --points N      instants (default 20)\n"
+		"  --min-gap SIZE  least unexplained RSS rise to flag (default 1M)\n",
+};

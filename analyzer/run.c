@@ -11,25 +11,150 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "gate.h"
-#include "report.h"
 #include "util.h"
 
 #define DEFAULT_OUTPUT "memprov.%p.trace"
 #define MAX_LISTED 5 /* other traces named one by one */
 
+/*
+ * Signals memprov passes on to the command instead of dying of them (as
+ * timeout(1) does): the job-control and user signals a supervisor, a CI
+ * runner or a user sends to the process it started.
+ */
+static const int forwarded[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH, SIGCONT,
+};
+
+/* Signals whose default action dumps core. */
+static const int core_signals[] = {
+	SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ, SIGSYS,
+};
+
 static volatile pid_t child_pid;
 
-/* Pass on signals sent to us by another process; the terminal's reach the child anyway. */
+/*
+ * Pass on signals another process sent us (si_code <= 0: kill, sigqueue,
+ * tgkill). Those the terminal sends (Ctrl-C, Ctrl-\, a window resize) go
+ * to the whole foreground process group: the command has them already.
+ */
 static void forward(int sig, siginfo_t *si, void *ctx)
 {
+	int saved = errno;
+
 	(void)ctx;
 	if (child_pid > 0 && si && si->si_code <= 0)
 		kill(child_pid, sig);
+	errno = saved;
+}
+
+/* What forward_signals() changed, to put back. */
+struct sig_state {
+	sigset_t mask;                          /* the mask before */
+	struct sigaction old[ARRAY_SIZE(forwarded)];
+	unsigned char caught[ARRAY_SIZE(forwarded)];
+};
+
+/*
+ * Block the forwarded signals and catch them, but those ignored when
+ * memprov started (nohup): the command inherits the ignoring. They stay
+ * blocked until spawn_and_wait knows the command's pid.
+ */
+static void forward_signals(struct sig_state *st)
+{
+	struct sigaction sa;
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &set, &st->mask);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_SIZE(forwarded); i++) {
+		st->caught[i] = 0;
+		if (sigaction(forwarded[i], NULL, &st->old[i]) < 0 || st->old[i].sa_handler == SIG_IGN)
+			continue;
+		st->caught[i] = !sigaction(forwarded[i], &sa, NULL);
+	}
+}
+
+/* Put the actions and the mask back as they were. */
+static void forward_stop(const struct sig_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(forwarded); i++)
+		if (st->caught[i])
+			sigaction(forwarded[i], &st->old[i], NULL);
+	sigprocmask(SIG_SETMASK, &st->mask, NULL);
+}
+
+/*
+ * End memprov the way its command ended: killed by sig, so that its
+ * parent sees the same death (as `timeout --preserve-status` and `env`
+ * do). memprov must not dump core itself: the command's core is the one
+ * wanted. Returns only if sig does not end a process.
+ */
+static void die_of_signal(int sig)
+{
+	struct rlimit rl;
+	sigset_t set;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(core_signals); i++)
+		if (core_signals[i] == sig && !getrlimit(RLIMIT_CORE, &rl) && rl.rlim_cur) {
+			rl.rlim_cur = 0;
+			setrlimit(RLIMIT_CORE, &rl);
+		}
+	fflush(stdout);
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+/*
+ * Start memprov's lines on a line of their own: the command may have left
+ * an unterminated line on the stderr it shares with us. On a regular file
+ * the byte before the write position tells. A terminal or a pipe cannot
+ * be read back: there one newline always comes first.
+ */
+static void own_line(void)
+{
+	struct stat st;
+	off_t off;
+	char c = 0;
+	int fd;
+
+	if (fstat(2, &st) < 0)
+		return;
+	if (S_ISREG(st.st_mode)) {
+		off = lseek(2, 0, SEEK_CUR);
+		if (off <= 0)
+			return;
+		/* stderr is usually write-only: read the file through /proc */
+		fd = open("/proc/self/fd/2", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			if (pread(fd, &c, 1, off - 1) != 1)
+				c = 0;
+			close(fd);
+		}
+		if (c == '\n')
+			return;
+	}
+	fputc('\n', stderr);
 }
 
 static int readable_file(const char *path)
@@ -223,22 +348,37 @@ static int set_env(const char *lib, const char *output, const char *mark_on)
 }
 
 /*
- * Fork and exec cmd, wait for it. Returns its status as a shell gives it,
- * or -1; *started is 0 when exec failed (a close-on-exec pipe tells).
+ * Fork and exec cmd (pid in *child), wait for it, passing signals on.
+ * Returns its status as a shell gives it (*sig: the signal that killed
+ * it, else 0), or -1; *started is 0 when exec failed (a close-on-exec
+ * pipe tells).
  */
-static int spawn_and_wait(char **cmd, int *started)
+static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 {
-	struct sigaction sa;
-	int status, pfd[2], err = 0;
-	pid_t pid, w;
+	struct sig_state ss;
+	siginfo_t info;
+	int status, pfd[2], err = 0, ret;
+	pid_t pid;
 	ssize_t n;
+	size_t i;
 
+	*sig = 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return error("cannot create a pipe: %s", strerror(errno)), -1;
+	forward_signals(&ss);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		forward_stop(&ss);
+		close(pfd[0]);
+		close(pfd[1]);
 		return error("cannot fork: %s", strerror(errno)), -1;
+	}
 	if (pid == 0) {
+		/* the command starts with memprov's own signal state */
+		for (i = 0; i < ARRAY_SIZE(forwarded); i++)
+			if (ss.caught[i])
+				signal(forwarded[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &ss.mask, NULL);
 		close(pfd[0]);
 		execvp(cmd[0], cmd);
 		err = errno;
@@ -247,26 +387,29 @@ static int spawn_and_wait(char **cmd, int *started)
 			_exit(127);
 		_exit(err == ENOENT ? 127 : 126);
 	}
+	child_pid = *child = pid;
+	sigprocmask(SIG_SETMASK, &ss.mask, NULL);
 	close(pfd[1]);
 	do
 		n = read(pfd[0], &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
 	close(pfd[0]);
 	*started = n != (ssize_t)sizeof(err);
-	child_pid = pid;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/*
+	 * Wait without reaping: until it is reaped, the pid cannot be reused,
+	 * so a signal forwarded meanwhile cannot reach another process.
+	 */
 	do
-		w = waitpid(pid, &status, 0);
-	while (w < 0 && errno == EINTR);
-	if (w < 0)
+		ret = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
+	while (ret < 0 && errno == EINTR);
+	forward_stop(&ss);
+	child_pid = 0;
+	if (ret < 0 || waitpid(pid, &status, 0) < 0)
 		return error("cannot wait for '%s': %s", cmd[0], strerror(errno)), -1;
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
+		*sig = WTERMSIG(status);
 		return 128 + WTERMSIG(status);
+	}
 	return WEXITSTATUS(status);
 }
 
@@ -275,7 +418,8 @@ static int spawn_and_wait(char **cmd, int *started)
  * exec). The command's own failure wins; when it succeeded, a gate
  * failure exits with --gate-status (23) and an unreadable trace with 2.
  */
-static int run_gate(const struct gate_opts *gate, const char *tmpl, const glob_t *before, int status)
+static int run_gate(const struct gate_opts *gate, const char *tmpl, const glob_t *before,
+		    pid_t pid, int status)
 {
 	glob_t after;
 	char **paths;
@@ -288,7 +432,7 @@ static int run_gate(const struct gate_opts *gate, const char *tmpl, const glob_t
 		if (!in_glob(before, after.gl_pathv[i]) && !seen_before(&after, i))
 			paths[n++] = after.gl_pathv[i];
 	fflush(stdout);
-	ret = gate_check_process(gate, paths, n, child_pid);
+	ret = gate_check_process(gate, paths, n, pid);
 	free(paths);
 	globfree(&after);
 	if (status)
@@ -296,7 +440,45 @@ static int run_gate(const struct gate_opts *gate, const char *tmpl, const glob_t
 	return ret == 1 ? gate->gate_status : ret;
 }
 
-int cmd_run(int argc, char **argv)
+/* The command line of `memprov run`. */
+struct run_args {
+	const char *output;         /* trace template */
+	char *mark_on;              /* MODULE:FUNC,MODULE:FUNC... or NULL */
+	int check;                  /* --check */
+	struct gate_opts gate;
+	char **cmd;
+};
+
+/* --mark-on MODULE:FUNCTION, appended to the list. */
+static int add_mark_on(struct run_args *a, const char *arg)
+{
+	size_t len = a->mark_on ? strlen(a->mark_on) : 0;
+
+	if (!strchr(arg, ':') || strchr(arg, ','))
+		return usage_error(&command_run, "--mark-on wants MODULE:FUNCTION, not '%s'", arg);
+	a->mark_on = xrealloc(a->mark_on, len + strlen(arg) + 2);
+	sprintf(a->mark_on + len, "%s%s", len ? "," : "", arg);
+	return 0;
+}
+
+/* What must hold once the options are read: 0, or a usage error's status. */
+static int check_args(const struct run_args *a, int argc)
+{
+	if (a->gate.set && !a->check)
+		return usage_error(&command_run, "gate options need --check");
+	if ((a->gate.flags & GATE_JSON) && (a->gate.flags & GATE_ANNOTATIONS))
+		return usage_error(&command_run, "--json and --annotations both write stdout: choose one");
+	if (optind >= argc)
+		return usage_error(&command_run, "no command given");
+	return 0;
+}
+
+/*
+ * Parse the options up to the command. Returns 0 to go on, or -1 when
+ * the command ends here with *status (0 after --help, 2 after a usage
+ * error, already printed).
+ */
+static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -307,87 +489,103 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = getenv("MEMPROV_OUTPUT");
-	char *mark_on = NULL, *lib;
-	size_t mark_len = 0;
-	glob_t before;
-	struct gate_opts gate;
-	int c, ret, started = 0, check = 0;
+	int c, ret = 0;
 
-	gate_opts_init(&gate);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
+	while (!ret && (c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
 		if (c >= GATE_OPT_MAX_LEAK) {
-			ret = gate_opts_set(&gate, "run", c, optarg);
-			if (ret)
-				return free(mark_on), gate_opts_release(&gate), ret;
+			ret = gate_opts_set(&a->gate, &command_run, c, optarg);
 			continue;
 		}
 		switch (c) {
 		case 'c':
-			check = 1;
+			a->check = 1;
 			break;
 		case 'o':
-			output = optarg;
+			a->output = optarg;
 			break;
 		case 'm':
-			if (!strchr(optarg, ':') || strchr(optarg, ','))
-				return free(mark_on), usage_error("run", "--mark-on wants MODULE:FUNCTION, not '%s'", optarg);
-			mark_on = xrealloc(mark_on, mark_len + strlen(optarg) + 2);
-			sprintf(mark_on + mark_len, "%s%s", mark_len ? "," : "", optarg);
-			mark_len = strlen(mark_on);
+			ret = add_mark_on(a, optarg);
 			break;
 		case 'h':
-			free(mark_on);
-			show_usage(stdout, "run");
-			return EXIT_OK;
+			command_help(stdout, &command_run);
+			*status = EXIT_OK;
+			return -1;
 		case '?':
-			free(mark_on);
-			gate_opts_release(&gate);
 			if (optopt >= GATE_OPT_MAX_LEAK)
-				return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-			if (optopt)
-				return usage_error("run", "option '-%c' %s", optopt,
-						   optopt == 'o' ? "needs a path" : "is unknown");
-			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
+				ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
+			else if (optopt)
+				ret = usage_error(&command_run, "option '-%c' %s", optopt,
+						  optopt == 'o' ? "needs a path" : "is unknown");
+			else
+				ret = usage_error(&command_run, "unknown option '%s'", argv[optind - 1]);
+			break;
 		default:
-			free(mark_on);
-			return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+			ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
 		}
 	}
-	if (gate.set && !check)
-		ret = usage_error("run", "gate options need --check");
-	else if ((gate.flags & GATE_JSON) && (gate.flags & GATE_ANNOTATIONS))
-		ret = usage_error("run", "--json and --annotations both write stdout: choose one");
-	else if (optind >= argc)
-		ret = usage_error("run", "no command given");
-	else
-		ret = 0;
-	if (ret) {
-		free(mark_on);
-		gate_opts_release(&gate);
-		return ret;
-	}
-	if (!output || !*output)
-		output = DEFAULT_OUTPUT;
+	if (!ret)
+		ret = check_args(a, argc);
+	a->cmd = argv + optind;
+	if (!a->output || !*a->output)
+		a->output = DEFAULT_OUTPUT;
+	*status = ret;
+	return ret ? -1 : 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_args a = { .output = getenv("MEMPROV_OUTPUT") };
+	glob_t before = { 0 };
+	char *lib = NULL;
+	int ret, started = 0, sig = 0;
+	pid_t pid = 0;
+
+	gate_opts_init(&a.gate);
+	if (run_parse(&a, argc, argv, &ret) < 0)
+		goto out;
 	lib = find_library();
-	if (!lib || set_env(lib, output, mark_on) < 0) {
-		free(lib);
-		free(mark_on);
-		return EXIT_FAIL;
-	}
-	list_traces(output, &before);
-	ret = spawn_and_wait(argv + optind, &started);
-	if (ret < 0)
+	if (!lib || set_env(lib, a.output, a.mark_on) < 0) {
 		ret = EXIT_FAIL;
-	else if (started)
-		report_traces(output, child_pid, &before);
-	if (check && ret >= 0 && started)
-		ret = run_gate(&gate, output, &before, ret);
-	gate_opts_release(&gate);
+		goto out;
+	}
+	list_traces(a.output, &before);
+	ret = spawn_and_wait(a.cmd, &pid, &started, &sig);
+	if (ret < 0) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (!started)
+		goto out;
+	own_line();
+	report_traces(a.output, pid, &before);
+	if (a.check)
+		ret = run_gate(&a.gate, a.output, &before, pid, ret);
+out:
 	globfree(&before);
+	gate_opts_release(&a.gate);
 	free(lib);
-	free(mark_on);
+	free(a.mark_on);
+	if (sig && ret == 128 + sig)
+		die_of_signal(sig);
 	return ret;
 }
+
+const struct command command_run = {
+	.name = "run",
+	.run = cmd_run,
+	.usage = "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS]] -- CMD [ARGS...]",
+	.help = "Run CMD with libmemprov.so preloaded and write its trace.\n"
+		"  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
+		"  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
+		"  --check [CHECK OPTIONS]  then gate the trace as `memprov check` does (its options\n"
+		"                           go here too): the command's own trace, after any exec\n"
+		"  --children               with --check: gate its child processes' traces too\n"
+		"  --gate-status N          with --check: exit status when CMD succeeded but the\n"
+		"                           gate failed (default 23); 2 when no trace could be read\n"
+		"Exits with CMD's status, 127 if CMD is not found; dies of signal N when CMD does.\n"
+		"HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH and CONT sent to memprov go to CMD.\n"
+		"The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
+		"next to this program.\n",
+};

@@ -10,6 +10,7 @@
 
 #include "alloc_fn.h"
 #include "sites.h"
+#include "pattern.h"
 #include "suppress.h"
 #include "util.h"
 
@@ -175,57 +176,6 @@ int supp_load(struct suppressions *s, const char *path)
 	return ret;
 }
 
-/* Glob with '*' of p[0..pn) against all of t[0..tn). */
-static int glob_n(const char *p, size_t pn, const char *t, size_t tn)
-{
-	size_t pi = 0, ti = 0, star_p = (size_t)-1, star_t = 0;
-
-	while (ti < tn) {
-		if (pi < pn && p[pi] == '*') {
-			star_p = ++pi;
-			star_t = ti;
-		} else if (pi < pn && p[pi] == t[ti]) {
-			pi++;
-			ti++;
-		} else if (star_p != (size_t)-1) {
-			pi = star_p;
-			ti = ++star_t;
-		} else {
-			return 0;
-		}
-	}
-	while (pi < pn && p[pi] == '*')
-		pi++;
-	return pi == pn;
-}
-
-int supp_pattern_match(const char *pattern, const char *text)
-{
-	size_t pn = strlen(pattern);
-	char buf[512], *g = buf;
-	int start = 0, end = 0, ret;
-
-	if (!text)
-		return 0;
-	if (pn && pattern[0] == '^') {
-		start = 1;
-		pattern++;
-		pn--;
-	}
-	if (pn && pattern[pn - 1] == '$') {
-		end = 1;
-		pn--;
-	}
-	/* unanchored ends match anything: a '*' there */
-	if (pn + 3 > sizeof(buf))
-		g = xmalloc(pn + 3);
-	sprintf(g, "%s%.*s%s", start ? "" : "*", (int)pn, pattern, end ? "" : "*");
-	ret = glob_n(g, strlen(g), text, strlen(text));
-	if (g != buf)
-		free(g);
-	return ret;
-}
-
 /* A module path's base name: "libcuda.so.1" for "^libcuda.so" patterns. */
 static const char *base_name(const char *path)
 {
@@ -236,10 +186,10 @@ static const char *base_name(const char *path)
 
 static int rule_matches_native(const struct supp_rule *rule, const struct sym_frame *f)
 {
-	return supp_pattern_match(rule->pattern, f->function) ||
-	       supp_pattern_match(rule->pattern, f->file) ||
-	       supp_pattern_match(rule->pattern, f->module) ||
-	       supp_pattern_match(rule->pattern, base_name(f->module));
+	return pattern_match(rule->pattern, f->function) ||
+	       pattern_match(rule->pattern, f->file) ||
+	       pattern_match(rule->pattern, f->module) ||
+	       pattern_match(rule->pattern, base_name(f->module));
 }
 
 /* Frames of libc, libm and the loader are skipped to find who asked for memory. */
@@ -263,7 +213,7 @@ static int is_owner(const struct sym_frame *f)
 
 static int rule_matches_python(const struct supp_rule *rule, const char *function, const char *file)
 {
-	return supp_pattern_match(rule->pattern, function) || supp_pattern_match(rule->pattern, file);
+	return pattern_match(rule->pattern, function) || pattern_match(rule->pattern, file);
 }
 
 static int is_host(unsigned kind)

@@ -64,8 +64,6 @@ void supp_add_defaults(struct suppressions *s);
 /* Read a suppression file; returns 0, or -1 after an error naming FILE:LINE. */
 int supp_load(struct suppressions *s, const char *path);
 
-/* Does pattern (LeakSanitizer's syntax) match text? */
-int supp_pattern_match(const char *pattern, const char *text);
 
 /*
  * The first rule of the given type matching any frame of the stack (every

@@ -1,6 +1,7 @@
 /*
  * timeline.h - the gap check shared by `memprov timeline` and the HTML
- * report: resident memory (RSS samples) against tracked host memory.
+ * report (timeline.c): resident memory (RSS samples) against tracked host
+ * memory.
  */
 #ifndef MEMPROV_TIMELINE_H
 #define MEMPROV_TIMELINE_H
@@ -17,14 +18,14 @@ struct tl_gap {
 	int flagged;             /* RSS rose >= min_gap more than tracked, and that is
 				  * at least half of the RSS rise */
 	int from_mark;           /* measured from the first sample after the first mark */
-	uint64_t ts0, ts1, rel0, rel1;
+	uint64_t ts0, ts1, rel0, rel1;  /* absolute, and ns since the trace started */
 	uint64_t rss0, rss1, host0, host1;
 	int64_t rss_growth, host_growth, gap;
 };
 
+/* The gap over the collected trace g (its RSS pairs): figures and verdict. */
 void timeline_gap(const struct growth *g, uint64_t min_gap, struct tl_gap *gap);
-/* Fill rel0/rel1 (ns since the trace started). */
-void timeline_gap_rel(const struct trace *t, struct tl_gap *gap);
+/* The gap as a JSON object ("null" when fewer than two RSS samples). */
 void timeline_gap_json(FILE *f, const struct tl_gap *gap, uint64_t min_gap);
 
 #endif /* MEMPROV_TIMELINE_H */

@@ -148,6 +148,22 @@ static int index_chunks(struct trace *t)
 	return 0;
 }
 
+/*
+ * Bytes a buffer needs for any of these chunks: their largest used
+ * length, which index_chunks clamped to the file. Never the header's
+ * chunk_size: a damaged header may claim 1 GiB chunks in a 1 MB file.
+ */
+static size_t max_used(const struct trace_chunk *c, size_t n)
+{
+	uint32_t m = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].used > m)
+			m = c[i].used;
+	return m;
+}
+
 /* Load chunk th->cur into th->buf. Returns 0, or -1 when none is left. */
 static int load_chunk(struct trace *t, struct trace_thread *th)
 {
@@ -411,7 +427,7 @@ int trace_open(struct trace *t, const char *path, unsigned flags)
 	for (i = 0; i < t->n_threads; i++) {
 		struct trace_thread *th = &t->threads[i];
 
-		th->buf = xmalloc(t->hdr.chunk_size);
+		th->buf = xmalloc(max_used(th->chunks, th->n_chunks));
 		th->cur = 0;
 		if (load_chunk(t, th) < 0)
 			continue;
@@ -483,21 +499,39 @@ static uint64_t chunk_last_ts(struct trace *t, const struct trace_chunk *c, unsi
 
 uint64_t trace_end_ts(struct trace *t)
 {
-	unsigned char *buf = xmalloc(t->hdr.chunk_size);
+	unsigned char *buf = NULL;
 	uint64_t end = 0, ts;
-	size_t i, c;
+	size_t i, c, room = 0;
 
 	for (i = 0; i < t->n_threads; i++) {
 		const struct trace_thread *th = &t->threads[i];
 
 		for (c = th->n_chunks; c > 0 && !th->chunks[c - 1].used; c--)
 			;
-		ts = c ? chunk_last_ts(t, &th->chunks[c - 1], buf) : 0;
+		if (!c)
+			continue;
+		if (th->chunks[c - 1].used > room) {
+			room = th->chunks[c - 1].used;
+			buf = xrealloc(buf, room);
+		}
+		ts = chunk_last_ts(t, &th->chunks[c - 1], buf);
 		if (ts > end)
 			end = ts;
 	}
 	free(buf);
 	return end;
+}
+
+uint64_t trace_start_ts(const struct trace *t)
+{
+	return t->hdr.start_mono_ns ? t->hdr.start_mono_ns : t->first_ts;
+}
+
+uint64_t trace_rel(const struct trace *t, uint64_t ts)
+{
+	uint64_t start = trace_start_ts(t);
+
+	return ts > start ? ts - start : 0;
 }
 
 uint32_t trace_last_serial(const struct trace *t)

@@ -78,6 +78,11 @@ const struct mp_rec_head *trace_next(struct trace *t);
  */
 uint64_t trace_end_ts(struct trace *t);
 
+/* When the trace started: the header's start time, else its first record. */
+uint64_t trace_start_ts(const struct trace *t);
+/* ns from the start of the trace to ts (0 for ts before it). */
+uint64_t trace_rel(const struct trace *t, uint64_t ts);
+
 /* Serial of the thread that wrote the record trace_next returned last. */
 uint32_t trace_last_serial(const struct trace *t);
 /* File offset of the record trace_next returned last. */

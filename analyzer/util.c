@@ -1,6 +1,7 @@
 /*
  * util.c - error reporting, checked allocation, human units, size
- * parsing, JSON escaping and names of trace enums for the analyzer.
+ * parsing, text output that is always valid UTF-8 (escaped for text, JSON,
+ * HTML, XML or GitHub annotations) and names of trace enums.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -49,6 +50,7 @@ void die(int status, const char *fmt, ...)
 	exit(status);
 }
 
+/* Out of memory: the one way the analyzer ends outside main(). */
 static void *oom(size_t n)
 {
 	die(1, "out of memory allocating %zu bytes", n);
@@ -86,6 +88,13 @@ char *xstrndup(const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = 0;
 	return p;
+}
+
+FILE *xopen_memstream(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+
+	return f ? f : oom(BUFSIZ);
 }
 
 const char *human_bytes(char *buf, size_t len, uint64_t bytes)
@@ -159,59 +168,157 @@ int parse_size(const char *s, uint64_t *out)
 	return -1;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
-static int utf8_len(const unsigned char *p)
+/*
+ * Decode the UTF-8 character at p into *cp and return its length. Bytes
+ * that do not begin a valid sequence (overlong forms, surrogates, code
+ * points past U+10FFFF, a stray continuation byte, a sequence cut short
+ * by another character or the end) give U+FFFD for their longest valid
+ * beginning (at least one byte), as Unicode recommends. Reads no byte
+ * past a terminating NUL.
+ */
+static int utf8_decode(const unsigned char *p, unsigned *cp)
 {
+	unsigned c = p[0], lo = 0x80, hi = 0xbf;
 	int n, i;
 
-	if (p[0] < 0x80)
+	if (c < 0x80) {
+		*cp = c;
 		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
 		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		*cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
 		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		*cp = c & 0x0f;
+		lo = c == 0xe0 ? 0xa0 : 0x80;   /* not overlong */
+		hi = c == 0xed ? 0x9f : 0xbf;   /* not a surrogate */
+	} else if (c >= 0xf0 && c <= 0xf4) {
 		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
+		*cp = c & 0x07;
+		lo = c == 0xf0 ? 0x90 : 0x80;   /* not overlong */
+		hi = c == 0xf4 ? 0x8f : 0xbf;   /* not past U+10FFFF */
+	} else {
+		*cp = 0xfffd;
+		return 1;
+	}
+	for (i = 1; i < n; i++) {
+		if (p[i] < lo || p[i] > hi) {
+			*cp = 0xfffd;
+			return i;
+		}
+		*cp = (*cp << 6) | (p[i] & 0x3f);
+		lo = 0x80;
+		hi = 0xbf;
+	}
 	return n;
+}
+
+static void utf8_encode(FILE *f, unsigned cp)
+{
+	if (cp < 0x80) {
+		fputc((int)cp, f);
+	} else if (cp < 0x800) {
+		fputc((int)(0xc0 | cp >> 6), f);
+		fputc((int)(0x80 | (cp & 0x3f)), f);
+	} else if (cp < 0x10000) {
+		fputc((int)(0xe0 | cp >> 12), f);
+		fputc((int)(0x80 | (cp >> 6 & 0x3f)), f);
+		fputc((int)(0x80 | (cp & 0x3f)), f);
+	} else {
+		fputc((int)(0xf0 | cp >> 18), f);
+		fputc((int)(0x80 | (cp >> 12 & 0x3f)), f);
+		fputc((int)(0x80 | (cp >> 6 & 0x3f)), f);
+		fputc((int)(0x80 | (cp & 0x3f)), f);
+	}
+}
+
+/* Write the escape of cp for how, or return 0 when cp goes out as itself. */
+static int escape(FILE *f, unsigned cp, enum text_escape how)
+{
+	switch (how) {
+	case ESC_TEXT:
+		if (cp == '\n')
+			return fputs("\\n", f), 1;
+		if (cp == '\t')
+			return fputs("\\t", f), 1;
+		if (cp < 0x20 || cp == 0x7f)
+			return fprintf(f, "\\x%02x", cp), 1;
+		return 0;
+	case ESC_SCRIPT_JSON:
+		/* nothing may read as markup, end the element or a JS line */
+		if (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 || cp == 0x2029)
+			return fprintf(f, "\\u%04x", cp), 1;
+		return 0;
+	case ESC_JSON:
+		if (cp == '"' || cp == '\\')
+			return fprintf(f, "\\%c", (int)cp), 1;
+		if (cp == '\n')
+			return fputs("\\n", f), 1;
+		if (cp == '\r')
+			return fputs("\\r", f), 1;
+		if (cp == '\t')
+			return fputs("\\t", f), 1;
+		if (cp < 0x20 || cp == 0x7f)
+			return fprintf(f, "\\u%04x", cp), 1;
+		return 0;
+	case ESC_XML:
+		/* XML 1.0 has no way to write most controls, U+FFFE or U+FFFF */
+		if (cp < 0x20 && cp != '\n' && cp != '\t')
+			return fputc('?', f), 1;
+		if (cp == 0xfffe || cp == 0xffff)
+			return utf8_encode(f, 0xfffd), 1;
+		/* fall through */
+	case ESC_HTML:
+		if (cp == '&')
+			return fputs("&amp;", f), 1;
+		if (cp == '<')
+			return fputs("&lt;", f), 1;
+		if (cp == '>')
+			return fputs("&gt;", f), 1;
+		if (cp == '"')
+			return fputs("&quot;", f), 1;
+		return 0;
+	case ESC_ANNOT_PROPERTY:
+		if (cp == ':')
+			return fputs("%3A", f), 1;
+		if (cp == ',')
+			return fputs("%2C", f), 1;
+		/* fall through */
+	case ESC_ANNOT_DATA:
+		if (cp == '%')
+			return fputs("%25", f), 1;
+		if (cp == '\r')
+			return fputs("%0D", f), 1;
+		if (cp == '\n')
+			return fputs("%0A", f), 1;
+		return 0;
+	}
+	return 0;
+}
+
+void put_text(FILE *f, const char *s, enum text_escape how)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned cp;
+		int n = utf8_decode(p, &cp);
+
+		if (!escape(f, cp, how))
+			utf8_encode(f, cp);
+		p += n;
+	}
 }
 
 void json_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
 	if (!s) {
 		fputs("null", f);
 		return;
 	}
 	fputc('"', f);
-	while (*p) {
-		int n = utf8_len(p);
-
-		if (n > 1) {
-			fwrite(p, 1, (size_t)n, f);
-			p += n;
-			continue;
-		}
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			/* control bytes, and bytes that are not UTF-8 (as Latin-1) */
-			if (*p < 0x20 || *p >= 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-		p++;
-	}
+	put_text(f, s, ESC_JSON);
 	fputc('"', f);
 }
 

@@ -1,7 +1,7 @@
 /*
  * util.h - small helpers shared by the memprov analyzer: error reporting
- * in git's error()/die() style, allocation that dies on exhaustion, human
- * byte units, size parsing and JSON string output.
+ * in git's error() style, allocation that dies on exhaustion, human
+ * byte units, size parsing and text output that is always valid UTF-8.
  */
 #ifndef MEMPROV_UTIL_H
 #define MEMPROV_UTIL_H
@@ -13,11 +13,20 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Print "memprov: error: ..." on stderr and return -1. */
+/*
+ * Print "memprov: error: ..." on stderr and return -1. Errors go up to
+ * main() as return values; the analyzer ends elsewhere only when it runs
+ * out of memory (die, below: exit 1, as git's xmalloc) and when
+ * `memprov run` dies of the signal that killed its command (run.c).
+ */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "memprov: warning: ..." on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print "memprov: ..." on stderr and exit(status). Only main() calls it. */
+/*
+ * Print "memprov: ..." on stderr and exit(status): for running out of
+ * memory only (the x* helpers below; prefer them), never for an error
+ * that a caller can report.
+ */
 void die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
@@ -27,6 +36,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* open_memstream that cannot fail, likewise. */
+FILE *xopen_memstream(char **buf, size_t *len);
 
 /* "1.5 MiB" into buf (at least 32 bytes); bytes under 1 KiB as "N B". */
 const char *human_bytes(char *buf, size_t len, uint64_t bytes);
@@ -39,6 +50,25 @@ const char *human_ns(char *buf, size_t len, uint64_t ns);
  */
 int parse_size(const char *s, uint64_t *out);
 
+/* How put_text escapes what it writes. */
+enum text_escape {
+	ESC_TEXT,            /* a text report: controls as \n, \t, \xNN */
+	ESC_JSON,            /* inside a JSON string: quotes, backslashes, controls */
+	ESC_SCRIPT_JSON,     /* JSON text put in an HTML <script>: < > & U+2028 U+2029 as
+			      * \uXXXX (they occur only inside JSON strings) */
+	ESC_HTML,            /* HTML text or attribute: & < > " */
+	ESC_XML,             /* XML text or attribute: as HTML, and the controls XML forbids */
+	ESC_ANNOT_DATA,      /* GitHub workflow command message: % CR LF */
+	ESC_ANNOT_PROPERTY,  /* GitHub workflow command property: also : , */
+};
+
+/*
+ * Write s as valid UTF-8, escaped for how: every invalid sequence
+ * (overlong, surrogate, past U+10FFFF, cut short, stray continuation byte)
+ * becomes U+FFFD. Every string from a trace that a report writes goes
+ * through here: paths, command lines, labels and names are bytes, not text.
+ */
+void put_text(FILE *f, const char *s, enum text_escape how);
 /* Write s as a JSON string literal, quotes included; NULL writes null. */
 void json_str(FILE *f, const char *s);
 

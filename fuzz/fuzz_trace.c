@@ -72,11 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size && fwrite(data, 1, size, f) != size)
 		abort();
 	fclose(f);
-	run(cmd_leaks, "leaks", "--json");
-	run(cmd_leaks, "leaks", "--all");
-	run(cmd_stats, "stats", "--json");
-	run(cmd_stats, "stats", NULL);
-	run(cmd_dump, "dump", NULL);
+	run(command_leaks.run, "leaks", "--json");
+	run(command_leaks.run, "leaks", "--all");
+	run(command_stats.run, "stats", "--json");
+	run(command_stats.run, "stats", NULL);
+	run(command_dump.run, "dump", NULL);
 	unlink(path);
 	return 0;
 }

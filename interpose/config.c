@@ -3,12 +3,14 @@
  * environment once, at start-up, without stdio or malloc. A malformed or
  * out-of-range value gives one warning naming the variable and the value,
  * and the default is used.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../include/memprov_trace.h"
 #include "config.h"
-#include "internal.h"
 
 struct mp_config mp_config MP_HIDDEN;
 
@@ -72,9 +74,27 @@ static void env_str(const char *var, char *dst, size_t size, const char *def)
 	mp_strlcpy(dst, s ? s : def, size);
 }
 
+/* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
+static int env_mode(const char *var)
+{
+	const char *m = getenv(var);
+
+	if (!m || !*m || !strcmp(m, "walk"))
+		return 1;
+	if (!strcmp(m, "profile"))
+		return 0;
+	mp_warn("MEMPROV_PYTHON_MODE: expected walk or profile, using walk; got ", m);
+	return 1;
+}
+
+int mp_config_loaded;
+
 void mp_config_load(void)
 {
 	struct mp_config *c = &mp_config;
+
+	if (__atomic_load_n(&mp_config_loaded, __ATOMIC_ACQUIRE))
+		return;
 
 	c->disable = (int)env_num("MEMPROV_DISABLE", 0, 1, 0);
 	c->heap = (int)env_num("MEMPROV_HEAP", 0, 1, 1);
@@ -87,9 +107,11 @@ void mp_config_load(void)
 	c->native_full = (int)env_num("MEMPROV_NATIVE_FULL", 0, 1, 0);
 	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
 	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
+	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
 	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);
 	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);
 	c->reach_memory_mb = (unsigned)env_num("MEMPROV_REACH_MEMORY_MB", 1, 1048576, 2048);
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
+	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);
 }

@@ -1,20 +1,24 @@
 /*
  * config.h - libmemprov.so's settings, read once from the environment at
- * start-up by config.c. Every variable is documented in the README; a
- * malformed or out-of-range value gives one warning and the default.
+ * start-up by config.c, and nowhere else. Every variable is documented in
+ * the README; a malformed or out-of-range value gives one warning and the
+ * default.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #ifndef MEMPROV_CONFIG_H
 #define MEMPROV_CONFIG_H
 
 #include <stdint.h>
 
-#include "recorder.h"
+#include "sys.h"
 
 struct mp_config {
 	int heap;                 /* MEMPROV_HEAP=0|1 (1): malloc family */
 	int mmap;                 /* MEMPROV_MMAP=0|1 (1): anonymous mmap */
 	int cuda;                 /* MEMPROV_CUDA=0|1 (1): CUDA runtime and driver */
 	int python;               /* MEMPROV_PYTHON=0|1 (1): Python frames */
+	int python_walk;          /* MEMPROV_PYTHON_MODE=walk|profile (walk): 1 walk */
 	int depth;                /* MEMPROV_DEPTH=1..256 (64): native frames */
 	unsigned rss_interval_ms; /* MEMPROV_RSS_INTERVAL_MS=0..60000 (250), 0 off */
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */
@@ -31,7 +35,19 @@ struct mp_config {
 
 extern struct mp_config mp_config MP_HIDDEN;
 
-/* Fill mp_config from the environment (config.c). */
+/* Fill mp_config from the environment (config.c); once, later calls do
+ * nothing. */
 void mp_config_load(void) MP_HIDDEN;
+/* 1 once mp_config is filled (acquire). */
+extern int mp_config_loaded MP_HIDDEN;
+
+/* mp_config, loaded first if nothing has loaded it yet (a hook reached
+ * before libmemprov.so's constructor ran). */
+static inline const struct mp_config *mp_config_need(void)
+{
+	if (MP_UNLIKELY(!__atomic_load_n(&mp_config_loaded, __ATOMIC_ACQUIRE)))
+		mp_config_load();
+	return &mp_config;
+}
 
 #endif /* MEMPROV_CONFIG_H */

@@ -1,8 +1,8 @@
 /*
  * hooks_cuda.c - CUDA runtime and driver allocation hooks.
  *
- * GPU memory is caught at the driver and named at the runtime (DESIGN.md
- * decision 6):
+ * GPU memory is caught at the driver and named at the runtime (see
+ * docs/ARCHITECTURE.md, "GPU memory"):
  *
  *  - Driver entry points (cuMemAlloc_v2, cuMemHostAlloc, cuMemMap, ...)
  *    reach a program three ways: dlsym on the driver's handle (the runtime
@@ -22,6 +22,8 @@
  *    driver's own malloc/mmap are not counted as host memory.
  *
  * MEMPROV_CUDA=0 makes every hook a pass-through and wraps nothing.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, elfsym, config and sys.
  */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 
 #include "cuda_abi.h"
+#include "config.h"
 #include "cuda_hooks.h"
 
 #define CU_SLOTS 4
@@ -111,18 +114,10 @@ static __thread struct cuda_tls ct __attribute__((tls_model("initial-exec")));
 /* The real pointer behind each wrapper slot; NULL: slot unused. */
 static void *slot_real[HK_COUNT][CU_SLOTS];
 
-static int cuda_on(void)
+/* MEMPROV_CUDA=0 makes every hook a pass-through. */
+static inline int cuda_on(void)
 {
-	static int on = -1;
-	int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-
-	if (MP_UNLIKELY(v < 0)) {
-		const char *e = getenv("MEMPROV_CUDA");
-
-		v = !(e && e[0] == '0' && !e[1]);
-		__atomic_store_n(&on, v, __ATOMIC_RELAXED);
-	}
-	return v;
+	return mp_config_need()->cuda;
 }
 
 /*
@@ -264,102 +259,182 @@ static void *wrap_gpa(const char *sym, void *real, int ver);
  */
 #define CU_INLINE static inline __attribute__((always_inline))
 
-#define DRV_ALLOC(NAME, KIND, CALL, ADDR, SIZE, STREAM, EXTRA, FLAGS)            \
-	do {                                                                        \
-		CUresult r_;                                                        \
-		if (!cuda_on() || !cu_enter())                                      \
-			return CALL;                                                \
-		r_ = CALL;                                                          \
-		drv_alloc(MP_FN_##NAME, KIND, r_, r_ ? 0 : (uint64_t)(ADDR), SIZE,  \
-			  (uint64_t)(uintptr_t)(STREAM), EXTRA, FLAGS);              \
-		mp_leave();                                                         \
-		return r_;                                                          \
-	} while (0)
+/* 1: record this driver call (the guard is up); 0: pass it straight through. */
+CU_INLINE int drv_enter(void)
+{
+	return cuda_on() && cu_enter();
+}
 
-#define DRV_FREE(NAME, KIND, CALL, ADDR, STREAM, FLAGS)                               \
-	do {                                                                             \
-		CUresult r_;                                                             \
-		if (!cuda_on() || !cu_enter())                                           \
-			return CALL;                                                     \
-		drv_free(MP_FN_##NAME, KIND, (uint64_t)(ADDR),                           \
-			 (uint64_t)(uintptr_t)(STREAM), FLAGS);                           \
-		r_ = CALL;                                                               \
-		drv_free_failed(MP_FN_##NAME, KIND, (uint64_t)(ADDR),                    \
-				(uint64_t)(uintptr_t)(STREAM), r_, FLAGS);               \
-		mp_leave();                                                              \
-		return r_;                                                               \
-	} while (0)
+/* After a driver allocation that returned r: record it, leave the guard. */
+static void drv_alloc_done(enum mp_func fn, enum mp_kind kind, CUresult r, uint64_t addr,
+			   uint64_t size, uint64_t stream, uint64_t extra, unsigned flags)
+{
+	drv_alloc(fn, kind, r, addr, size, stream, extra, flags);
+	mp_leave();
+}
+
+/* After a driver free (recorded before it) that returned r: a failure
+ * puts the block back; leave the guard. */
+static void drv_free_done(enum mp_func fn, enum mp_kind kind, uint64_t addr,
+			  uint64_t stream, unsigned flags, CUresult r)
+{
+	drv_free_failed(fn, kind, addr, stream, r, flags);
+	mp_leave();
+}
 
 CU_INLINE CUresult h_cuMemAlloc(pfn_cuMemAlloc real, CUdeviceptr *dp, size_t n)
 {
-	DRV_ALLOC(cuMemAlloc, MP_KIND_DEVICE, real(dp, n), *dp, n, 0, 0, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(dp, n);
+	r = real(dp, n);
+	drv_alloc_done(MP_FN_cuMemAlloc, MP_KIND_DEVICE, r, r ? 0 : (uint64_t)(*dp), n,
+		       0, 0, 0);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemAllocPitch(pfn_cuMemAllocPitch real, CUdeviceptr *dp,
 				     size_t *pitch, size_t w, size_t h, unsigned int e)
 {
-	DRV_ALLOC(cuMemAllocPitch, MP_KIND_DEVICE, real(dp, pitch, w, h, e), *dp,
-		  r_ ? w * h : *pitch * h, 0, r_ ? 0 : *pitch, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(dp, pitch, w, h, e);
+	r = real(dp, pitch, w, h, e);
+	drv_alloc_done(MP_FN_cuMemAllocPitch, MP_KIND_DEVICE, r, r ? 0 : (uint64_t)(*dp), r ? w * h : *pitch * h,
+		       0, r ? 0 : *pitch, 0);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemAllocManaged(pfn_cuMemAllocManaged real, CUdeviceptr *dp,
 				       size_t n, unsigned int fl)
 {
-	DRV_ALLOC(cuMemAllocManaged, MP_KIND_MANAGED, real(dp, n, fl), *dp, n, 0, fl, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(dp, n, fl);
+	r = real(dp, n, fl);
+	drv_alloc_done(MP_FN_cuMemAllocManaged, MP_KIND_MANAGED, r, r ? 0 : (uint64_t)(*dp), n,
+		       0, fl, 0);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemAllocAsync(pfn_cuMemAllocAsync real, CUdeviceptr *dp, size_t n,
 				     CUstream s)
 {
-	DRV_ALLOC(cuMemAllocAsync, MP_KIND_DEVICE, real(dp, n, s), *dp, n, s, 0,
-		  MP_RF_STREAM);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(dp, n, s);
+	r = real(dp, n, s);
+	drv_alloc_done(MP_FN_cuMemAllocAsync, MP_KIND_DEVICE, r, r ? 0 : (uint64_t)(*dp), n,
+		       (uintptr_t)s, 0, MP_RF_STREAM);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemAllocFromPoolAsync(pfn_cuMemAllocFromPoolAsync real,
 					     CUdeviceptr *dp, size_t n, CUmemoryPool pool,
 					     CUstream s)
 {
-	DRV_ALLOC(cuMemAllocFromPoolAsync, MP_KIND_DEVICE, real(dp, n, pool, s), *dp, n, s,
-		  (uint64_t)(uintptr_t)pool, MP_RF_STREAM);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(dp, n, pool, s);
+	r = real(dp, n, pool, s);
+	drv_alloc_done(MP_FN_cuMemAllocFromPoolAsync, MP_KIND_DEVICE, r, r ? 0 : (uint64_t)(*dp), n,
+		       (uintptr_t)s, (uintptr_t)pool, MP_RF_STREAM);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemFree(pfn_cuMemFree real, CUdeviceptr p)
 {
-	DRV_FREE(cuMemFree, MP_KIND_DEVICE, real(p), p, 0, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(p);
+	drv_free(MP_FN_cuMemFree, MP_KIND_DEVICE, p, 0, 0);
+	r = real(p);
+	drv_free_done(MP_FN_cuMemFree, MP_KIND_DEVICE, p, 0,
+		      0, r);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemFreeAsync(pfn_cuMemFreeAsync real, CUdeviceptr p, CUstream s)
 {
-	DRV_FREE(cuMemFreeAsync, MP_KIND_DEVICE, real(p, s), p, s, MP_RF_STREAM);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(p, s);
+	drv_free(MP_FN_cuMemFreeAsync, MP_KIND_DEVICE, p, (uintptr_t)s, MP_RF_STREAM);
+	r = real(p, s);
+	drv_free_done(MP_FN_cuMemFreeAsync, MP_KIND_DEVICE, p, (uintptr_t)s,
+		      MP_RF_STREAM, r);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemHostAlloc(pfn_cuMemHostAlloc real, void **pp, size_t n,
 				    unsigned int fl)
 {
-	DRV_ALLOC(cuMemHostAlloc, MP_KIND_PINNED, real(pp, n, fl), (uintptr_t)*pp, n, 0, fl,
-		  0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(pp, n, fl);
+	r = real(pp, n, fl);
+	drv_alloc_done(MP_FN_cuMemHostAlloc, MP_KIND_PINNED, r, r ? 0 : (uintptr_t)*pp, n,
+		       0, fl, 0);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemAllocHost(pfn_cuMemAllocHost real, void **pp, size_t n)
 {
-	DRV_ALLOC(cuMemAllocHost, MP_KIND_PINNED, real(pp, n), (uintptr_t)*pp, n, 0, 0, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(pp, n);
+	r = real(pp, n);
+	drv_alloc_done(MP_FN_cuMemAllocHost, MP_KIND_PINNED, r, r ? 0 : (uintptr_t)*pp, n,
+		       0, 0, 0);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemFreeHost(pfn_cuMemFreeHost real, void *p)
 {
-	DRV_FREE(cuMemFreeHost, MP_KIND_PINNED, real(p), (uintptr_t)p, 0, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(p);
+	drv_free(MP_FN_cuMemFreeHost, MP_KIND_PINNED, (uint64_t)((uintptr_t)p), 0, 0);
+	r = real(p);
+	drv_free_done(MP_FN_cuMemFreeHost, MP_KIND_PINNED, (uint64_t)((uintptr_t)p), 0,
+		      0, r);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemHostRegister(pfn_cuMemHostRegister real, void *p, size_t n,
 				       unsigned int fl)
 {
-	DRV_ALLOC(cuMemHostRegister, MP_KIND_REGISTERED, real(p, n, fl), (uintptr_t)p, n, 0,
-		  fl, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(p, n, fl);
+	r = real(p, n, fl);
+	drv_alloc_done(MP_FN_cuMemHostRegister, MP_KIND_REGISTERED, r, r ? 0 : (uint64_t)((uintptr_t)p), n,
+		       0, fl, 0);
+	return r;
 }
 
 CU_INLINE CUresult h_cuMemHostUnregister(pfn_cuMemHostUnregister real, void *p)
 {
-	DRV_FREE(cuMemHostUnregister, MP_KIND_REGISTERED, real(p), (uintptr_t)p, 0, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(p);
+	drv_free(MP_FN_cuMemHostUnregister, MP_KIND_REGISTERED, (uint64_t)((uintptr_t)p), 0, 0);
+	r = real(p);
+	drv_free_done(MP_FN_cuMemHostUnregister, MP_KIND_REGISTERED, (uint64_t)((uintptr_t)p), 0,
+		      0, r);
+	return r;
 }
 
 /* Physical memory is not live until mapped: only a failure is recorded. */
@@ -409,7 +484,15 @@ CU_INLINE CUresult h_cuMemMap(pfn_cuMemMap real, CUdeviceptr va, size_t n, size_
 
 CU_INLINE CUresult h_cuMemUnmap(pfn_cuMemUnmap real, CUdeviceptr va, size_t n)
 {
-	DRV_FREE(cuMemUnmap, MP_KIND_DEVICE, real(va, n), va, 0, 0);
+	CUresult r;
+
+	if (!drv_enter())
+		return real(va, n);
+	drv_free(MP_FN_cuMemUnmap, MP_KIND_DEVICE, va, 0, 0);
+	r = real(va, n);
+	drv_free_done(MP_FN_cuMemUnmap, MP_KIND_DEVICE, va, 0,
+		      0, r);
+	return r;
 }
 
 /* A context going away frees everything it owned: recorded before. */
@@ -704,14 +787,13 @@ static void rt_end_alloc(enum mp_kind kind, cudaError_t r, uint64_t addr, uint64
 }
 
 /* Before a runtime free: record it here; the driver hook below stays quiet. */
-static void rt_begin_free(enum mp_func fn, enum mp_kind kind, uint64_t addr,
+static void rt_free_begin(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 			  uint64_t stream, unsigned flags)
 {
 	if (addr && cu_enter()) {
 		mp_record_gpu_free(fn, kind, addr, stream, cur_device(), 0, flags);
 		mp_leave();
 	}
-	rt_begin(fn, 1);
 }
 
 static void rt_end_free(enum mp_kind kind, cudaError_t r, uint64_t addr, uint64_t stream,
@@ -727,137 +809,209 @@ static void rt_end_free(enum mp_kind kind, cudaError_t r, uint64_t addr, uint64_
 	mp_leave();
 }
 
-/* Pass straight through when off, or when another runtime hook is active. */
-#define RT_PASS(name, args)                                 \
-	do {                                                \
-		if (!cuda_on() || ct.rt_fn || mp_self.guard) \
-			return RT_CALL(name, args);         \
-	} while (0)
-
-#define RT_ALLOC(name, KIND, args, ADDR, SIZE, STREAM, EXTRA, FLAGS)                     \
-	do {                                                                            \
-		cudaError_t r_;                                                         \
-		RT_PASS(name, args);                                                    \
-		rt_begin(MP_FN_##name, 0);                                              \
-		r_ = RT_CALL(name, args);                                               \
-		rt_end_alloc(KIND, r_, r_ ? 0 : (uint64_t)(uintptr_t)(ADDR), SIZE,      \
-			     (uint64_t)(uintptr_t)(STREAM), EXTRA, FLAGS);              \
-		return r_;                                                              \
-	} while (0)
-
-#define RT_FREE(name, FN, KIND, args, ADDR, STREAM, FLAGS)                              \
-	do {                                                                           \
-		cudaError_t r_;                                                        \
-		RT_PASS(name, args);                                                   \
-		rt_begin_free(MP_FN_##FN, KIND, (uint64_t)(uintptr_t)(ADDR),           \
-			      (uint64_t)(uintptr_t)(STREAM), FLAGS);                   \
-		r_ = RT_CALL(name, args);                                              \
-		rt_end_free(KIND, r_, (uint64_t)(uintptr_t)(ADDR),                     \
-			    (uint64_t)(uintptr_t)(STREAM), FLAGS);                     \
-		return r_;                                                             \
-	} while (0)
+/*
+ * Enter a runtime hook: 1 when this call is to be recorded (rt_begin
+ * done), 0 when it passes straight through: off, or inside another
+ * runtime hook or memprov itself.
+ */
+static int rt_enter(enum mp_func fn, int is_free)
+{
+	if (!cuda_on() || ct.rt_fn || mp_self.guard)
+		return 0;
+	rt_begin(fn, is_free);
+	return 1;
+}
 
 cudaError_t cudaMalloc(void **p, size_t n)
 {
-	RT_ALLOC(cudaMalloc, MP_KIND_DEVICE, (p, n), *p, n, 0, 0, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMalloc, 0))
+		return RT_CALL(cudaMalloc, (p, n));
+	r = RT_CALL(cudaMalloc, (p, n));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n,
+		     0, 0, 0);
+	return r;
 }
 
 cudaError_t cudaMallocHost(void **p, size_t n)
 {
-	RT_ALLOC(cudaMallocHost, MP_KIND_PINNED, (p, n), *p, n, 0, 0, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMallocHost, 0))
+		return RT_CALL(cudaMallocHost, (p, n));
+	r = RT_CALL(cudaMallocHost, (p, n));
+	rt_end_alloc(MP_KIND_PINNED, r, r ? 0 : (uintptr_t)*p, n,
+		     0, 0, 0);
+	return r;
 }
 
 cudaError_t cudaHostAlloc(void **p, size_t n, unsigned int fl)
 {
-	RT_ALLOC(cudaHostAlloc, MP_KIND_PINNED, (p, n, fl), *p, n, 0, fl, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaHostAlloc, 0))
+		return RT_CALL(cudaHostAlloc, (p, n, fl));
+	r = RT_CALL(cudaHostAlloc, (p, n, fl));
+	rt_end_alloc(MP_KIND_PINNED, r, r ? 0 : (uintptr_t)*p, n,
+		     0, fl, 0);
+	return r;
 }
 
 cudaError_t cudaMallocManaged(void **p, size_t n, unsigned int fl)
 {
-	RT_ALLOC(cudaMallocManaged, MP_KIND_MANAGED, (p, n, fl), *p, n, 0, fl, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMallocManaged, 0))
+		return RT_CALL(cudaMallocManaged, (p, n, fl));
+	r = RT_CALL(cudaMallocManaged, (p, n, fl));
+	rt_end_alloc(MP_KIND_MANAGED, r, r ? 0 : (uintptr_t)*p, n,
+		     0, fl, 0);
+	return r;
 }
 
 cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t w, size_t h)
 {
-	RT_ALLOC(cudaMallocPitch, MP_KIND_DEVICE, (p, pitch, w, h), *p,
-		 r_ ? w * h : *pitch * h, 0, r_ ? 0 : *pitch, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMallocPitch, 0))
+		return RT_CALL(cudaMallocPitch, (p, pitch, w, h));
+	r = RT_CALL(cudaMallocPitch, (p, pitch, w, h));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, r ? w * h : *pitch * h,
+		     0, r ? 0 : *pitch, 0);
+	return r;
 }
 
 cudaError_t cudaMalloc3D(struct cuda_pitched_ptr *pp, struct cuda_extent e)
 {
-	RT_ALLOC(cudaMalloc3D, MP_KIND_DEVICE, (pp, e), pp->ptr,
-		 (r_ ? e.width : pp->pitch) * e.height * e.depth, 0, r_ ? 0 : pp->pitch, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMalloc3D, 0))
+		return RT_CALL(cudaMalloc3D, (pp, e));
+	r = RT_CALL(cudaMalloc3D, (pp, e));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)pp->ptr, (r ? e.width : pp->pitch) * e.height * e.depth,
+		     0, r ? 0 : pp->pitch, 0);
+	return r;
 }
 
 cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
 {
-	RT_ALLOC(cudaMallocAsync, MP_KIND_DEVICE, (p, n, s), *p, n, s, 0, MP_RF_STREAM);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMallocAsync, 0))
+		return RT_CALL(cudaMallocAsync, (p, n, s));
+	r = RT_CALL(cudaMallocAsync, (p, n, s));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n,
+		     (uintptr_t)s, 0, MP_RF_STREAM);
+	return r;
 }
 
 cudaError_t cudaMallocAsync_ptsz(void **p, size_t n, cudaStream_t s)
 {
-	RT_PASS(cudaMallocAsync_ptsz, (p, n, s));
-	{
-		cudaError_t r;
+	cudaError_t r;
 
-		rt_begin(MP_FN_cudaMallocAsync, 0);
-		r = RT_CALL(cudaMallocAsync_ptsz, (p, n, s));
-		rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n, (uintptr_t)s, 0,
-			     MP_RF_STREAM);
-		return r;
-	}
+	if (!rt_enter(MP_FN_cudaMallocAsync, 0))
+		return RT_CALL(cudaMallocAsync_ptsz, (p, n, s));
+	r = RT_CALL(cudaMallocAsync_ptsz, (p, n, s));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n, (uintptr_t)s, 0, MP_RF_STREAM);
+	return r;
 }
 
 cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t pool, cudaStream_t s)
 {
-	RT_ALLOC(cudaMallocFromPoolAsync, MP_KIND_DEVICE, (p, n, pool, s), *p, n, s,
-		 (uintptr_t)pool, MP_RF_STREAM);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaMallocFromPoolAsync, 0))
+		return RT_CALL(cudaMallocFromPoolAsync, (p, n, pool, s));
+	r = RT_CALL(cudaMallocFromPoolAsync, (p, n, pool, s));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n,
+		     (uintptr_t)s, (uintptr_t)pool, MP_RF_STREAM);
+	return r;
 }
 
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t n, cudaMemPool_t pool,
 					 cudaStream_t s)
 {
-	RT_PASS(cudaMallocFromPoolAsync_ptsz, (p, n, pool, s));
-	{
-		cudaError_t r;
+	cudaError_t r;
 
-		rt_begin(MP_FN_cudaMallocFromPoolAsync, 0);
-		r = RT_CALL(cudaMallocFromPoolAsync_ptsz, (p, n, pool, s));
-		rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n, (uintptr_t)s,
-			     (uintptr_t)pool, MP_RF_STREAM);
-		return r;
-	}
+	if (!rt_enter(MP_FN_cudaMallocFromPoolAsync, 0))
+		return RT_CALL(cudaMallocFromPoolAsync_ptsz, (p, n, pool, s));
+	r = RT_CALL(cudaMallocFromPoolAsync_ptsz, (p, n, pool, s));
+	rt_end_alloc(MP_KIND_DEVICE, r, r ? 0 : (uintptr_t)*p, n, (uintptr_t)s,
+		     (uintptr_t)pool, MP_RF_STREAM);
+	return r;
 }
 
 cudaError_t cudaHostRegister(void *p, size_t n, unsigned int fl)
 {
-	RT_ALLOC(cudaHostRegister, MP_KIND_REGISTERED, (p, n, fl), p, n, 0, fl, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaHostRegister, 0))
+		return RT_CALL(cudaHostRegister, (p, n, fl));
+	r = RT_CALL(cudaHostRegister, (p, n, fl));
+	rt_end_alloc(MP_KIND_REGISTERED, r, r ? 0 : (uintptr_t)p, n,
+		     0, fl, 0);
+	return r;
 }
 
 cudaError_t cudaFree(void *p)
 {
-	RT_FREE(cudaFree, cudaFree, MP_KIND_DEVICE, (p), p, 0, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaFree, 1))
+		return RT_CALL(cudaFree, (p));
+	rt_free_begin(MP_FN_cudaFree, MP_KIND_DEVICE, (uintptr_t)p, 0, 0);
+	r = RT_CALL(cudaFree, (p));
+	rt_end_free(MP_KIND_DEVICE, r, (uintptr_t)p, 0, 0);
+	return r;
 }
 
 cudaError_t cudaFreeHost(void *p)
 {
-	RT_FREE(cudaFreeHost, cudaFreeHost, MP_KIND_PINNED, (p), p, 0, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaFreeHost, 1))
+		return RT_CALL(cudaFreeHost, (p));
+	rt_free_begin(MP_FN_cudaFreeHost, MP_KIND_PINNED, (uintptr_t)p, 0, 0);
+	r = RT_CALL(cudaFreeHost, (p));
+	rt_end_free(MP_KIND_PINNED, r, (uintptr_t)p, 0, 0);
+	return r;
 }
 
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
-	RT_FREE(cudaFreeAsync, cudaFreeAsync, MP_KIND_DEVICE, (p, s), p, s, MP_RF_STREAM);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaFreeAsync, 1))
+		return RT_CALL(cudaFreeAsync, (p, s));
+	rt_free_begin(MP_FN_cudaFreeAsync, MP_KIND_DEVICE, (uintptr_t)p, (uintptr_t)s, MP_RF_STREAM);
+	r = RT_CALL(cudaFreeAsync, (p, s));
+	rt_end_free(MP_KIND_DEVICE, r, (uintptr_t)p, (uintptr_t)s, MP_RF_STREAM);
+	return r;
 }
 
 cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s)
 {
-	RT_FREE(cudaFreeAsync_ptsz, cudaFreeAsync, MP_KIND_DEVICE, (p, s), p, s,
-		MP_RF_STREAM);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaFreeAsync, 1))
+		return RT_CALL(cudaFreeAsync_ptsz, (p, s));
+	rt_free_begin(MP_FN_cudaFreeAsync, MP_KIND_DEVICE, (uintptr_t)p, (uintptr_t)s, MP_RF_STREAM);
+	r = RT_CALL(cudaFreeAsync_ptsz, (p, s));
+	rt_end_free(MP_KIND_DEVICE, r, (uintptr_t)p, (uintptr_t)s, MP_RF_STREAM);
+	return r;
 }
 
 cudaError_t cudaHostUnregister(void *p)
 {
-	RT_FREE(cudaHostUnregister, cudaHostUnregister, MP_KIND_REGISTERED, (p), p, 0, 0);
+	cudaError_t r;
+
+	if (!rt_enter(MP_FN_cudaHostUnregister, 1))
+		return RT_CALL(cudaHostUnregister, (p));
+	rt_free_begin(MP_FN_cudaHostUnregister, MP_KIND_REGISTERED, (uintptr_t)p, 0, 0);
+	r = RT_CALL(cudaHostUnregister, (p));
+	rt_end_free(MP_KIND_REGISTERED, r, (uintptr_t)p, 0, 0);
+	return r;
 }
 
 /* Everything the primary context of the current device owned goes away. */
@@ -865,12 +1019,12 @@ cudaError_t cudaDeviceReset(void)
 {
 	cudaError_t r;
 
-	RT_PASS(cudaDeviceReset, ());
+	if (!rt_enter(MP_FN_cudaDeviceReset, 1))
+		return RT_CALL(cudaDeviceReset, ());
 	if (cu_enter()) {
 		mp_record_ctx_reset(MP_FN_cudaDeviceReset, rt_device());
 		mp_leave();
 	}
-	rt_begin(MP_FN_cudaDeviceReset, 1);
 	r = RT_CALL(cudaDeviceReset, ());
 	ct.rt_fn = 0;
 	ct.rt_free = 0;

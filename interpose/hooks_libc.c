@@ -6,6 +6,9 @@
  * dlsym(RTLD_NEXT, ...); dlsym itself may call calloc/malloc before they
  * are known, so those calls are served from a static bootstrap arena
  * whose blocks are never freed.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, modules, unwind, libc_real, config
+ * and sys.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -20,16 +23,10 @@
 
 #include "atomic.h"
 #include "config.h"
-#include "hooks.h"
-#include "internal.h"
+#include "libc_real.h"
+#include "modules.h"
+#include "recorder.h"
 #include "unwind.h"
-
-#define MP_REAL_DEF(ret, name, params) ret(*mp_real_##name) params;
-MP_LIBC_HOOKS(MP_REAL_DEF)
-#undef MP_REAL_DEF
-
-int mp_hooks_ready;
-static __thread volatile int resolving __attribute__((tls_model("initial-exec")));
 
 /* Bootstrap arena: each block is preceded by 16 bytes holding its size. */
 static char arena[256 << 10] __attribute__((aligned(16)));
@@ -52,19 +49,6 @@ static void *arena_alloc(size_t n)
 static inline int in_arena(const void *p)
 {
 	return (const char *)p >= arena && (const char *)p < arena + sizeof(arena);
-}
-
-void mp_hooks_resolve(void)
-{
-	if (resolving)
-		return;
-	resolving = 1;
-#define MP_RESOLVE(ret, name, params) \
-	mp_real_##name = (ret(*) params)dlsym(RTLD_NEXT, #name);
-	MP_LIBC_HOOKS(MP_RESOLVE)
-#undef MP_RESOLVE
-	resolving = 0;
-	__atomic_store_n(&mp_hooks_ready, 1, __ATOMIC_RELEASE);
 }
 
 static inline int heap_enter(enum mp_func fn)

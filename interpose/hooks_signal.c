@@ -22,6 +22,8 @@
  * it installed, never the trampoline. Handlers installed behind memprov's
  * back (a raw system call) are not wrapped; the calls they make while
  * memprov is busy are counted in the trace header (mp_count_skipped).
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, unwind, libc_real and sys.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -30,7 +32,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hooks.h"
+#include "hooks_signal.h"
+#include "libc_real.h"
+#include "recorder.h"
 #include "unwind.h"
 
 #define NEST_MAX 8 /* handlers nested inside memprov, per thread */

@@ -3,6 +3,8 @@
  * modules), exit()/_exit() and the end of main, fork() (the child writes
  * its own trace), and the exec family (the trace says the process image
  * was replaced). Also the public API of include/memprov.h.
+ *
+ * Layer: 7 entry points (docs/ARCHITECTURE.md): calls every layer below: it starts and ends tracing.
  */
 #include <stdarg.h>
 #include <errno.h>
@@ -13,9 +15,13 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "hooks.h"
-#include "internal.h"
+#include "gate.h"
+#include "hooks_signal.h"
+#include "libc_real.h"
+#include "modules.h"
 #include "reach.h"
+#include "stack.h"
+#include "writer.h"
 
 /* include/memprov.h declares these weak for callers; defined strong here. */
 MP_EXPORT void memprov_mark(const char *label);
@@ -29,6 +35,7 @@ static void start_tracing(void)
 	int g = mp_pass_begin();
 
 	if (mp_trace_open() == 0) {
+		mp_rss_open();
 		mp_modules_scan();
 		mp_record_rss();
 		mp_tracing = 1;
@@ -39,20 +46,21 @@ static void start_tracing(void)
 static void atfork_prepare(void)
 {
 	traced_before_fork = mp_tracing;
-	mp_stack_fork_prepare();
+	mp_gate_close();
 }
 
 static void atfork_parent(void)
 {
-	mp_stack_fork_done();
+	mp_gate_open();
 }
 
 /* The child never writes to its parent's file: it opens its own. */
 static void atfork_child(void)
 {
 	mp_trace_fork_child();
+	mp_writer_fork_child();
 	mp_signal_fork_child();
-	mp_stack_fork_done();
+	mp_gate_open();
 	mp_stack_reset();
 	mp_modules_reset();
 	if (traced_before_fork)

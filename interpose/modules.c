@@ -4,6 +4,8 @@
  * dlopen/dlclose, and MP_REC_UNLOAD for those that went away, so that the
  * analyzer can symbolize offline. A fixed table remembers what was already
  * recorded: no malloc.
+ *
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer and sys.
  */
 #include <elf.h>
 #include <link.h>
@@ -11,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "modules.h"
+#include "writer.h"
 
 #define MAX_MODULES 4096
 
@@ -168,32 +171,4 @@ void mp_modules_reset(void)
 {
 	pthread_mutex_init(&mods_lock, NULL);
 	nmods = 0;
-}
-
-struct self_find {
-	uintptr_t addr, lo, hi;
-};
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct self_find *f = arg;
-	uintptr_t lo, hi;
-
-	(void)size;
-	range_of(info, &lo, &hi, 0);
-	if (f->addr < lo || f->addr >= hi)
-		return 0;
-	range_of(info, &f->lo, &f->hi, 1);
-	return 1;
-}
-
-/* The executable address range of libmemprov.so itself. */
-int mp_self_text(uintptr_t *lo, uintptr_t *hi)
-{
-	struct self_find f = { (uintptr_t)&mp_self_text, 0, 0 };
-
-	dl_iterate_phdr(find_self, &f);
-	*lo = f.lo;
-	*hi = f.hi;
-	return f.hi ? 0 : -1;
 }

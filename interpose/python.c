@@ -36,6 +36,10 @@
  * outermost frame returns in the main thread; walk mode, and whenever that
  * was not seen: an atexit callback, which runs before finalization frees
  * module globals) and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls python_walk, hooks_libc (its own tables come
+ * from the program's allocator, through the guard), stack, trace_writer,
+ * elfsym, config and sys.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -46,6 +50,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "elfsym.h"
 #include "python_api.h"
 #include "recorder.h"
 
@@ -199,28 +204,6 @@ static long py_attr_long_signed(PyObject *o, const char *name)
 	return r;
 }
 
-void py_write_pycode(uint32_t id, uint32_t line, const char *file,
-			    size_t flen, const char *name, size_t nlen)
-{
-	struct mp_rec_pycode *r;
-
-	if (flen > 2047)
-		file += flen - 2047, flen = 2047; /* keep the end of a long path */
-	if (nlen > 1023)
-		nlen = 1023;
-	r = mp_record_begin(MP_REC_PYCODE, sizeof(*r) + flen + 1 + nlen + 1);
-	if (!r)
-		return;
-	r->code_id = id;
-	r->first_line = line;
-	r->file_len = (uint16_t)(flen + 1);
-	r->name_len = (uint16_t)(nlen + 1);
-	r->reserved = 0;
-	memset(r->names, 0, r->h.size - sizeof(*r));
-	memcpy(r->names, file, flen);
-	memcpy(r->names + flen + 1, name, nlen);
-	mp_record_commit(r);
-}
 
 static int py_table_grow(void)
 {
@@ -379,7 +362,7 @@ static uint32_t py_code_intern(PyObject *code, PyFrameObject *frame)
 	py_codes[id].mark = mark;
 	py_codes[id].start_lasti = LONG_MAX;
 	if (py_can_record())
-		py_write_pycode(id, line, file, (size_t)flen, qual, (size_t)qlen);
+		mp_write_pycode(id, line, file, (size_t)flen, qual, (size_t)qlen);
 found:
 	if (py_extra_index >= 0 && api.set_extra(code, py_extra_index,
 						  (void *)(uintptr_t)id) < 0)
@@ -629,7 +612,7 @@ static void py_after_fork(void)
 		if (!e->hash)
 			continue;
 		flen = strlen(e->key);
-		py_write_pycode(e->id, e->line, e->key, flen, e->key + flen + 1,
+		mp_write_pycode(e->id, e->line, e->key, flen, e->key + flen + 1,
 				e->key_len - flen - 2);
 	}
 	py_unguard(g);
@@ -897,9 +880,11 @@ static int py_capture(struct mp_pyframe *out, int max)
 	return n;
 }
 
+/* A symbol of the interpreter, without dlsym: a failing dlsym would leave
+ * glibc's error buffer in the heap of every program that is not Python. */
 static void *py_sym(const char *name)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	return mp_elf_lookup(name);
 }
 
 static int py_version(void)
@@ -913,19 +898,6 @@ static int py_version(void)
 	if (s[0] != '3' || s[1] != '.')
 		return 0;
 	return 3 << 8 | atoi(s + 2);
-}
-
-/* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
-static int py_mode(void)
-{
-	const char *m = getenv("MEMPROV_PYTHON_MODE");
-
-	if (!m || !*m || !strcmp(m, "walk"))
-		return 1;
-	if (!strcmp(m, "profile"))
-		return 0;
-	mp_warn("MEMPROV_PYTHON_MODE: expected walk or profile, using walk; got ", m);
-	return 1;
 }
 
 /* At load: is CPython in this process? Resolve its API; arm the capture. */
@@ -960,8 +932,10 @@ __attribute__((constructor)) static void py_init(void)
 	}
 	if (!api.get_extra || !api.set_extra)
 		api.request_extra = NULL;
-	py_walk_wanted = py_mode() && !pywalk_setup(&api, py_minor);
+	py_walk_wanted = mp_config.python_walk && !pywalk_setup(&api, py_minor);
 	py_state = PY_WAITING;
+	mp_elf_text_of((const void *)api.Py_IsInitialized, &mp_python_text_lo,
+		       &mp_python_text_hi);
 	mp_python_capture = py_capture;
 out:
 	py_unguard(g);

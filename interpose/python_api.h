@@ -86,10 +86,6 @@ struct py_api {
 	PyObject *none;
 };
 
-/* python.c, for python_walk.c: an MP_REC_PYCODE (file's end kept). */
-void py_write_pycode(uint32_t id, uint32_t line, const char *file, size_t flen,
-		     const char *name, size_t nlen) MP_HIDDEN;
-
 /*
  * python_walk.c: Python frames read from the thread's own frame chain.
  * pywalk_setup at load (0: this version has a known layout); pywalk_verify

@@ -19,8 +19,8 @@
  * skipping frames owned by the C stack and frames not yet started. Lines
  * come from PyCode_Addr2Line (a walk of the line table; it neither
  * allocates nor locks). Every offset below comes from that version's own
- * headers (offsetof in a program built with Py_BUILD_CORE against
- * /root/.pyenv/versions/3.1x/include/python3.1x, internal/ included).
+ * headers (offsetof in a program built with Py_BUILD_CORE against each
+ * version's installed include/python3.X, its internal/ headers included).
  * They are checked once, at install time with the GIL held, against what
  * the C API says of the same frames (code objects, lines, tstate, file
  * names); any difference and python.c falls back to its profile function.
@@ -36,12 +36,15 @@
  * number is the id. The thread that claims a content slot writes the
  * MP_REC_PYCODE from the hook itself. A forked child writes a new trace:
  * a generation number makes each id's record be written again there.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, elfsym and sys.
  */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfsym.h"
 #include "python_api.h"
 
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
@@ -352,7 +355,7 @@ static uint32_t pw_code_slow(const char *code, uint32_t line)
 	w = __atomic_load_n(&e->written, __ATOMIC_RELAXED);
 	if (w != gen && __atomic_compare_exchange_n(&e->written, &w, gen, 0,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		py_write_pycode(i + 1, line, file, flen, name, nlen);
+		mp_write_pycode(i + 1, line, file, flen, name, nlen);
 	return i + 1;
 }
 
@@ -457,8 +460,8 @@ int pywalk_setup(const struct py_api *api, int minor)
 	for (i = 0; i < sizeof(pw_layouts) / sizeof(pw_layouts[0]); i++)
 		if (pw_layouts[i].minor == minor)
 			L = &pw_layouts[i];
-	pw_code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
-	pw_str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	pw_code_type = mp_elf_lookup("PyCode_Type");
+	pw_str_type = mp_elf_lookup("PyUnicode_Type");
 	pw_api = api;
 	if (!L || !pw_code_type || !pw_str_type || !api->PyGILState_GetThisThreadState ||
 	    !api->PyCode_Addr2Line || !api->PyThreadState_GetFrame) {

@@ -22,8 +22,12 @@
  * back, MP_REC_REACH says why and no block gets a class. It never changes
  * the program's output, exit status, files or signals; its memory is its
  * own mappings, unmapped before it returns.
+ *
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls the reach_* leaves and
+ * stop_world, the trace file (to read it back), the writer (its records),
+ * config, libc_real, elfsym, and intern and unwind for where their tables
+ * are; called by init.c only.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <setjmp.h>
@@ -38,10 +42,14 @@
 #include <libunwind.h>
 
 #include "config.h"
-#include "hooks.h"
-#include "internal.h"
+#include "elfsym.h"
+#include "intern.h"
+#include "libc_real.h"
 #include "reach.h"
 #include "reach_int.h"
+#include "trace_file.h"
+#include "unwind.h"
+#include "writer.h"
 
 struct job {
 	int ran;
@@ -133,7 +141,8 @@ static int own_regs(struct rthread *t)
 	uintptr_t lo, hi;
 	int i, k;
 
-	if (mp_self_text(&lo, &hi) || unw_getcontext(&uc) || unw_init_local(&cur, &uc))
+	if (mp_elf_text_of((const void *)&own_regs, &lo, &hi) || unw_getcontext(&uc) ||
+	    unw_init_local(&cur, &uc))
 		return -1;
 	for (i = 0; i < 64; i++) {
 		unw_word_t ip, v;
@@ -182,7 +191,7 @@ static uint64_t thread_pointer(void)
 static uint64_t tls_static_size(void)
 {
 	void (*get)(size_t *, size_t *) =
-		(void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+		(void (*)(size_t *, size_t *))mp_elf_lookup("_dl_get_tls_static_info");
 	size_t size = 0, align = 0;
 
 	if (get)
@@ -358,6 +367,18 @@ static void write_summary(const struct job *j, uint64_t t0)
 	mp_record_commit(r);
 }
 
+/* memprov's tables are its own memory, never roots. */
+static void own_tables(void)
+{
+	uintptr_t a;
+	size_t len;
+
+	mp_intern_range(&a, &len);
+	rmem_own(a, len);
+	mp_unwind_cache_range(&a, &len);
+	rmem_own(a, len);
+}
+
 void mp_reach_at_exit(void)
 {
 	struct job j;
@@ -377,6 +398,7 @@ void mp_reach_at_exit(void)
 	t0 = mp_now();
 	j.deadline = t0 + (uint64_t)mp_config.reach_timeout_ms * 1000000u;
 	rmem_init((uint64_t)mp_config.reach_memory_mb << 20);
+	own_tables();
 	j.status = MP_REACH_NOMEM;
 	g = mp_pass_begin(); /* what the loader and libunwind allocate is theirs */
 	run(&j);

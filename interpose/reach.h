@@ -3,14 +3,14 @@
  * reachable, possibly lost, indirectly lost or definitely lost (valgrind's
  * classes), computed by libmemprov.so from its own trace and a scan of the
  * process's roots, and written to the trace (MP_REC_REACH_BLOCKS,
- * MP_REC_REACH). The entry points for the rest of libmemprov.so.
+ * MP_REC_REACH). The entry point for the rest of libmemprov.so (init.c).
  */
 #ifndef MEMPROV_REACH_H
 #define MEMPROV_REACH_H
 
 #include <stddef.h>
 
-#include "recorder.h"
+#include "sys.h"
 
 /*
  * Scan and record, once per process, on a normal exit path (exit, _exit,
@@ -20,8 +20,5 @@
  * MEMPROV_REACH=0 records that the scan is off and does nothing else.
  */
 void mp_reach_at_exit(void) MP_HIDDEN;
-
-/* A mapping memprov made for itself (tables, caches): never a root. */
-void mp_reach_own(const void *addr, size_t len) MP_HIDDEN;
 
 #endif /* MEMPROV_REACH_H */

@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder.h"
+#include "../include/memprov_trace.h"
+#include "sys.h"
 
 /* Results of the steps: 0, or one of these. */
 enum {
@@ -43,7 +44,8 @@ int rmem_failed(void) MP_HIDDEN;                     /* some allocation was refu
 void rsort(void *base, size_t n, size_t elem,
 	   int (*less)(const void *a, const void *b)) MP_HIDDEN;
 int rmem_is_own(uint64_t addr) MP_HIDDEN;            /* inside the scan's own memory */
-/* The scan's own mappings and those registered with mp_reach_own. */
+void rmem_own(uintptr_t addr, size_t len) MP_HIDDEN;  /* another mapping of memprov's */
+/* The scan's own mappings and those given to rmem_own. */
 size_t rmem_own_ranges(uint64_t (*out)[2], size_t max) MP_HIDDEN;
 
 /* Reading the trace back (reach_trace.c): fn sees every record, thread by

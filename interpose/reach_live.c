@@ -12,6 +12,8 @@
  * Anonymous mappings can be trimmed or split by a partial munmap, so
  * their events (few next to malloc's) are sorted by time and replayed
  * through an ordered set of ranges (a treap).
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_trace, reach_mem and sys.
  */
 #include <string.h>
 #include <unistd.h>

@@ -11,6 +11,8 @@
  * memory that were never touched (/proc/self/pagemap: neither present nor
  * swapped) hold zeros and are skipped, so a huge sparse reservation costs
  * its page-map entries, not its size.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_mem and sys.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -18,6 +18,8 @@
  * memory; registered memory is scanned as part of the block it lies in).
  * CUDA blocks are kept alive only by the program's own memory (see
  * reach_roots.c).
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_maps, reach_mem and sys.
  */
 #include <string.h>
 

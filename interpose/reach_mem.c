@@ -5,15 +5,14 @@
  * MEMPROV_REACH_MEMORY_MB and all unmapped when the scan is over. Also a
  * sort (glibc's qsort may call malloc) and the list of memprov's own
  * mappings, which are never roots.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "internal.h"
-#include "reach.h"
 #include "reach_int.h"
 
 #define MAX_MAPS 256
@@ -27,20 +26,19 @@ static struct {
 static uint64_t used, peak, limit;
 static int failed;
 
-/* Registered by memprov's other parts (stack table, unwind cache). */
+/* memprov's other mappings (the stack-id set, the unwind cache). */
 static struct {
 	uint64_t start, end;
 } own[MAX_OWN];
 static uint32_t n_own;
 
-void mp_reach_own(const void *addr, size_t len)
+void rmem_own(uintptr_t addr, size_t len)
 {
-	uint32_t i = mp_atomic_add_relaxed_u32(&n_own, 1);
-
-	if (i >= MAX_OWN)
+	if (!len || n_own >= MAX_OWN)
 		return;
-	own[i].start = (uintptr_t)addr;
-	own[i].end = (uintptr_t)addr + len;
+	own[n_own].start = addr;
+	own[n_own].end = addr + len;
+	n_own++;
 }
 
 void rmem_init(uint64_t lim)
@@ -49,6 +47,7 @@ void rmem_init(uint64_t lim)
 	used = peak = 0;
 	limit = lim;
 	failed = 0;
+	n_own = 0;
 }
 
 static size_t page_round(size_t len)
@@ -206,7 +205,7 @@ int rmem_is_own(uint64_t addr)
 
 size_t rmem_own_ranges(uint64_t (*out)[2], size_t max)
 {
-	uint32_t k = __atomic_load_n(&n_own, __ATOMIC_ACQUIRE);
+	uint32_t k = n_own;
 	size_t n = 0;
 	int i;
 

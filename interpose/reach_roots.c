@@ -20,6 +20,9 @@
  * own mappings (the trace, its tables, the scan's memory). Pointers found
  * in the CUDA libraries' own data, or in mappings nobody tracked, do not
  * keep CUDA blocks alive: the driver keeps every allocation in its tables.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_maps, reach_mem and sys
+ * (and the loader's dl_iterate_phdr).
  */
 #include <elf.h>
 #include <link.h>

@@ -9,6 +9,9 @@
  * Records come chunk by chunk in file order: each thread's records in its
  * own order, threads interleaved. Callers that need "the latest event for
  * an address" compare timestamps; they never need a merge by time.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_mem and sys; the
+ * descriptor is its caller's.
  */
 #include <errno.h>
 #include <string.h>

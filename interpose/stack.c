@@ -10,9 +10,8 @@
  * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
  * captures with both unwinders and reports the differences at exit.
  *
- * The intern set is a lock-free open-addressing table of 64-bit hashes
- * (CAS insert). When a probe sequence is full the stack record is simply
- * written again: readers deduplicate by id.
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, intern, gate, elfsym,
+ * trace_writer, config and sys.
  */
 #include <libunwind.h>
 #include <sched.h>
@@ -23,124 +22,31 @@
 
 #include "atomic.h"
 #include "config.h"
-#include "internal.h"
-#include "reach.h"
+#include "intern.h"
+#include "stack.h"
+#include "elfsym.h"
+#include "gate.h"
 #include "unwind.h"
 
-#define INTERN_BITS 20
-#define INTERN_SIZE (1u << INTERN_BITS)
-#define INTERN_PROBES 32
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
 int (*volatile mp_python_capture)(struct mp_pyframe *out, int max);
+uintptr_t mp_python_text_lo, mp_python_text_hi;
 
-static uint64_t *intern;
 static uintptr_t self_lo, self_hi;
 static int fast_ok;             /* unwind.c is usable */
 
 int mp_stack_init(void)
 {
 	if (!self_hi)
-		mp_self_text(&self_lo, &self_hi);
+		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
-	intern = mp_sys_mmap(NULL, INTERN_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (intern == MAP_FAILED) {
-		intern = NULL;
-		return -1;
-	}
-	mp_reach_own(intern, INTERN_SIZE * sizeof(uint64_t));
-	return 0;
-}
-
-/*
- * The fork gate. libunwind takes an internal lock while it walks a stack,
- * and unwind.c's rule lookup may ask the loader (dl_iterate_phdr): a fork
- * while another thread holds either leaves the child a lock no one will
- * release, and it hangs at its first traced allocation. So fork's prepare
- * handler closes the gate and waits until no thread is inside the gate,
- * which each thread enters around those two calls only (unwind.c's walk
- * through cached rules takes no lock and needs no gate: two atomic
- * read-modify-writes saved on nearly every capture). A thread that
- * reaches the closed gate waits until the fork is done (it holds no
- * malloc lock there: allocations are recorded after the real call, frees
- * before it), so its stack is still complete. Only the forking thread
- * itself (a signal handler that allocates during fork) and a wait past
- * GATE_WAIT_SPINS get no native frames where the cached rules do not do.
- * Each thread counts itself in one of GATE_SLOTS padded counters (its
- * serial picks it), so captures of different threads do not share a
- * cache line. The RMW before the load of `forking` pairs with the store
- * and loads in mp_stack_fork_prepare (Dekker: both sides seq_cst).
- */
-#define GATE_SLOTS 64
-#define GATE_WAIT_SPINS 200000 /* ~ seconds of sched_yield: never hang */
-
-static struct {
-	uint32_t n;
-	char pad[60];
-} gate[GATE_SLOTS] __attribute__((aligned(64)));
-static int forking;
-static uint32_t forking_tid;
-
-static inline int gate_enter(unsigned slot)
-{
-	unsigned spins = 0;
-
-	for (;;) {
-		__atomic_add_fetch(&gate[slot].n, 1, __ATOMIC_SEQ_CST);
-		if (MP_LIKELY(!__atomic_load_n(&forking, __ATOMIC_SEQ_CST)))
-			return 1;
-		__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
-		if (mp_self.tid == __atomic_load_n(&forking_tid, __ATOMIC_RELAXED))
-			return 0;
-		while (__atomic_load_n(&forking, __ATOMIC_ACQUIRE))
-			if (++spins > GATE_WAIT_SPINS)
-				return 0;
-			else
-				sched_yield();
-	}
-}
-
-static inline void gate_leave(unsigned slot)
-{
-	__atomic_sub_fetch(&gate[slot].n, 1, __ATOMIC_RELEASE);
-}
-
-/* For unwind.c's rule lookup (dl_iterate_phdr). */
-int mp_stack_gate_enter(void)
-{
-	return gate_enter(mp_self.w.serial % GATE_SLOTS);
-}
-
-void mp_stack_gate_leave(void)
-{
-	gate_leave(mp_self.w.serial % GATE_SLOTS);
-}
-
-void mp_stack_fork_prepare(void)
-{
-	unsigned i, spins;
-
-	__atomic_store_n(&forking_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
-	__atomic_store_n(&forking, 1, __ATOMIC_SEQ_CST);
-	for (i = 0; i < GATE_SLOTS; i++)
-		for (spins = 0; __atomic_load_n(&gate[i].n, __ATOMIC_SEQ_CST) &&
-				spins < GATE_WAIT_SPINS; spins++)
-			sched_yield();
-}
-
-/* In the parent after fork, and in the child (which has no other thread). */
-void mp_stack_fork_done(void)
-{
-	__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+	return mp_intern_init();
 }
 
 /* A forked child writes a new trace: every stack is new to it. */
 void mp_stack_reset(void)
 {
-	if (intern)
-		mp_sys_munmap(intern, INTERN_SIZE * sizeof(uint64_t));
-	intern = NULL;
 	mp_stack_init();
 }
 
@@ -162,46 +68,7 @@ static uint64_t hash_finish(uint64_t h, int n, const struct mp_pyframe *py, int 
 	return h ? h : 1;
 }
 
-/* 1 when h was not in the set (or the set is full): write its record. */
-static int intern_insert(uint64_t h)
-{
-	uint32_t i = (uint32_t)h & (INTERN_SIZE - 1);
-	int probe;
 
-	if (!intern)
-		return 1;
-	for (probe = 0; probe < INTERN_PROBES; probe++) {
-		uint64_t *slot = &intern[(i + (uint32_t)probe) & (INTERN_SIZE - 1)];
-		uint64_t v = mp_atomic_load_relaxed_u64(slot);
-
-		if (v == h)
-			return 0;
-		if (!v) {
-			if (mp_atomic_cas_relaxed_u64(slot, 0, h))
-				return 1;
-			if (mp_atomic_load_relaxed_u64(slot) == h)
-				return 0;
-		}
-	}
-	return 1;
-}
-
-static void write_stack(uint64_t id, void *const *ip, int n,
-			const struct mp_pyframe *py, int npy)
-{
-	size_t len = sizeof(struct mp_rec_stack) + 8 * (size_t)n + 8 * (size_t)npy;
-	struct mp_rec_stack *r = mp_record_begin(MP_REC_STACK, len);
-
-	if (!r)
-		return;
-	r->id = id;
-	r->n_native = (uint16_t)n;
-	r->n_python = (uint16_t)npy;
-	r->reserved = 0;
-	memcpy(r->native, ip, 8 * (size_t)n);
-	memcpy(&r->native[n], py, 8 * (size_t)npy);
-	mp_record_commit(r);
-}
 
 /* MEMPROV_UNWIND_CHECK=1: captures compared with libunwind, at exit. */
 static uint64_t chk_captures, chk_fast, chk_fallback, chk_mismatch;
@@ -314,7 +181,6 @@ uint64_t mp_capture_stack(int skip)
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
-	unsigned slot;
 	int (*pycap)(struct mp_pyframe *, int);
 	uint64_t id;
 
@@ -328,25 +194,26 @@ uint64_t mp_capture_stack(int skip)
 	a.skip_lo = self_lo;
 	a.skip_hi = self_hi;
 	a.stop_lo = a.stop_hi = 0;
-	if (npy && !mp_config.native_full)
-		mp_unwind_interp(&a.stop_lo, &a.stop_hi);
+	if (npy && !mp_config.native_full) {
+		a.stop_lo = mp_python_text_lo;
+		a.stop_hi = mp_python_text_hi;
+	}
 	if (fast_ok)
 		n = mp_unwind(buf, mp_config.depth, &a);
 	fast = n >= 0;
 	if (MP_UNLIKELY(n < 0 || mp_config.unwind_check)) {
-		slot = mp_self.w.serial % GATE_SLOTS;
-		if (gate_enter(slot)) {
+		if (mp_gate_enter()) {
 			if (MP_UNLIKELY(mp_config.unwind_check))
 				unwind_check(buf, n, &a);
 			if (n < 0)
 				first = slow_capture(buf, &n, &a);
-			gate_leave(slot);
+			mp_gate_leave();
 		} else if (n < 0) {
 			n = 0; /* fork from this very thread: no native frames */
 		}
 	}
 	id = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
-	if (intern_insert(id))
-		write_stack(id, buf + first, n, py, npy);
+	if (mp_intern_insert(id))
+		mp_write_stack(id, buf + first, n, py, npy);
 	return id;
 }

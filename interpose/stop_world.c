@@ -17,6 +17,8 @@
  * helper cannot start, a thread's stack pointer is read from
  * /proc/self/task/TID/syscall when it sleeps in a system call, and the
  * caller says what was not covered.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_mem and sys.
  */
 #include <errno.h>
 #include <fcntl.h>

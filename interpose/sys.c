@@ -2,6 +2,8 @@
  * sys.c - the bottom layer of libmemprov.so (see sys.h): clock, raw
  * system calls, warnings, string helpers and memprov's own descriptors.
  * It calls no other file of memprov.
+ *
+ * Layer: 0 base (docs/ARCHITECTURE.md): calls no other file of memprov.
  */
 #include <errno.h>
 #include <fcntl.h>

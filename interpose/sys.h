@@ -12,9 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#ifndef MP_HIDDEN
 #define MP_HIDDEN __attribute__((visibility("hidden")))
-#endif
+#define MP_EXPORT __attribute__((visibility("default")))
+#define MP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds (vDSO: no syscall). */
 uint64_t mp_now(void) MP_HIDDEN;

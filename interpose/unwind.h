@@ -1,6 +1,9 @@
 /*
  * unwind.h - libmemprov.so's own native stack walker (unwind.c), used by
- * stack.c before libunwind. It walks x86-64 frames with simple rules
+ * stack.c before libunwind.
+ *
+ * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls cfi, gate and
+ * sys; knows nothing of Python or of its callers. It walks x86-64 frames with simple rules
  * (CFA = rsp+N or rbp+N, return address at CFA-8, rbp unchanged or saved
  * at CFA-k) taken from each module's .eh_frame and cached per return
  * address; anything else makes it give up, and the caller captures the
@@ -11,15 +14,17 @@
 
 #include <stdint.h>
 
-#include "recorder.h"
+#include "sys.h"
 
 struct mp_unwind_args {
 	uintptr_t skip_lo, skip_hi; /* leading frames in here are dropped (ours) */
 	uintptr_t stop_lo, stop_hi; /* stop before the first frame in here */
 };
 
-/* Map the rule cache and find the interpreter's text. 0 ok, -1 (no fast path). */
+/* Map the rule cache. 0 ok, -1 (no fast path). */
 int mp_unwind_init(void) MP_HIDDEN;
+/* Where the rule cache is mapped (len 0: not mapped): memprov's own memory. */
+void mp_unwind_cache_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
 
 /*
  * Return addresses of the calling thread, starting with the caller of
@@ -35,9 +40,6 @@ int mp_unwind(void **ip, int max, const struct mp_unwind_args *a) MP_HIDDEN;
 /* Forget every cached rule (after dlclose: code may reappear at an address). */
 void mp_unwind_flush(void) MP_HIDDEN;
 
-/* The interpreter's text (libpython or the python executable), or 0/0. */
-void mp_unwind_interp(uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
-
 /*
  * The native part of a stack's id (stack.c finishes it): the return
  * addresses folded one by one, by the walk as it goes (the last
@@ -48,9 +50,5 @@ void mp_unwind_interp(uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
 extern __thread uint64_t mp_unwind_hash __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
 uint64_t mp_unwind_hash_frames(void *const *ip, int n) MP_HIDDEN;
 uint64_t mp_unwind_mix(uint64_t h, uint64_t x) MP_HIDDEN;
-
-/* The fork gate (stack.c), around the calls that take a lock. */
-int mp_stack_gate_enter(void) MP_HIDDEN;
-void mp_stack_gate_leave(void) MP_HIDDEN;
 
 #endif /* MEMPROV_UNWIND_H */

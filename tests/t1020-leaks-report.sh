@@ -165,14 +165,14 @@ test_expect_success 'usage errors exit 2 with the usage' '
 	grep -F "no trace given" err
 '
 
-test_expect_success 'JSON strings: quotes escaped, UTF-8 kept, other bytes as \\u00XX' '
+test_expect_success 'JSON strings: quotes escaped, UTF-8 kept, other bytes as U+FFFD' '
 	printf "thread 1\npycode ts=5 id=1 file=\"/a \\\"q\\\" \303\251 \377.py\" name=f\nstack ts=6 id=1 python=1:2\nalloc ts=7 addr=0x1 size=1 stack=1\n" >esc.txt &&
 	gen esc <esc.txt &&
 	memprov leaks --json esc.trace >e.json &&
 	cat >chk.py <<-\EOF &&
 	import json
 	s = json.load(open("e.json"))["sites"][0]["python"][0]["file"]
-	assert s == "/a \"q\" \u00e9 \u00ff.py", ascii(s)
+	assert s == "/a \"q\" \u00e9 \ufffd.py", ascii(s)
 	EOF
 	/usr/bin/python3 chk.py
 '

@@ -5,7 +5,8 @@
 #   tests/bin/libcuda.so.1          fake driver (tests/fakecuda/fake_cuda.c)
 #   tests/bin/libcudart.so          fake runtime, shared
 #   tests/bin/libcudart_fake.a      the same runtime, to link statically
-#   tests/bin/libmemprov_cudastub.so  hooks_cuda.c + hooks_dlsym.c + recstub.c
+#   tests/bin/libmemprov_cudastub.so  hooks_cuda.c + hooks_dlsym.c + their lower
+#                                     layers (elfsym.c, config.c, sys.c) + recstub.c
 #   tests/bin/cuda-rt-dyn, cuda-rt-static, cuda-drv   scenario programs
 #   tests/bin/cuda-nvcc-static, cuda-nvcc-shared      built by the real nvcc
 #
@@ -34,12 +35,15 @@ tests/bin/libcudart.so: tests/bin/fake_cudart.o
 tests/bin/libcudart_fake.a: tests/bin/fake_cudart.o
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $<
 
-tests/bin/libmemprov_cudastub.so: interpose/hooks_cuda.c interpose/hooks_dlsym.c \
+CUDASTUB_SRC := interpose/hooks_cuda.c interpose/hooks_dlsym.c interpose/elfsym.c \
+	interpose/config.c interpose/sys.c tests/fakecuda/recstub.c
+
+tests/bin/libmemprov_cudastub.so: $(CUDASTUB_SRC) interpose/elfsym.h interpose/sys.h \
 		tests/fakecuda/recstub.c interpose/cuda_abi.h interpose/cuda_hooks.h \
 		interpose/recorder.h include/memprov_trace.h
 	@mkdir -p tests/bin
 	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(LIB_CFLAGS) -MF /dev/null -shared -o $@ \
-		interpose/hooks_cuda.c interpose/hooks_dlsym.c tests/fakecuda/recstub.c -ldl
+		$(CUDASTUB_SRC) -ldl
 
 CUDA_TEST_DEPS := tests/bin/libcuda.so.1 tests/bin/libcudart.so
 

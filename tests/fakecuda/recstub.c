@@ -102,12 +102,3 @@ void mp_record_ctx_reset(enum mp_func fn, int device)
 
 	emit(line, n);
 }
-
-void mp_warn(const char *msg1, const char *msg2)
-{
-	char line[512];
-	int n = snprintf(line, sizeof(line), "memprov: %s%s\n", msg1, msg2 ? msg2 : "");
-
-	if (write(2, line, n) != n)
-		return;
-}

@@ -12,3 +12,34 @@ tests/bin/symprog: tests/helper/symprog.c
 	$(call quiet,CC,$@)$(CC) -g -O0 -fno-omit-frame-pointer -o $@ tests/helper/symprog.c
 
 TEST_BUILD += tests/bin/symprog
+
+# analyzer/range_index.c against a linear scan (t9540).
+tests/bin/test-range-index: tests/helper/test-range-index.c analyzer/range_index.o analyzer/util.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CLI_CFLAGS) -Ianalyzer $(CLI_LDFLAGS) -o $@ $^ -lm
+
+TEST_BUILD += tests/bin/test-range-index
+
+# interpose/ internals, each linked alone with the files below it (t1080):
+# the unwinder (unwind, cfi, gate, sys) against libunwind; the CFI and
+# LEB128 readers on crafted input; the stack-id set under threads; the
+# sampling arithmetic.
+tests/bin/test-unwind: tests/helper/test-unwind.c interpose/unwind.o interpose/cfi.o \
+		interpose/gate.o interpose/sys.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -Wno-missing-prototypes -o $@ $^ \
+		-lunwind -lpthread
+
+tests/bin/test-cfi: tests/helper/test-cfi.c interpose/cfi.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
+
+tests/bin/test-intern: tests/helper/test-intern.c interpose/intern.o interpose/sys.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^ -lpthread
+
+tests/bin/test-sample: tests/helper/test-sample.c interpose/sample.o interpose/sys.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^ -lm
+
+TEST_BUILD += tests/bin/test-unwind tests/bin/test-cfi tests/bin/test-intern tests/bin/test-sample

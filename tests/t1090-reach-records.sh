@@ -1,5 +1,5 @@
 #!/bin/sh
-# t1070-reach-records.sh - the analyzer's side of the reachability scan on
+# t1090-reach-records.sh - the analyzer's side of the reachability scan on
 # synthetic traces (tracegen): MP_REC_REACH_BLOCKS classes the blocks it
 # names, MP_REC_REACH makes the others still reachable, only blocks live
 # at the scan get a class (not one allocated later at a listed address),

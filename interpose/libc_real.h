@@ -1,21 +1,26 @@
 /*
- * hooks.h - the libc functions libmemprov.so interposes, listed once.
+ * libc_real.h - the libc functions libmemprov.so interposes, listed once,
+ * and the real ones behind them.
  *
  * MP_LIBC_HOOKS(X) expands X(return type, name, parameter types) for each
- * hooked function; hooks_libc.c expands it for the real-function pointers
- * and their resolution with dlsym(RTLD_NEXT, ...), and defines the memory
- * hooks; init.c defines the process hooks (exit, fork, exec);
- * hooks_signal.c the signal-handler hooks.
+ * hooked function; libc_real.c expands it for the real-function pointers
+ * and their resolution (the next definition after libmemprov.so, as
+ * dlsym(RTLD_NEXT, ...) would find it, but read from the symbol tables:
+ * no failing dlsym leaves an error buffer in the program's heap).
+ * hooks_libc.c defines the memory hooks, hooks_signal.c the signal ones,
+ * init.c the process hooks (exit, fork, exec).
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): libc_real.c calls elfsym and sys.
  */
-#ifndef MEMPROV_HOOKS_H
-#define MEMPROV_HOOKS_H
+#ifndef MEMPROV_LIBC_REAL_H
+#define MEMPROV_LIBC_REAL_H
 
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "recorder.h"
+#include "sys.h"
 
 #define MP_LIBC_HOOKS(X)                                                  \
 	X(void *, malloc, (size_t))                                       \
@@ -73,13 +78,10 @@ static inline void mp_hooks_need(void)
 		mp_hooks_resolve();
 }
 
-/* In a forked child: forget the parent's signal-handler contexts (hooks_signal.c). */
-void mp_signal_fork_child(void) MP_HIDDEN;
-
 /* Not declared by glibc 2.36 (C23, and the old BSD name). */
 sighandler_t bsd_signal(int sig, sighandler_t h);
 void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
 void free_sized(void *p, size_t size);
 void free_aligned_sized(void *p, size_t align, size_t size);
 
-#endif /* MEMPROV_HOOKS_H */
+#endif /* MEMPROV_LIBC_REAL_H */

@@ -1,0 +1,58 @@
+/*
+ * cfi.h - unwind rules read from .eh_frame (cfi.c), for unwind.c's walk.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls no other file of memprov.
+ */
+#ifndef MEMPROV_CFI_H
+#define MEMPROV_CFI_H
+
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sys.h"
+
+/*
+ * A rule, 17 bits:
+ *
+ *   bit 16      CFA is rbp + offset (else rsp + offset)
+ *   bits 15..4  offset / 8, 1..4095 (frames of up to 32 KiB)
+ *   bits 3..0   rbp: 0 unchanged, 15 unknown, k: saved at CFA - 8k
+ *
+ * Offset 0 never occurs in a real rule: with the rbp bit set, it encodes
+ * the two special rules (so the walk's common case, an rsp-based CFA,
+ * needs no test for them). An rsp-based rule saves rbp inside its frame
+ * (8k <= offset): the walk reads it without a bound check.
+ */
+#define R_CFA_RBP 0x10000u
+#define R_FALLBACK R_CFA_RBP
+#define R_END (R_CFA_RBP | 1u)  /* outermost frame: return address undefined */
+#define R_FRAME_POINTER (R_CFA_RBP | 2u << 4 | 2u) /* CFA = rbp + 16, rbp at CFA - 16 */
+#define R_OFF(r) (((r) >> 4) & 0xfffu)
+#define R_OFF_MAX 0xfffu
+#define R_BP(r) ((r)&0xfu)
+#define R_BP_UNKNOWN 15u
+#define R_BITS 17
+
+/* A bounded reader: any read past end sets bad and returns 0. */
+struct mp_rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+int mp_rd_need(struct mp_rd *r, size_t n) MP_HIDDEN;
+uint64_t mp_rd_uint(struct mp_rd *r, size_t n) MP_HIDDEN;  /* n bytes, little-endian */
+uint64_t mp_rd_uleb(struct mp_rd *r) MP_HIDDEN;
+int64_t mp_rd_sleb(struct mp_rd *r) MP_HIDDEN;
+uint64_t mp_rd_enc(struct mp_rd *r, uint8_t enc) MP_HIDDEN; /* a DW_EH_PE pointer */
+
+/* The rule of target (return address - 1) from the FDE at fde, its CIE
+ * and instructions inside [lo, hi); R_FALLBACK when not simple. */
+unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
+			 uintptr_t target) MP_HIDDEN;
+
+/* 1 when the module info holds target, with its rule in *rule; else 0. */
+int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target,
+		       unsigned *rule) MP_HIDDEN;
+
+#endif /* MEMPROV_CFI_H */

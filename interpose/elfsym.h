@@ -1,0 +1,45 @@
+/*
+ * elfsym.h - symbols and text ranges of loaded objects (elfsym.c).
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
+ */
+#ifndef MEMPROV_ELFSYM_H
+#define MEMPROV_ELFSYM_H
+
+#include <stdint.h>
+
+#include "sys.h"
+
+/*
+ * The real dlsym/dlvsym. Called from C inside libmemprov.so, so
+ * RTLD_NEXT means "after libmemprov.so". NULL result when the symbol is
+ * not found (or the real dlsym could not be located at all).
+ */
+void *mp_real_dlsym(void *handle, const char *name) MP_HIDDEN;
+void *mp_real_dlvsym(void *handle, const char *name, const char *version) MP_HIDDEN;
+/* Find them now if not yet (idempotent); mp_dlsym_ptr is then set. */
+void mp_elf_resolve_dlsym(void) MP_HIDDEN;
+extern void *mp_dlsym_ptr MP_HIDDEN;
+extern void *mp_dlvsym_ptr MP_HIDDEN;
+
+/*
+ * Look name up (default version) in the objects loaded after the one that
+ * contains caller, as dlsym(RTLD_NEXT, name) called from caller would.
+ */
+void *mp_dlsym_next_after(const void *caller, const char *name) MP_HIDDEN;
+
+/*
+ * Look name up (default version) in the first loaded object whose file
+ * name starts with prefix. Walks the loaded objects on every call: an
+ * object found once may have been dlclosed since.
+ */
+void *mp_dlsym_in_object(const char *prefix, const char *name) MP_HIDDEN;
+
+/* name's first definition in load order, as dlsym(RTLD_DEFAULT, name)
+ * finds it, without dlsym (and so without dlerror's buffer); or NULL. */
+void *mp_elf_lookup(const char *name) MP_HIDDEN;
+
+/* The executable range of the object holding addr. 0, or -1 (none). */
+int mp_elf_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
+
+#endif /* MEMPROV_ELFSYM_H */

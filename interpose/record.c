@@ -1,0 +1,54 @@
+/*
+ * record.c - every hook's event goes through here: the sampling decision
+ * (sample.c, MEMPROV_SAMPLE_BYTES), the stack (stack.c), then the record
+ * (trace_writer.c). Frees carry no stack and are never sampled.
+ *
+ * Layer: 5 record (docs/ARCHITECTURE.md): calls stack, sample, trace_writer
+ * and config.
+ */
+#include "config.h"
+#include "recorder.h"
+#include "sample.h"
+
+void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
+		     size_t size, unsigned flags)
+{
+	if (MP_UNLIKELY(mp_config.sample_bytes) && !(flags & MP_RF_FAILED)) {
+		unsigned sf = mp_sample(size, mp_config.sample_bytes);
+
+		if (!sf)
+			return;
+		flags |= sf & MP_RF_SAMPLED;
+	}
+	mp_write_alloc(fn, kind, addr, size, flags, mp_capture_stack(1));
+}
+
+void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,
+		    unsigned flags)
+{
+	mp_write_free(fn, kind, addr, flags);
+}
+
+void mp_record_unmap(const void *addr, size_t len)
+{
+	mp_write_unmap(addr, len);
+}
+
+void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,
+			 uint64_t size, uint64_t stream, int device, int result,
+			 uint64_t extra, unsigned flags)
+{
+	mp_write_gpu_alloc(fn, kind, addr, size, stream, device, result, extra, flags,
+			   mp_capture_stack(1));
+}
+
+void mp_record_gpu_free(enum mp_func fn, enum mp_kind kind, uint64_t addr,
+			uint64_t stream, int device, int result, unsigned flags)
+{
+	mp_write_gpu_free(fn, kind, addr, stream, device, result, flags);
+}
+
+void mp_record_ctx_reset(enum mp_func fn, int device)
+{
+	mp_write_ctx_reset(fn, device);
+}

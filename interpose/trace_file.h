@@ -1,0 +1,38 @@
+/*
+ * trace_file.h - the trace file (trace_file.c): creation, header, the
+ * chunks handed to writers, and how tracing ends.
+ *
+ * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls config and sys.
+ */
+#ifndef MEMPROV_TRACE_FILE_H
+#define MEMPROV_TRACE_FILE_H
+
+#include <stdint.h>
+
+#include "../include/memprov_trace.h"
+#include "sys.h"
+
+/* 1 while the trace is open and recording; cleared for good on failure. */
+extern volatile int mp_tracing MP_HIDDEN;
+/* 1 while the file is open and not stopped (writers test it first). */
+extern int mp_trace_ok MP_HIDDEN;
+/* The file's header, mapped; NULL before the trace is open. */
+extern struct mp_file_header *mp_header MP_HIDDEN;
+
+/* Create the trace file (MEMPROV_OUTPUT) and its header. 0, or -1 (warned). */
+int mp_trace_open(void) MP_HIDDEN;
+/* The state the header shows (exit, exec, running again after a failed exec). */
+void mp_trace_set_state(enum mp_state st, int32_t status) MP_HIDDEN;
+/* Stop tracing for good: mark the header, warn once. */
+void mp_stop(enum mp_stop why, const char *msg) MP_HIDDEN;
+/* A hook call that found memprov busy (guard REC): counted in the header. */
+void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
+/* A chunk never used before, mapped, for a writer to fill; NULL when tracing
+ * stopped. */
+struct mp_chunk_head *mp_chunk_reserve(void) MP_HIDDEN;
+/* The file's descriptor, checked, to read the trace back; -1 when not open. */
+int mp_trace_fd(void) MP_HIDDEN;
+/* In a forked child: drop the parent's file. */
+void mp_trace_fork_child(void) MP_HIDDEN;
+
+#endif /* MEMPROV_TRACE_FILE_H */

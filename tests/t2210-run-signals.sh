@@ -1,0 +1,86 @@
+#!/bin/sh
+# t2210-run-signals.sh - `memprov run` as a supervisor: the signals a
+# parent sends it (HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH, CONT)
+# reach the command and do not kill memprov; a signal ignored when memprov
+# starts (nohup) stays ignored in the command; when the command dies of
+# signal N, memprov dies of N too, without a core of its own; its
+# "trace written" line starts a line of its own after a program that left
+# an unterminated line on stderr.
+. "$(dirname "$0")/test-lib.sh"
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" && test -x "$BIN/sigrecv" ||
+	test_skip "libmemprov.so, memprov or tests/bin/sigrecv not built"
+
+# wait_for PATTERN FILE: until FILE has a line matching PATTERN (10 s at most)
+wait_for() {
+	i=0
+	until grep -q "$1" "$2" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || { echo "no '$1' in $2 after 10 s" >&2; return 1; }
+		sleep 0.05
+	done
+}
+
+test_expect_success 'each signal sent to memprov reaches the command once; memprov waits for it' '
+	# a shell starts background jobs with SIGINT and SIGQUIT ignored: reset them
+	env --default-signal "$MEMPROV_CLI" run -o sig.trace -- "$BIN/sigrecv" got \
+		>run.out 2>run.err &
+	mp=$! &&
+	wait_for "^ready" got &&
+	for s in HUP:1 INT:2 QUIT:3 USR1:10 USR2:12 ALRM:14 WINCH:28 CONT:18; do
+		kill -${s%:*} $mp && wait_for "^${s#*:} user" got || exit 1
+	done &&
+	kill -TERM $mp &&
+	st=0 && wait $mp || st=$? &&
+	cat run.err && test $st = 0 &&
+	printf "ready\n1 user\n2 user\n3 user\n10 user\n12 user\n14 user\n28 user\n18 user\n15 user\n" >want &&
+	test_cmp want got &&
+	grep "^memprov: trace written to .*sig.trace" run.err
+'
+
+test_expect_success 'a signal ignored when memprov starts stays ignored in the command' '
+	st=0 && env --ignore-signal=HUP "$MEMPROV_CLI" run -o hup.trace -- \
+		sh -c "kill -HUP \$\$; echo alive" >out 2>err || st=$? &&
+	test $st = 0 && echo alive >want && test_cmp want out
+'
+
+test_expect_success 'the command dies of signal N: memprov dies of N, and dumps no core of its own' '
+	/usr/bin/python3 - "$MEMPROV_CLI" <<-\EOF
+	import os, resource, signal, subprocess, sys
+	resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+	for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGUSR1, signal.SIGABRT, signal.SIGQUIT):
+	    p = subprocess.Popen([sys.argv[1], "run", "-o", "k%d.trace" % sig, "--",
+	                          "sh", "-c", "kill -%d $$" % sig], stderr=subprocess.DEVNULL)
+	    _, st = os.waitpid(p.pid, 0)
+	    assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == sig, (sig, st)
+	    assert not os.WCOREDUMP(st), ("memprov dumped core", sig, st)
+	    print(int(sig), "ok")
+	EOF
+'
+
+test_expect_success 'the same death through a shell: 128+N, and --check keeps it' '
+	st=0 && sh -c "\"$MEMPROV_CLI\" run -o k2.trace -- sh -c \"kill -USR2 \\\$\\\$\"" 2>/dev/null || st=$? &&
+	test $st = $((128 + 12)) &&
+	st=0 && sh -c "\"$MEMPROV_CLI\" run -o k3.trace --check -- sh -c \"kill -TERM \\\$\\\$\"" >/dev/null 2>&1 || st=$? &&
+	test $st = $((128 + 15))
+'
+
+test_expect_success 'after an unterminated line on stderr (a file), memprov starts a new line' '
+	memprov run -o u1.trace -- sh -c "printf partial >&2" 2>err1 &&
+	head -n 1 err1 >first && echo partial >want && test_cmp want first &&
+	sed -n 2p err1 | grep "^memprov: trace written to .*u1.trace" &&
+	memprov run -o u2.trace -- sh -c "echo whole >&2" 2>err2 &&
+	head -n 2 err2 | tail -n 1 | grep "^memprov: trace written to .*u2.trace" &&
+	echo before >err3 &&
+	memprov run -o u3.trace -- sh -c "printf partial >&2" 2>>err3 &&
+	sed -n 2p err3 | grep -x partial && sed -n 3p err3 | grep "^memprov: trace written"
+'
+
+test_expect_success 'on a pipe nothing can be read back: one newline always comes first' '
+	memprov run -o p1.trace -- sh -c "printf partial >&2" 2>&1 >/dev/null | cat >pipe1 &&
+	head -n 1 pipe1 | grep -x partial && sed -n 2p pipe1 | grep "^memprov: trace written" &&
+	memprov run -o p2.trace -- sh -c "echo whole >&2" 2>&1 >/dev/null | cat >pipe2 &&
+	printf "whole\n\n" >want && head -n 2 pipe2 >got && test_cmp want got &&
+	sed -n 3p pipe2 | grep "^memprov: trace written"
+'
+
+test_done
