@@ -19,6 +19,7 @@
 #include "hooks_signal.h"
 #include "libc_real.h"
 #include "modules.h"
+#include "reach.h"
 #include "stack.h"
 #include "writer.h"
 
@@ -112,6 +113,7 @@ static void record_exit(int status, unsigned how)
 	    mp_header->pid != (int32_t)syscall(SYS_getpid))
 		return;
 	mp_self.guard = MP_GUARD_REC;
+	mp_reach_at_exit();
 	mp_record_exit(status, how);
 	mp_trace_set_state(MP_STATE_EXITED, status);
 	mp_self.guard = g;

@@ -205,6 +205,12 @@ static int trace_fd_check(void)
 	return -1;
 }
 
+/* The trace file, checked, for reading it back (reach.c); -1 when not open. */
+int mp_trace_fd(void)
+{
+	return mp_trace_ok && !trace_fd_check() ? trace_fd.fd : -1;
+}
+
 /*
  * Reserve and map a segment. No lock: threads that need the same segment
  * at once may each map it; take_chunk keeps one mapping. Nothing here is

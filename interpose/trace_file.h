@@ -33,6 +33,8 @@ void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
 /* A chunk never used before, mapped, for a writer to fill; NULL when tracing
  * stopped. */
 struct mp_chunk_head *mp_chunk_reserve(void) MP_HIDDEN;
+/* The file's descriptor, checked, to read the trace back; -1 when not open. */
+int mp_trace_fd(void) MP_HIDDEN;
 /* In a forked child: drop the parent's file. */
 void mp_trace_fork_child(void) MP_HIDDEN;
 

@@ -356,3 +356,9 @@ int mp_unwind_init(void)
 	}
 	return 0;
 }
+
+void mp_unwind_cache_range(uintptr_t *addr, size_t *len)
+{
+	*addr = (uintptr_t)cache;
+	*len = cache ? CACHE_SIZE * sizeof(uint64_t) : 0;
+}
