@@ -1,5 +1,5 @@
 #!/bin/sh
-# t2210-reach.sh - the reachability scan at exit (interpose/reach*.c,
+# t2215-reach.sh - the reachability scan at exit (interpose/reach*.c,
 # stop_world.c) on programs whose blocks have known classes (tests/progs/
 # reach.c): definitely lost, indirectly lost, possibly lost and still
 # reachable blocks at the right lines; pointers held only in another
