@@ -390,5 +390,6 @@ int gate_write_junit(const struct gate_opts *o, const struct gate_totals *tot, c
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 	if (fclose(f))
 		return error("cannot write JUnit file '%s': %s", o->junit, strerror(errno));
+	note_written("JUnit file", o->junit);
 	return 0;
 }

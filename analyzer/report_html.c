@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,10 +203,17 @@ static int write_file(const char *path, struct growth *g, const char *data)
 
 	if (out)
 		write_page(out, g, data);
-	if (!out || (out != stdout && fclose(out))) {
+	if (!out || (out != stdout ? fclose(out) : fflush(out))) {
 		error("cannot write '%s': %s", path, strerror(errno));
+		if (out == stdout) {
+			/* said once: main's last flush has nothing left to say */
+			__fpurge(stdout);
+			clearerr(stdout);
+		}
 		return EXIT_FAIL;
 	}
+	if (out != stdout)
+		note_written("HTML report", path);
 	return 0;
 }
 

@@ -9,14 +9,64 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memprov_trace.h"
 #include "util.h"
 
-static void vreport(const char *prefix, const char *fmt, va_list ap)
+/* ---- colour ---- */
+
+static enum { WHEN_AUTO, WHEN_ALWAYS, WHEN_NEVER } color_when;
+static int color_tty[3] = { -1, -1, -1 };   /* auto's answer for fds 0-2, once known */
+
+int color_set(const char *when)
+{
+	if (!when || !strcmp(when, "always"))
+		color_when = WHEN_ALWAYS;
+	else if (!strcmp(when, "never"))
+		color_when = WHEN_NEVER;
+	else if (!strcmp(when, "auto"))
+		color_when = WHEN_AUTO;
+	else
+		return -1;
+	color_tty[0] = color_tty[1] = color_tty[2] = -1;
+	return 0;
+}
+
+static int color_on(FILE *f)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+	int fd = fileno(f);
+
+	if (color_when != WHEN_AUTO)
+		return color_when == WHEN_ALWAYS;
+	if (fd < 0 || fd > 2)
+		return 0;
+	if (color_tty[fd] < 0)
+		color_tty[fd] = isatty(fd) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+	return color_tty[fd];
+}
+
+const char *color(FILE *f, enum color_code c)
+{
+	static const char *const seq[] = {
+		[COLOR_RESET] = "\033[m", [COLOR_ERROR] = "\033[1;31m", [COLOR_WARNING] = "\033[1;33m",
+		[COLOR_HEADING] = "\033[1m", [COLOR_OK] = "\033[1;32m", [COLOR_FAIL] = "\033[1;31m",
+		[COLOR_DIM] = "\033[2m",
+	};
+
+	return color_on(f) ? seq[c] : "";
+}
+
+/* ---- errors ---- */
+
+static void vreport(const char *prefix, enum color_code c, const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	fprintf(stderr, "memprov: %s", prefix);
+	fprintf(stderr, "memprov: %s%s%s", *prefix ? color(stderr, c) : "", prefix,
+		*prefix ? color(stderr, COLOR_RESET) : "");
+	if (*prefix)
+		fputc(' ', stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -26,7 +76,7 @@ int error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport("error: ", fmt, ap);
+	vreport("error:", COLOR_ERROR, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -36,8 +86,16 @@ void warning(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport("warning: ", fmt, ap);
+	vreport("warning:", COLOR_WARNING, fmt, ap);
 	va_end(ap);
+}
+
+void note_written(const char *what, const char *path)
+{
+	fflush(stdout);
+	fprintf(stderr, "memprov: %s written to ", what);
+	put_text(stderr, path, ESC_TEXT);
+	fputc('\n', stderr);
 }
 
 void die(int status, const char *fmt, ...)
@@ -45,7 +103,7 @@ void die(int status, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport("", fmt, ap);
+	vreport("", COLOR_RESET, fmt, ap);
 	va_end(ap);
 	exit(status);
 }

@@ -22,6 +22,8 @@
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "memprov: warning: ..." on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "memprov: WHAT written to PATH" on stderr: every file memprov writes is named. */
+void note_written(const char *what, const char *path);
 /*
  * Print "memprov: ..." on stderr and exit(status): for running out of
  * memory only (the x* helpers below; prefer them), never for an error
@@ -29,6 +31,24 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * Colour: escape sequences for f, or "" when f gets no colour. --color=WHEN
+ * (color_set: "auto", "always", "never"; NULL is "always") chooses; auto,
+ * the default, colours a terminal only, and never when NO_COLOR is set
+ * (non-empty) or TERM is "dumb". Returns 0, or -1 for another WHEN.
+ */
+enum color_code {
+	COLOR_RESET,
+	COLOR_ERROR,    /* "error:" */
+	COLOR_WARNING,  /* "warning:" */
+	COLOR_HEADING,  /* a site's first line */
+	COLOR_OK,       /* a verdict that passes */
+	COLOR_FAIL,     /* a verdict that fails */
+	COLOR_DIM,      /* secondary text */
+};
+int color_set(const char *when);
+const char *color(FILE *f, enum color_code c);
 
 /* Allocation that cannot fail: out of memory ends the analyzer. */
 void *xmalloc(size_t n);
