@@ -15,7 +15,9 @@
 void command_help(FILE *f, const struct command *c)
 {
 	fprintf(f, "usage: %s\n\n%s", c->usage, c->help);
-	fprintf(f, "  --color=WHEN   colour: auto (on a terminal, unless NO_COLOR is set), always, never\n");
+	fprintf(f, "\nEvery subcommand takes --help and --color=WHEN (auto: colour on a terminal\n"
+		   "unless NO_COLOR is set; always; never); options and operands go in any order\n"
+		   "(run: its options before CMD), and -- ends the options.\n");
 }
 
 int usage_error(const struct command *c, const char *fmt, ...)

@@ -340,8 +340,10 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n)
 	if (o->junit) {
 		tot.junit = xopen_memstream(&cases, &len);
 	}
-	if (o->flags & GATE_JSON)
-		printf("{\"traces\":[");
+	if (o->flags & GATE_JSON) {
+		report_json_open(stdout, "check");
+		printf("\"traces\":[");
+	}
 	for (i = 0; i < n; i++) {
 		if ((o->flags & GATE_JSON) && i)
 			putchar(',');

@@ -12,6 +12,7 @@
 
 #include "command.h"
 #include "memprov_trace.h"
+#include "report.h"
 #include "util.h"
 
 #ifndef MEMPROV_VERSION
@@ -71,8 +72,8 @@ static int show_version(int argc)
 {
 	if (argc > 0)
 		return main_usage_error("version takes no argument");
-	printf("memprov %s\ntrace format %d\nJSON reports: memprov.REPORT/1\n", MEMPROV_VERSION,
-	       MP_VERSION);
+	printf("memprov %s\ntrace format %d\nJSON reports: memprov.REPORT/%d\n", MEMPROV_VERSION,
+	       MP_VERSION, REPORT_SCHEMA_VERSION);
 	return EXIT_OK;
 }
 

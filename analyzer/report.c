@@ -55,6 +55,11 @@ int report_status(const struct trace *t)
 	return EXIT_OK;
 }
 
+void report_json_open(FILE *f, const char *report)
+{
+	fprintf(f, "{\"schema\":\"memprov.%s/%d\",", report, REPORT_SCHEMA_VERSION);
+}
+
 void report_json_trace(FILE *f, const struct trace *t)
 {
 	fprintf(f, "\"trace\":");
@@ -64,9 +69,9 @@ void report_json_trace(FILE *f, const struct trace *t)
 	fprintf(f, ",\"skipped_events\":%" PRIu64, t->hdr.skipped_total);
 }
 
-void report_json_head(FILE *f, const struct trace *t)
+void report_json_head(FILE *f, const struct trace *t, const char *report)
 {
-	fputc('{', f);
+	report_json_open(f, report);
 	report_json_trace(f, t);
 	fprintf(f, ",\"state\":\"%s\",\"damaged\":%s", state_name(t->hdr.state),
 		t->damaged ? "true" : "false");

@@ -89,10 +89,18 @@ int report_close(struct trace *t, struct replay *r);
 /* Parse "--min-bytes" style sizes; prints a usage error for cmd. */
 int report_parse_size(const struct command *cmd, const char *opt, const char *arg, uint64_t *out);
 
+/*
+ * The version of every --json report's shape: "schema":"memprov.REPORT/1".
+ * Members may be added within a version; removing one or changing its
+ * meaning raises it (and schemas/REPORT.schema.json says so).
+ */
+#define REPORT_SCHEMA_VERSION 1
+/* {"schema":"memprov.REPORT/1", : how every JSON report starts. */
+void report_json_open(FILE *f, const char *report);
 /* "trace":PATH,"pid":N,"command":CMD: the members a JSON report starts with. */
 void report_json_trace(FILE *f, const struct trace *t);
-/* {"trace":..,"pid":..,"command":..,"state":STATE,"damaged":BOOL */
-void report_json_head(FILE *f, const struct trace *t);
+/* {"schema":..,"trace":..,"pid":..,"command":..,"state":STATE,"damaged":BOOL */
+void report_json_head(FILE *f, const struct trace *t, const char *report);
 /* ,"state":STATE,"exit_status":N (null when not known) */
 void report_json_exit(FILE *f, const struct trace *t);
 

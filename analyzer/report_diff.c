@@ -215,7 +215,7 @@ static int cmd_diff(int argc, char **argv)
 			(double)rows[i].bytes[1] - (double)rows[i].bytes[0];
 	sort_array(rows, n, sizeof(*rows), row_cmp);
 	if (flags & REPORT_JSON) {
-		printf("{");
+		report_json_open(stdout, "diff");
 		print_side_json("a", &sd[0]);
 		printf(",");
 		print_side_json("b", &sd[1]);

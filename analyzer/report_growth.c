@@ -119,7 +119,7 @@ static void print_json(const struct growth *g, unsigned flags)
 	const struct trace *t = g->r.trace;
 	size_t i, n = g->n_window;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "growth");
 	printf(",\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
 	       ",\"thinned\":%" PRIu64 ",\"main_end\":%s,\"min_bytes\":%" PRIu64 ",\"points\":[",
 	       g->set == &g->marks ? "marks" : "time", growth_unit(g), g->n_marks,

@@ -83,7 +83,7 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	size_t i;
 	unsigned k;
 
-	putchar('{');
+	report_json_open(stdout, "leaks");
 	report_json_trace(stdout, t);
 	report_json_exit(stdout, t);
 	printf(",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"damaged\":%s,\"totals\":{", at, at_ns,

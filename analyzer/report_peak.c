@@ -85,7 +85,7 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	size_t i;
 	unsigned k;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "peak");
 	printf(",\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"record\":%" PRIu64
 	       ",\"kinds\":{", g->peak_total, g->peak_total ? trace_rel(t, g->peak_ts) : 0,
 	       g->peak_event);

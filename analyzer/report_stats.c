@@ -124,7 +124,7 @@ static void print_json(const struct replay *r)
 	unsigned k;
 	int first = 1;
 
-	putchar('{');
+	report_json_open(stdout, "stats");
 	report_json_trace(stdout, t);
 	report_json_exit(stdout, t);
 	printf(",\"duration_ns\":%" PRIu64 ",\"threads\":%u,\"events\":%" PRIu64 ",\"marks\":%zu",

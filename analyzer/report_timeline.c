@@ -117,7 +117,7 @@ static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_
 	size_t i;
 	unsigned k;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "timeline");
 	printf(",\"rss_interval_ns\":%" PRIu64 ",\"rss_samples\":%" PRIu64 ",\"points\":[",
 	       t->hdr.rss_interval_ns, g->rss_samples);
 	for (i = 0; i < g->n_tl; i++) {
