@@ -155,23 +155,102 @@ FILE *xopen_memstream(char **buf, size_t *len)
 	return f ? f : oom(BUFSIZ);
 }
 
+/* ---- numbers as the reports write them ---- */
+
+const char *fmt_count(char *buf, size_t len, uint64_t n)
+{
+	char digits[24], *p = digits + sizeof(digits) - 1;
+	char out[32], *q = out + sizeof(out) - 1;
+	int k = 0;
+
+	*p = 0;
+	do {
+		*--p = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	*q = 0;
+	for (char *d = digits + sizeof(digits) - 2; d >= p; d--) {
+		if (k && k % 3 == 0)
+			*--q = ',';
+		*--q = *d;
+		k++;
+	}
+	snprintf(buf, len, "%s", q);
+	return buf;
+}
+
 const char *human_bytes(char *buf, size_t len, uint64_t bytes)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	char c[32];
+	uint64_t tenths;
 	double v = (double)bytes;
 	unsigned i = 0;
 
 	if (bytes < 1024) {
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+		snprintf(buf, len, "%s B", fmt_count(c, sizeof(c), bytes));
 		return buf;
 	}
 	v /= 1024;
-	while (v >= 1024 && i + 1 < ARRAY_SIZE(units)) {
+	/* rounded as printed: 1023.96 KiB is 1.0 MiB, not 1024.0 KiB */
+	while (nearbyint(v * 10) >= 10240 && i + 1 < ARRAY_SIZE(units)) {
 		v /= 1024;
 		i++;
 	}
-	snprintf(buf, len, "%.1f %s", v, units[i]);
+	tenths = (uint64_t)nearbyint(v * 10);
+	snprintf(buf, len, "%s.%u %s", fmt_count(c, sizeof(c), tenths / 10), (unsigned)(tenths % 10),
+		 units[i]);
 	return buf;
+}
+
+const char *bytes_exact(char *buf, size_t len, uint64_t bytes)
+{
+	char h[32], c[32];
+
+	if (bytes < 1024)
+		return human_bytes(buf, len, bytes);
+	snprintf(buf, len, "%s (%s B)", human_bytes(h, sizeof(h), bytes), fmt_count(c, sizeof(c), bytes));
+	return buf;
+}
+
+const char *bytes_delta(char *buf, size_t len, int64_t bytes)
+{
+	uint64_t a = bytes < 0 ? -(uint64_t)bytes : (uint64_t)bytes;
+	const char *sign = bytes > 0 ? "+" : bytes < 0 ? "-" : "";
+	char h[32], c[32];
+
+	if (a < 1024)
+		snprintf(buf, len, "%s%s", sign, human_bytes(h, sizeof(h), a));
+	else
+		snprintf(buf, len, "%s%s (%s%s B)", sign, human_bytes(h, sizeof(h), a), sign,
+			 fmt_count(c, sizeof(c), a));
+	return buf;
+}
+
+const char *fmt_rate(char *buf, size_t len, double v)
+{
+	char c[32];
+	double r = nearbyint(fabs(v));
+
+	if (v > 0 && v < 0.5)
+		snprintf(buf, len, "<1");
+	else if (v < 0 && v > -0.5)
+		snprintf(buf, len, ">-1");
+	else
+		snprintf(buf, len, "%s%s", v < 0 ? "-" : "",
+			 fmt_count(c, sizeof(c), r >= 1.8e19 ? UINT64_MAX : (uint64_t)r));
+	return buf;
+}
+
+const char *bytes_rate(char *buf, size_t len, double v)
+{
+	if (v > 0 && v < 0.5) {
+		snprintf(buf, len, "<1 B");
+		return buf;
+	}
+	if (v < 0)
+		return bytes_delta(buf, len, (int64_t)nearbyint(v));
+	return bytes_exact(buf, len, v >= 1.8e19 ? UINT64_MAX : (uint64_t)nearbyint(v));
 }
 
 const char *human_ns(char *buf, size_t len, uint64_t ns)
@@ -179,7 +258,7 @@ const char *human_ns(char *buf, size_t len, uint64_t ns)
 	if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 	else if (ns < 1000000)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
+		snprintf(buf, len, "%.1f \u00b5s", ns / 1e3);
 	else if (ns < 1000000000)
 		snprintf(buf, len, "%.1f ms", ns / 1e6);
 	else

@@ -59,9 +59,27 @@ char *xstrndup(const char *s, size_t n);
 /* open_memstream that cannot fail, likewise. */
 FILE *xopen_memstream(char **buf, size_t *len);
 
-/* "1.5 MiB" into buf (at least 32 bytes); bytes under 1 KiB as "N B". */
+/*
+ * Numbers as every report writes them (the HTML page's fmt.js does the
+ * same): whole bytes and blocks, thousands separators, one human figure
+ * with the exact one beside it where it matters, never both when they
+ * read the same. Each writes into buf and returns it; HUMAN_LEN is room
+ * for any of them.
+ */
+#define HUMAN_LEN 64
+/* "8,000,000" */
+const char *fmt_count(char *buf, size_t len, uint64_t n);
+/* "300 B", "7.6 MiB", "1,023.5 KiB": one figure, exact under 1 KiB. */
 const char *human_bytes(char *buf, size_t len, uint64_t bytes);
-/* "1.234 s", "12.0 ms" ... */
+/* "300 B", "7.6 MiB (8,000,000 B)": the exact bytes beside a rounded figure. */
+const char *bytes_exact(char *buf, size_t len, uint64_t bytes);
+/* "+7.6 MiB (+8,000,000 B)", "-300 B", "0 B": a signed amount. */
+const char *bytes_delta(char *buf, size_t len, int64_t bytes);
+/* A rate or mean rounded to a whole number: "3", "24,000,000"; "<1" (">-1") under 0.5. */
+const char *fmt_rate(char *buf, size_t len, double v);
+/* A byte rate: bytes_exact of it rounded ("22.9 MiB (24,000,000 B)"), "<1 B" under 0.5. */
+const char *bytes_rate(char *buf, size_t len, double v);
+/* "850 ns", "12.5 µs", "3.2 ms", "5.190 s". */
 const char *human_ns(char *buf, size_t len, uint64_t ns);
 
 /*

@@ -66,7 +66,7 @@ test_expect_success 'growth --skip 4 is the same window; the text report names f
 	grep -A2 "^  #1 heap " g.txt | tail -n 1 >first &&
 	echo "      PArray._write_back_to_host $PARRAY:$line" >expect &&
 	test_cmp expect first &&
-	grep -q "^  #1 heap malloc: +28.0 MiB (29360128 B) over the window, 4.0 MiB/mark (4194304 B, 2 blocks/mark)$" g.txt
+	grep -q "^  #1 heap malloc: +28.0 MiB (+29,360,128 B) over the window, 4.0 MiB (4,194,304 B) per mark, 2 blocks per mark$" g.txt
 '
 
 test_expect_success 'growth without a window: the write-back line is still first' '
