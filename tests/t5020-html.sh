@@ -84,6 +84,7 @@ test_expect_success 'its tables: human units with exact bytes, the allocating li
 	assert L["rows"] == 2 and not L["more"], L
 	assert L["bytes"] == ["200.0 KiB (204,800 B)", "7.8 KiB (8,000 B)"], L["bytes"]
 	assert L["where"][0] == "leak_a grow.c:" + line, L["where"]
+	assert L["badges"] == ["growing", ""], L["badges"]
 	assert "leak_a" in L["open_stack"] and "main" in L["open_stack"] and L["closed"], L
 	assert L["bytes_after_sort"] == ["7.8 KiB (8,000 B)", "200.0 KiB (204,800 B)"], L
 	assert L["sort_state"][-1] == "ascending"

@@ -130,7 +130,7 @@
 		var input = el('input', { type: 'search', placeholder: 'search functions and files', 'aria-label': 'search the flame graph',
 					  size: 28 });
 		var state = { frames: 0, matched: 0, matchedBytes: 0, depth: 0 };
-		var tabs = el('span', { class: 'seg' }), bar;
+		var tabs = el('span', { class: 'seg' }), bar, narrow = el('p', { class: 'small' });
 
 		function checkbox(label, key, title) {
 			var c = el('input', { type: 'checkbox', 'data-opt': key });
@@ -156,7 +156,7 @@
 				 'also the memory that memprov check\'s default suppressions explain: imports, the interpreter\'s and libraries\' state'),
 			checkbox('fold call chains', 'fold', 'a run of frames that all hold the same memory is one box'),
 			el('button', { type: 'button', class: 'reset', onclick: function () { zoomTo(root); } }, 'Reset zoom')]);
-		V.add(box, [bar, what, crumbs, el('div', { class: 'flamewrap' }, [graph, tip])]);
+		V.add(box, [bar, what, crumbs, el('div', { class: 'flamewrap' }, [graph, tip]), narrow]);
 		input.addEventListener('input', function () {
 			q = input.value.trim().toLowerCase();
 			render();
@@ -268,7 +268,7 @@
 			var W = graph.clientWidth || 900, anc = [], n, d = 0, total;
 
 			V.clear(graph);
-			state.frames = state.matched = state.folded = 0;
+			state.frames = state.matched = state.folded = state.narrow = 0;
 			state.depth = 0;
 			for (n = zoom; n; n = n.parent)
 				anc.unshift(n);
@@ -277,8 +277,12 @@
 			(function walk(nd, x, w, dd) {
 				var cx = x, run = opt.fold ? chain(nd, w) : [];
 
-				if (w < 0.6 || !nd.v)
+				if (!nd.v)
 					return;
+				if (w < 0.6) {
+					state.narrow++;
+					return;
+				}
 				if (dd > state.depth)
 					state.depth = dd;
 				box1(nd, x, w, dd, false);
@@ -299,6 +303,8 @@
 				V.add(graph, el('p', { class: 'empty' }, 'Nothing to show in this view' + (opt.includeKept ? '.' :
 					': tick "include memory kept on purpose" to see the memory the interpreter and libraries keep.')));
 			graph.style.height = root.v ? ((state.depth + 1) * ROW + 2) + 'px' : 'auto';
+			narrow.textContent = state.narrow ? fmt.count(state.narrow) + ' smaller call' + (state.narrow === 1 ? '' : 's') +
+				' too narrow to draw at this zoom: click a box to zoom in, or search for them.' : '';
 			/* breadcrumb */
 			V.clear(crumbs);
 			anc.forEach(function (a, i) {

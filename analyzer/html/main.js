@@ -44,6 +44,11 @@
 		return out;
 	}
 
+	/* Growth needs at least 3 points in its window. */
+	function judged(D) {
+		return D.window && D.window.points >= 3;
+	}
+
 	function header(app, D) {
 		var S = D.suspects.filter(function (s) { return !s.kept; }), nExpl = D.suspects.length - S.length;
 		var live = kindTotals(D, false), kept = kindTotals(D, true), G = D.gap, best = S[0];
@@ -56,10 +61,10 @@
 				el('span', null, 'ran ' + fmt.time(D.duration_ns)),
 				D.skipped_events ? el('span', { class: 'warn' }, fmt.count(D.skipped_events) + ' events not recorded') : null]),
 			el('div', { class: 'cards' }, [
+				!judged(D) ? card('plain', 'Growing sites', 'not judged', 'too few points: put marks in the loop') :
 				card(S.length ? 'bad' : 'good', 'Growing sites', S.length ? fmt.count(S.length) + ' growing' : 'none',
 				     best ? '+' + fmt.bytes(best.slope_bytes) + '/' + D.unit + ' at ' + V.allocatedAt(best).fn :
-				     nExpl ? fmt.count(nExpl) + ' explained by imports and caches' :
-				     (D.window ? 'over ' + D.window.text : 'no window to judge')),
+				     nExpl ? fmt.count(nExpl) + ' explained by imports and caches' : 'over ' + D.window.text),
 				card(live.bytes ? 'warn' : 'good', 'Live at the end', fmt.bytes(live.bytes),
 				     fmt.count(live.blocks) + ' blocks; ' + fmt.bytes(kept.bytes - live.bytes) + ' more kept on purpose'),
 				card('plain', 'Peak of live memory', fmt.bytes(D.peak_bytes), 'at ' + fmt.time(D.peak_ns)),
@@ -108,20 +113,25 @@
 			return D.suspects.filter(function (s) { return !hideKept || !s.kept; });
 		}
 
+		if (!judged(D)) {
+			V.add(box, el('p', { class: 'note' }, 'Growth not judged: ' + (D.window ? D.window.points : 0) +
+				' points in the window, at least 3 needed. Put a mark in the loop you suspect (memprov_mark, ' +
+				'or memprov run --mark-on MODULE:FUNCTION), or let the program run longer.'));
+			return null;
+		}
 		if (!D.suspects.length) {
-			V.add(box, el('p', { class: 'note nogap' }, D.window ?
-				'No site grows over ' + D.window.text + ' (' + D.window.points + ' points; least growth ' +
-				fmt.bytes(D.min_bytes) + ').' :
-				'No window to judge growth: the trace has too few marks or instants.'));
+			V.add(box, el('p', { class: 'note nogap' }, 'No site grows over ' + D.window.text + ' (' +
+				D.window.points + ' points; least growth ' + fmt.bytes(D.min_bytes) + ').'));
 			return null;
 		}
 		t = MP.view.table({
 			cls: 'growth', page: 10, sortBy: 2,
 			rows: rows(),
-			empty: 'No growth but what the interpreter and libraries explain (' + fmt.count(nKept) + ' sites: ' +
-				'imports, caches); untick the box to see them.',
+			empty: 'No unexplained growth: ' + fmt.count(nKept) + ' site' + (nKept === 1 ? '' : 's') +
+				' grow only under the import machinery or in the interpreter\'s and libraries\' caches ' +
+				'(untick the box to list them).',
 			columns: [
-				{ label: 'kind', cell: function (s) { return [el('span', { class: 'kind k-' + s.kind }, s.kind), ' ' + s.api]; },
+				{ label: 'kind', cls: 'nowrap', cell: function (s) { return [el('span', { class: 'kind k-' + s.kind }, s.kind), ' ' + s.api]; },
 				  value: function (s) { return s.kind + ' ' + s.api; }, sort: 'asc' },
 				{ label: 'allocated at', cls: 'where', cell: function (s) {
 					return [at(s), s.kept ? el('span', { class: 'badge', title: s.kept }, 'explained') : null];
@@ -162,8 +172,20 @@
 		return t;
 	}
 
+	/* A site's identity across the data's lists: kind, API and frames. */
+	function key(s) {
+		return s.kind + ' ' + s.api + ' ' + s.f.join(',');
+	}
+
 	/* Live at the end: per-kind filter, kept-on-purpose toggle, the table. */
 	function leaks(box, D) {
+		var growing = {};
+
+		D.suspects.forEach(function (s) { if (!s.kept) growing[key(s)] = true; });
+		return leakTable(box, D, growing);
+	}
+
+	function leakTable(box, D, growing) {
 		var L = D.leaks, kinds = Object.keys(L.totals), kind = null, hideKept = true, t, bar, counts = el('p', { class: 'what' });
 		var chips = el('span', { class: 'seg' }), keptBox = el('input', { type: 'checkbox', 'data-opt': 'hideKept' });
 		var nKept = L.sites.filter(function (s) { return s.kept; }).length + L.omitted.kept_sites;
@@ -200,17 +222,21 @@
 		});
 		keptBox.checked = true;
 		keptBox.addEventListener('change', function () { hideKept = keptBox.checked; refresh(); });
-		bar = el('div', { class: 'toolbar' }, [chips, el('label', { class: 'opt', title: 'what memprov check\'s default ' +
+		bar = el('div', { class: 'toolbar' }, [chips, nKept ? el('label', { class: 'opt', title: 'what memprov check\'s default ' +
 			'suppressions explain: the interpreter\'s and libraries\' own state, imports, caches' },
-			[keptBox, ' hide memory kept on purpose (' + fmt.count(nKept) + ' sites)'])]);
+			[keptBox, ' hide memory kept on purpose (' + fmt.count(nKept) + ' sites)']) : null]);
 		t = MP.view.table({
 			cls: 'leaks', page: 20, sortBy: 3,
-			empty: 'Nothing left live here' + (hideKept && nKept ? ' but memory the interpreter and libraries keep on purpose' : '') + '.',
+			empty: 'Nothing unexplained is live here' + (nKept ? ': ' + fmt.count(nKept) + ' site' + (nKept === 1 ? '' : 's') +
+				' of memory the interpreter and libraries keep on purpose (imports, module state, caches) ' +
+				'are hidden; untick the box to list them.' : '.'),
 			columns: [
-				{ label: 'kind', cell: function (s) { return [el('span', { class: 'kind k-' + s.kind }, s.kind), ' ' + s.api]; },
+				{ label: 'kind', cls: 'nowrap', cell: function (s) { return [el('span', { class: 'kind k-' + s.kind }, s.kind), ' ' + s.api]; },
 				  value: function (s) { return s.kind + ' ' + s.api; }, sort: 'asc' },
 				{ label: 'allocated at', cls: 'where', cell: function (s) {
-					return [at(s), s.kept ? el('span', { class: 'badge', title: s.kept }, 'kept on purpose') : null];
+					return [at(s), s.kept ? el('span', { class: 'badge', title: s.kept }, 'kept on purpose') : null,
+						growing[key(s)] ? el('span', { class: 'badge grows', title: 'this site grows over the judged window' },
+								     'growing') : null];
 				}, value: function (s) { return V.allocatedAt(s).fn; }, sort: 'asc' },
 				{ label: 'blocks', cls: 'num', cell: function (s) { return fmt.count(s.blocks); }, value: function (s) { return s.blocks; } },
 				{ label: 'bytes', cls: 'num', cell: function (s) { return fmt.bytesExact(s.bytes); }, value: function (s) { return s.bytes; } }
@@ -234,7 +260,7 @@
 		tl = MP.timeline.draw(sec, D);
 		gap(sec, D);
 
-		sec = section('growing', 'Growing sites', D.window ? 'over ' + D.window.text : null);
+		sec = section('growing', 'Growing sites', judged(D) ? 'over ' + D.window.text : null);
 		V.add(app, sec);
 		gt = growth(sec, D);
 

@@ -63,7 +63,7 @@
 		g.fillRect(0, 0, W, H);
 		g.font = '11px system-ui, sans-serif';
 		/* the judged window */
-		if (D.window) {
+		if (D.window && D.window.points >= 3) {
 			g.fillStyle = 'rgba(255, 196, 0, 0.16)';
 			g.fillRect(X(D.window.from_ns), T, Math.max(2, X(D.window.to_ns) - X(D.window.from_ns)), H - T - B);
 			g.fillStyle = '#8a6d00';
@@ -187,7 +187,8 @@
 		}).concat(D.marks.length ? [V.el('span', null, [V.el('i', { class: 'markkey' }),
 			MP.fmt.count(D.n_marks) + ' mark' + (D.n_marks === 1 ? '' : 's') +
 			(placed.length < D.marks.length ? ' (' + placed.length + ' labelled; hover for the others)' : '')])] : [])
-			.concat(D.window ? [V.el('span', null, [V.el('i', { class: 'winkey' }), 'judged window: ' + D.window.text])] : [])));
+			.concat(D.window && D.window.points >= 3 ? [V.el('span', null, [V.el('i', { class: 'winkey' }),
+				'judged window: ' + D.window.text])] : [])));
 		return { series: S.length, labelled: placed.length, marks: D.marks.length,
 			 yticks: yt.map(function (t) { return t.label; }), xticks: xt.map(function (t) { return t.label; }) };
 	}

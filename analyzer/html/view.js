@@ -179,6 +179,7 @@
 			order = sorted();
 			n = Math.min(shown, order.length);
 			order.slice(0, n).forEach(function (i) { add(tbody, row(i)); });
+			thead.hidden = !order.length;
 			if (!order.length)
 				add(tbody, el('tr', null, el('td', { class: 'empty', colspan: cols.length + 1 }, opts.empty || 'none')));
 			if (n < order.length) {

@@ -63,7 +63,11 @@
 
 		/* live at the end: rows, sort, open, show more, kept toggle, kinds */
 		R.leaks = { rows: rows(leaks).length, more: !!$('.more .show-more', leaks), bytes: cellTexts(leaks, 4),
-			    where: cellTexts(leaks, 2), counts: $('.what', leaks) ? $('.what', leaks).textContent : null };
+			    where: rows(leaks).map(function (tr) { return $('.at', tr).textContent; }),
+			    badges: rows(leaks).map(function (tr) {
+				    return $$('.badge', tr).map(function (b) { return b.textContent; }).join(' ');
+			    }),
+			    counts: $('.what', leaks) ? $('.what', leaks).textContent : null };
 		if (rows(leaks).length) {
 			rows(leaks)[0].click();
 			R.leaks.open_stack = $('tr.detail', leaks) ? $('tr.detail', leaks).innerText : null;
