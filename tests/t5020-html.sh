@@ -43,6 +43,24 @@ test_expect_success 'one file, no external resource, named on stderr; its figure
 	EOF
 '
 
+test_expect_success 'the script and style sheet are analyzer/html/'"'"'s files, as they are' '
+	/usr/bin/python3 - "$TOP/analyzer/html" <<-\EOF &&
+	import os, re, sys
+	d = sys.argv[1]
+	def esc(path):
+	    return open(os.path.join(d, path)).read().replace("</", "<\\/")
+	html = open("report.html").read()
+	js = re.findall(r"<script>\n(.*?)</script>", html, re.S)
+	css = re.search(r"<style>\n(.*?)</style>", html, re.S).group(1)
+	want = "".join(esc(f) for f in ("fmt.js", "view.js", "timeline.js", "flame.js", "main.js"))
+	assert len(js) == 1 and js[0] == want, "the script in the page is not analyzer/html/*.js"
+	assert css == esc("report.css"), "the style sheet in the page is not analyzer/html/report.css"
+	EOF
+	if command -v node >/dev/null; then
+		for f in "$TOP"/analyzer/html/*.js; do node --check "$f" || exit 1; done
+	fi
+'
+
 command -v chromium >/dev/null 2>&1 || test_skip "chromium is not installed (scripts/install-deps.sh html)"
 
 test_expect_success 'Chromium draws it: no console error, no debug line, the chart inked' '
