@@ -59,7 +59,7 @@ static void cmdline_setup(struct cmdline *cl)
 	cl->operands = cl->argv + 1;
 	cl->ready = 1;
 	opterr = 0;
-	optind = 1;
+	optind = 0;    /* 0, not 1: glibc forgets a cluster ("-xy") a last parse stopped in */
 }
 
 /*
@@ -74,7 +74,7 @@ static void add_operand(struct cmdline *cl, char *s)
 /* getopt's '?': an unknown option, or a value given to one that takes none. */
 static void cmdline_unknown(struct cmdline *cl)
 {
-	const char *a = cl->argv[optind - 1];
+	const char *a = optind > 0 && optind <= cl->argc && cl->argv[optind - 1] ? cl->argv[optind - 1] : "-";
 
 	if (!strncmp(a, "--", 2) && strchr(a, '=') && optopt)
 		cl->status = usage_error(cl->cmd, "option '%.*s' takes no value", (int)(strchr(a, '=') - a), a);
@@ -115,7 +115,9 @@ int cmdline_next(struct cmdline *cl, const char **arg)
 			}
 			continue;
 		case ':':
-			cl->status = usage_error(cl->cmd, "option '%s' needs a value", cl->argv[optind - 1]);
+			cl->status = usage_error(cl->cmd, "option '%s' needs a value",
+						 optind > 0 && optind <= cl->argc && cl->argv[optind - 1] ?
+						 cl->argv[optind - 1] : "?");
 			return CMDLINE_STOP;
 		case '?':
 			cmdline_unknown(cl);
