@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_reach.h"
 #include "sites.h"
 #include "symbolize.h"
 #include "util.h"
@@ -16,6 +17,7 @@
 
 struct leaks {
 	unsigned flags;                   /* enum report_flags */
+	struct reach_view reach;          /* classes of the scan at exit */
 	enum site_mode mode;
 	struct replay_live *at_main_end;  /* snapshot at the last main-end mark */
 	uint64_t main_end_ts;
@@ -56,6 +58,12 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	}
 	if (!j)
 		printf("  none\n");
+	reach_text_summary(stdout, &lk->reach, r);
+	if (lk->reach.shown) {
+		reach_text_sites(stdout, &lk->reach, lk->mode,
+				 lk->flags & REPORT_ALL ? 0 : LEAKS_TOP);
+		return;
+	}
 	if (!n)
 		return;
 	if (!(lk->flags & REPORT_ALL) && n > LEAKS_TOP)
@@ -67,11 +75,13 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	sites_text(stdout, sites, shown, lk->mode);
 }
 
-static void print_json_site(const struct site *s)
+static void print_json_site(const struct leaks *lk, const struct site *s)
 {
 	putchar('{');
 	site_json_kind(stdout, s);
-	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",", s->blocks, s->bytes);
+	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, s->blocks, s->bytes);
+	reach_json_site(stdout, &lk->reach, s);
+	putchar(',');
 	site_json_frames(stdout, s);
 	putchar('}');
 }
@@ -91,11 +101,13 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		printf("%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", k > 1 ? "," : "",
 		       kind_name(k), lk->totals[k][0], lk->totals[k][1]);
-	printf("},\"sites\":[");
+	printf("},");
+	reach_json(stdout, &lk->reach, r);
+	printf(",\"sites\":[");
 	for (i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
-		print_json_site(&sites[i]);
+		print_json_site(lk, &sites[i]);
 	}
 	printf("]}\n");
 }
@@ -139,11 +151,14 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	sym = sym_new(&r, 1);
 	sites = sites_build(&r, sym, live, lk.mode, &n);
+	reach_view_build(&lk.reach, &r, sym, lk.mode, !lk.at_main_end);
+	reach_sort_sites(&lk.reach, sites, n);
 	if (lk.flags & REPORT_JSON)
 		print_json(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	else
 		print_text(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	sites_free(sites, n);
+	reach_view_free(&lk.reach);
 	sym_free(sym);
 	replay_live_free(&live);
 	return report_close(&t, &r);

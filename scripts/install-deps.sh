@@ -8,7 +8,8 @@
 # build: a C compiler and make, the C library's headers, libunwind, uthash,
 # elfutils' libdw and libelf (what `make` needs; nothing else);
 # test: what the test suite runs (Debian's /usr/bin/python3 with numpy,
-# psutil and jsonschema, valgrind, xmllint, strace, prlimit and setpriv);
+# psutil and jsonschema, valgrind, xmllint, strace, prlimit and setpriv,
+# and sqlite3 and git for the reachability comparison with valgrind);
 # bench: heaptrack, GNU time and perf; html: chromium for the HTML page's
 # tests; fuzz: clang 14 and its libFuzzer runtime; deb: dpkg-deb.
 #
@@ -57,7 +58,9 @@ jsonschema for /usr/bin/python3|python3-jsonschema|pyhas jsonschema
 valgrind|valgrind|has valgrind
 xmllint|libxml2-utils|has xmllint
 strace|strace|has strace
-prlimit and setpriv|util-linux|has prlimit && has setpriv'
+prlimit and setpriv|util-linux|has prlimit && has setpriv
+sqlite3|sqlite3|has sqlite3
+git|git|has git'
 reqs_bench='
 heaptrack|heaptrack|has heaptrack && has heaptrack_print
 GNU time (/usr/bin/time)|time|[ -x /usr/bin/time ]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t1090-cli-conventions.sh - memprov behaves as a Unix tool: --version and
+# t1042-cli-conventions.sh - memprov behaves as a Unix tool: --version and
 # version; options before or after the traces for every subcommand (one
 # rule; -- ends the options; run's command keeps its own options); every
 # file written named on stderr; every error with the system's reason and a
