@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "html.h"
+#include "report_reach.h"
 #include "suppress.h"
 #include "timeline.h"
 #include "util.h"
@@ -238,17 +239,46 @@ static struct kept *split_kept(struct growth *g, struct suppressions *supp)
 	return b;
 }
 
-static void leak_site(struct hdata *h, const struct site *s, const struct supp_rule *rule, int first)
+/*
+ * One site live at the end; "reach": its bytes per reachability class
+ * (by class number, as memprov_trace.h numbers them) when the scan at
+ * exit classified them.
+ */
+static void leak_site(struct hdata *h, const struct site *s, const struct supp_rule *rule,
+		      const struct reach_view *rv, int first)
 {
+	uint64_t c[MP_REACH_CLASS_COUNT][2];
 	FILE *f = h->f;
+	unsigned k;
 
 	fprintf(f, "%s{\"kind\":\"%s\",\"api\":", first ? "" : ",", kind_name(s->kind));
 	json_str(f, site_api(s));
 	fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"kept\":", s->blocks, s->bytes);
 	json_str(f, rule ? rule->why : NULL);
+	if (rv->shown) {
+		reach_site_counts(rv, s, c);
+		fprintf(f, ",\"reach\":[");
+		for (k = 0; k < MP_REACH_CLASS_COUNT; k++)
+			fprintf(f, "%s%" PRIu64, k ? "," : "", c[k][1]);
+		fputc(']', f);
+	}
 	fputc(',', f);
 	site_frames(h, s);
 	fputc('}', f);
+}
+
+/* "reach": the scan's classes (names, then bytes and blocks each), or why none. */
+static void data_reach(FILE *f, const struct reach_view *rv)
+{
+	unsigned k;
+
+	fprintf(f, "\"reach\":{\"shown\":%s,\"why\":", rv->shown ? "true" : "false");
+	json_str(f, rv->shown ? NULL : rv->why);
+	fprintf(f, ",\"classes\":[");
+	for (k = 0; k < MP_REACH_CLASS_COUNT; k++)
+		fprintf(f, "%s{\"name\":\"%s\",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", k ? "," : "",
+			reach_class_name(k), rv->totals[k][0], rv->totals[k][1]);
+	fprintf(f, "]}");
 }
 
 /*
@@ -261,11 +291,13 @@ static void data_leaks(struct hdata *h, struct suppressions *supp)
 	struct growth *g = h->g;
 	uint64_t tot[MP_KIND_COUNT][4] = { { 0 } }, omitted[2][2] = { { 0 } };
 	struct replay_live *l, *tmp;
+	struct reach_view rv;
 	struct kept *b;
 	size_t i, j, n, listed[2] = { 0, 0 };
 	unsigned k;
 	int first = 1;
 
+	reach_view_build(&rv, &g->r, g->sym, g->o.mode, !g->main_end_ts);
 	b = split_kept(g, supp);
 	fprintf(h->f, "\"leaks\":{\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"sites\":[",
 		g->main_end_ts ? "main-end" : g->r.trace->hdr.state == MP_STATE_EXITED ? "exit" : "end-of-trace",
@@ -287,7 +319,7 @@ static void data_leaks(struct hdata *h, struct suppressions *supp)
 				omitted[kept][1] += sites[j].bytes;
 				continue;
 			}
-			leak_site(h, &sites[j], b[i].rule, first);
+			leak_site(h, &sites[j], b[i].rule, &rv, first);
 			listed[kept]++;
 			first = 0;
 		}
@@ -304,8 +336,11 @@ static void data_leaks(struct hdata *h, struct suppressions *supp)
 		first = 0;
 	}
 	fprintf(h->f, "},\"omitted\":{\"sites\":%" PRIu64 ",\"bytes\":%" PRIu64
-		",\"kept_sites\":%" PRIu64 ",\"kept_bytes\":%" PRIu64 "}}",
+		",\"kept_sites\":%" PRIu64 ",\"kept_bytes\":%" PRIu64 "},",
 		omitted[0][0], omitted[0][1], omitted[1][0], omitted[1][1]);
+	data_reach(h->f, &rv);
+	fputc('}', h->f);
+	reach_view_free(&rv);
 	free(b);
 }
 

@@ -105,7 +105,7 @@ test_expect_success 'its tables: human units with exact bytes, the allocating li
 	assert L["badges"] == ["growing", ""], L["badges"]
 	assert "leak_a" in L["open_stack"] and "main" in L["open_stack"] and L["closed"], L
 	assert L["bytes_after_sort"] == ["7.8 KiB (8,000 B)", "200.0 KiB (204,800 B)"], L
-	assert L["sort_state"][-1] == "ascending"
+	assert L["sort_state"][4] == "ascending", L["sort_state"]
 	assert r["cards"][0].startswith("GROWING SITES 1 growing +4.0 KiB/mark at leak_a"), r["cards"]
 	EOF
 '

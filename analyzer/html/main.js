@@ -49,6 +49,22 @@
 		return D.window && D.window.points >= 3;
 	}
 
+	/* Live at the end; with the scan at exit, what is lost (as valgrind would say). */
+	function lostCard(D, live, kept) {
+		var R = D.leaks.reach, lost = 0;
+
+		if (!R || !R.shown)
+			return card(live.bytes ? 'warn' : 'good', 'Live at the end', fmt.bytes(live.bytes),
+				    fmt.count(live.blocks) + ' blocks; ' + fmt.bytes(kept.bytes - live.bytes) + ' more kept on purpose');
+		R.classes.forEach(function (c) {
+			if (/lost$/.test(c.name) && c.name !== 'possibly_lost')
+				lost += c.bytes;
+		});
+		return card(lost ? 'bad' : live.bytes ? 'warn' : 'good', 'Live at exit', fmt.bytes(live.bytes),
+			    fmt.bytes(lost) + ' lost (definitely or indirectly)' +
+			    (kept.bytes > live.bytes ? '; ' + fmt.bytes(kept.bytes - live.bytes) + ' kept on purpose' : ''));
+	}
+
 	function header(app, D) {
 		var S = D.suspects.filter(function (s) { return !s.kept; }), nExpl = D.suspects.length - S.length;
 		var live = kindTotals(D, false), kept = kindTotals(D, true), G = D.gap, best = S[0];
@@ -65,8 +81,7 @@
 				card(S.length ? 'bad' : 'good', 'Growing sites', S.length ? fmt.count(S.length) + ' growing' : 'none',
 				     best ? '+' + fmt.bytes(best.slope_bytes) + '/' + D.unit + ' at ' + V.allocatedAt(best).fn :
 				     nExpl ? fmt.count(nExpl) + ' explained by imports and caches' : 'over ' + D.window.text),
-				card(live.bytes ? 'warn' : 'good', 'Live at the end', fmt.bytes(live.bytes),
-				     fmt.count(live.blocks) + ' blocks; ' + fmt.bytes(kept.bytes - live.bytes) + ' more kept on purpose'),
+				lostCard(D, live, kept),
 				card('plain', 'Peak of live memory', fmt.bytes(D.peak_bytes), 'at ' + fmt.time(D.peak_ns)),
 				card(G && G.flagged ? 'warn' : 'plain', 'RSS vs tracked', !G ? 'no RSS samples' :
 				     G.flagged ? 'gap ' + fmt.bytes(G.gap_bytes) : 'no gap',
@@ -172,6 +187,33 @@
 		return t;
 	}
 
+	/* Reachability classes, worst first: index into a site's "reach" (bytes per class). */
+	var REACH = [{ k: 4, name: 'definitely lost', cls: 'lost' }, { k: 3, name: 'indirectly lost', cls: 'lost' },
+		     { k: 2, name: 'possibly lost', cls: 'maybe' }, { k: 1, name: 'still reachable', cls: 'reach' },
+		     { k: 0, name: 'not classified', cls: 'reach' }];
+
+	/* The class that holds most of a site's bytes (worst first on a tie), with its rank. */
+	function reachOf(s) {
+		var best = null, r = 0;
+
+		if (!s.reach)
+			return null;
+		REACH.forEach(function (c, i) {
+			if (s.reach[c.k] > 0 && (!best || s.reach[c.k] > s.reach[best.k])) {
+				best = c;
+				r = i;
+			}
+		});
+		return best && { name: best.name, cls: best.cls, rank: r };
+	}
+
+	/* "7.6 MiB definitely lost, 300 B still reachable": a site's classes. */
+	function reachText(s) {
+		return REACH.filter(function (c) { return s.reach[c.k] > 0; }).map(function (c) {
+			return fmt.bytesExact(s.reach[c.k]) + ' ' + c.name;
+		}).join(', ');
+	}
+
 	/* A site's identity across the data's lists: kind, API and frames. */
 	function key(s) {
 		return s.kind + ' ' + s.api + ' ' + s.f.join(',');
@@ -240,9 +282,16 @@
 				}, value: function (s) { return V.allocatedAt(s).fn; }, sort: 'asc' },
 				{ label: 'blocks', cls: 'num', cell: function (s) { return fmt.count(s.blocks); }, value: function (s) { return s.blocks; } },
 				{ label: 'bytes', cls: 'num', cell: function (s) { return fmt.bytesExact(s.bytes); }, value: function (s) { return s.bytes; } }
-			],
+			].concat(L.reach && L.reach.shown ? [{ label: 'at exit', cls: 'nowrap', cell: function (s) {
+				var c = reachOf(s);
+
+				return c ? el('span', { class: 'rc rc-' + c.cls, title: reachText(s) }, c.name) : '';
+			}, value: function (s) { var c = reachOf(s); return c ? -c.rank : -9; } }] : []),
 			rows: rows(),
-			detail: function (s) { return V.stack(s, s.kept ? 'Kept on purpose: ' + s.kept + '.' : null); }
+			detail: function (s) {
+				return V.stack(s, [s.kept ? 'Kept on purpose: ' + s.kept + '.' : '',
+						   s.reach ? 'At exit: ' + reachText(s) + '.' : ''].join(' ').trim() || null);
+			}
 		});
 		V.add(box, [bar, counts, t.el]);
 		refresh();

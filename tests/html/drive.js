@@ -67,6 +67,8 @@
 			    badges: rows(leaks).map(function (tr) {
 				    return $$('.badge', tr).map(function (b) { return b.textContent; }).join(' ');
 			    }),
+			    reach: $$('th', leaks).some(function (th) { return th.textContent.indexOf('at exit') === 0; }) ?
+				   cellTexts(leaks, 5) : null,
 			    counts: $('.what', leaks) ? $('.what', leaks).textContent : null };
 		if (rows(leaks).length) {
 			rows(leaks)[0].click();
