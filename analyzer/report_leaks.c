@@ -40,7 +40,7 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 		       uint64_t at_ns, const struct site *sites, size_t n)
 {
 	size_t j, shown = n;
-	char b1[32], b2[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN];
 	unsigned k;
 
 	report_header(stdout, r);
@@ -52,8 +52,8 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	for (k = 1, j = 0; k < MP_KIND_COUNT; k++) {
 		if (!lk->totals[k][0])
 			continue;
-		printf("  %-10s %10" PRIu64 " blocks %12s\n", kind_name(k), lk->totals[k][0],
-		       human_bytes(b2, sizeof(b2), lk->totals[k][1]));
+		printf("  %-10s %10s block%s  %s\n", kind_name(k), fmt_count(c, sizeof(c), lk->totals[k][0]),
+		       lk->totals[k][0] == 1 ? " " : "s", bytes_exact(b2, sizeof(b2), lk->totals[k][1]));
 		j++;
 	}
 	if (!j)
@@ -93,7 +93,7 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	size_t i;
 	unsigned k;
 
-	putchar('{');
+	report_json_open(stdout, "leaks");
 	report_json_trace(stdout, t);
 	report_json_exit(stdout, t);
 	printf(",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"damaged\":%s,\"totals\":{", at, at_ns,

@@ -369,6 +369,23 @@ static void remember_path(const char *name)
 }
 
 /*
+ * "memprov: WHAT NAME: REASON": the system's reason from glibc's table
+ * (strerrordesc_np: no translation, no allocation).
+ */
+static void warn_errno(const char *what, const char *name, int err)
+{
+	char buf[sizeof(mp_config.output) + 160];
+	const char *why = strerrordesc_np(err);
+	size_t n = mp_strlcpy(buf, name, sizeof(buf));
+
+	if (n < sizeof(buf))
+		n += mp_strlcpy(buf + n, ": ", sizeof(buf) - n);
+	if (n < sizeof(buf))
+		mp_strlcpy(buf + n, why ? why : "unknown error", sizeof(buf) - n);
+	mp_warn(what, buf);
+}
+
+/*
  * Create the trace file under a name not yet taken: NAME, then NAME.1,
  * NAME.2, ... A symbolic link is never followed; a name that exists and
  * is not a regular file or a link (a device such as /dev/full, a FIFO, a
@@ -396,7 +413,7 @@ static int create_file(char *name, size_t size)
 			continue;
 		}
 		if (fd < 0)
-			mp_warn("cannot create the trace file ", name);
+			warn_errno("cannot create the trace file ", name, errno);
 		return fd;
 	}
 	mp_warn("cannot create the trace file (every numbered name is taken): ", base);

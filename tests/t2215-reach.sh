@@ -55,7 +55,7 @@ test_expect_success 'leaks (text): the summary, then definitely lost before stil
 	memprov leaks basic-return.trace >basic.txt &&
 	cat basic.txt &&
 	grep -q "^  definitely lost  *3 blocks  *300 B$" basic.txt &&
-	grep -q "^  still reachable  *5 blocks  *1000 B$" basic.txt &&
+	grep -q "^  still reachable  *5 blocks  *1,000 B$" basic.txt &&
 	sed -n "/^definitely lost: 1 site/,/^$/p" basic.txt >lost.txt &&
 	grep -q "drop3 .*reach.c:$DROP_LINE$" lost.txt &&
 	! grep -q "reach.c:$KEEP_LINE$" lost.txt &&

@@ -56,8 +56,8 @@ test_expect_success 'device, managed and pinned blocks: kept, dropped, held by a
 test_expect_success 'leaks (text) lists the lost device block under definitely lost' '
 	memprov leaks cu.trace >cu.txt &&
 	sed -n "/^definitely lost:/,/^$/p" cu.txt >lost.txt &&
-	grep -q "device cudaMalloc: 1 block, 1000 B" lost.txt &&
-	! grep -q "2000 B" lost.txt
+	grep -q "device cudaMalloc: 1 block, 1,000 B$" lost.txt &&
+	! grep -q "2,000 B" lost.txt
 '
 
 test_done
