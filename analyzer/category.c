@@ -7,6 +7,7 @@
  * native frames (the interpreter's, and who asked for the memory).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "category.h"
@@ -15,6 +16,25 @@
 /* pymalloc's arena: 1 MiB since CPython 3.10, 256 KiB before. */
 #define ARENA_SIZE (1u << 20)
 #define ARENA_SIZE_OLD (1u << 18)
+
+/*
+ * CPython 3.10 and older keep freed frames (one per code object) and
+ * deque blocks (528 B) on free lists, allocated under the line that first
+ * needed them: at most this many blocks of at most FREELIST_BLOCK bytes
+ * under one stack are taken for them.
+ */
+#define FREELIST_MINOR 10
+
+/*
+ * What library code makes for itself on first use (a cache, a registry,
+ * a class made for the program's object, a thread's state) is one block,
+ * or a few small ones: what a program keeps of what libraries made for it
+ * (parsed documents, arrays) grows past that.
+ */
+#define LIB_STATE_BLOCKS 4
+#define LIB_STATE_BLOCK 4096
+#define FREELIST_BLOCKS 16
+#define FREELIST_BLOCK 2048
 
 /* What one stack's frames say. */
 struct cat_stack {
@@ -26,6 +46,8 @@ struct cat_stack {
 	uint8_t asked;            /* the interpreter itself asked for the memory */
 	uint8_t top_level;        /* the program's innermost frame is a module's top level */
 	uint8_t library;          /* no Python frame of the program's own */
+	uint8_t lib_inner;        /* the innermost Python frame is library code */
+	uint8_t lib_asked;        /* the interpreter or a standard extension module asked */
 };
 
 /* One answer: the stack, the kind, small blocks, arena-sized blocks. */
@@ -33,17 +55,36 @@ struct cat_key {
 	UT_hash_handle hh;
 	struct cat_key_id {
 		uint64_t stack;
-		uint8_t kind, small, arena, pad[5];
+		uint8_t kind, small, arena;
+		uint8_t one;          /* one block, or LIB_STATE_BLOCKS small ones at most */
+		uint8_t freelist, pad[3];
 	} id;
 	enum category cat;
 	enum state_why why;
 	struct supp_rule *rule;
 };
 
+/* The minor version of the CPython 3 the trace loaded (libpython3.N or python3.N), or -1. */
+static int python_minor(const struct replay *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_modules; i++) {
+		const char *b = r->modules[i].path ? strrchr(r->modules[i].path, '/') : NULL;
+		int minor;
+
+		b = b ? b + 1 : r->modules[i].path;
+		if (b && (sscanf(b, "libpython3.%d", &minor) == 1 || sscanf(b, "python3.%d", &minor) == 1))
+			return minor;
+	}
+	return -1;
+}
+
 void cat_init(struct classifier *c, const struct replay *r, struct symbolizer *sym,
 	      struct suppressions *supp, unsigned flags)
 {
 	memset(c, 0, sizeof(*c));
+	c->py_minor = python_minor(r);
 	c->r = r;
 	c->sym = sym;
 	c->flags = flags;
@@ -121,6 +162,8 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 
 		if (is_import_file(file))
 			cs->import = 1;
+		if (!i)
+			cs->lib_inner = is_library_file(file);
 		if (found || is_library_file(file) || is_comprehension(name))
 			continue;
 		found = 1;
@@ -132,9 +175,10 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 static const struct cat_stack *stack_info(struct classifier *c, uint64_t id)
 {
 	const struct replay_stack *st;
+	const struct sym_frame *f, *asker;
 	struct cat_stack *cs;
-	const struct sym_frame *f;
 	size_t i, k, n;
+	int cut;
 
 	HASH_FIND(hh, c->stacks, &id, sizeof(id), cs);
 	if (cs)
@@ -149,13 +193,15 @@ static const struct cat_stack *stack_info(struct classifier *c, uint64_t id)
 	for (i = 0; i < st->n_native && !cs->interp; i++)
 		for (f = sym_lookup(c->sym, st->native[i], st->ts, &n), k = 0; k < n; k++)
 			cs->interp |= f[k].interpreter;
-	cs->asked = supp_interpreter_asked(c->sym, st);
+	asker = supp_asker(c->sym, st, &cut);
+	cs->asked = asker ? asker->interpreter : cut;
+	cs->lib_asked = cs->asked || (asker && asker->module && strstr(asker->module, "/lib-dynload/"));
 	return cs;
 }
 
 /* The category from the frames alone (no rule): CAT_PROGRAM when none. */
 static enum category frames_category(const struct classifier *c, const struct cat_stack *cs,
-				     int arena, enum state_why *why)
+				     const struct cat_key_id *id, enum state_why *why)
 {
 	if (c->flags & CAT_ALL)
 		return CAT_PROGRAM;
@@ -167,9 +213,15 @@ static enum category frames_category(const struct classifier *c, const struct ca
 		*why = WHY_INTERPRETER;
 		return CAT_STATE;
 	}
-	if (arena && cs->asked)
+	if (id->arena && cs->asked)
 		return CAT_ARENA;
-	if ((c->flags & CAT_LIBRARY) && cs->library) {
+	if ((c->flags & CAT_FREELIST) && id->freelist && cs->python && cs->asked &&
+	    c->py_minor >= 0 && c->py_minor <= FREELIST_MINOR) {
+		*why = WHY_INTERPRETER;
+		return CAT_STATE;
+	}
+	if (((c->flags & CAT_LIBRARY) && cs->library) ||
+	    ((c->flags & CAT_LIB_STATE) && id->one && cs->lib_inner && cs->lib_asked)) {
 		*why = WHY_LIBRARY;
 		return CAT_STATE;
 	}
@@ -192,13 +244,17 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 	id.small = l->bytes <= l->blocks * SUPP_SMALL_BLOCK;
 	id.arena = l->key.kind == MP_KIND_MMAP && l->blocks &&
 		   (l->bytes == l->blocks * ARENA_SIZE || l->bytes == l->blocks * ARENA_SIZE_OLD);
+	id.one = l->blocks == 1 ||
+		 (l->blocks <= LIB_STATE_BLOCKS && l->bytes <= l->blocks * LIB_STATE_BLOCK);
+	id.freelist = l->key.kind == MP_KIND_HEAP && l->blocks <= FREELIST_BLOCKS &&
+		      l->bytes <= l->blocks * FREELIST_BLOCK;
 	HASH_FIND(hh, c->keys, &id, sizeof(id), k);
 	if (!k) {
 		const struct cat_stack *cs = stack_info(c, id.stack);
 
 		k = xcalloc(1, sizeof(*k));
 		k->id = id;
-		k->cat = frames_category(c, cs, id.arena, &k->why);
+		k->cat = frames_category(c, cs, &id, &k->why);
 		if (k->cat == CAT_PROGRAM) {
 			k->rule = supp_match_stack(c->supp, c->flags & CAT_GROWTH ? SUPP_GROWTH : SUPP_LEAK,
 						   id.kind, id.small, c->r, c->sym,
@@ -300,12 +356,12 @@ static void json_total(FILE *f, const char *name, const struct cat_total *t)
 	fprintf(f, "\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, name, t->blocks, t->bytes);
 }
 
-void cat_json_state(FILE *f, const struct classifier *c)
+/* "state":{...},"arenas":{...}: the members of "set_apart" but suppressed. */
+static void json_state(FILE *f, const struct classifier *c)
 {
 	static const char *const whys[WHY_COUNT] = { "import", "interpreter", "top_level", "library" };
 	size_t i;
 
-	fputc(',', f);
 	json_total(f, "state", &c->total[CAT_STATE]);
 	for (i = 0; i < WHY_COUNT; i++) {
 		fputc(',', f);
@@ -317,12 +373,20 @@ void cat_json_state(FILE *f, const struct classifier *c)
 	fputs("}", f);
 }
 
+void cat_json_state(FILE *f, const struct classifier *c)
+{
+	fputs(",\"set_apart\":{", f);
+	json_state(f, c);
+	fputs("}", f);
+}
+
 void cat_json(FILE *f, const struct classifier *c)
 {
 	size_t i;
 	int first = 1;
 
-	cat_json_state(f, c);
+	fputs(",\"set_apart\":{", f);
+	json_state(f, c);
 	fputc(',', f);
 	json_total(f, "suppressed", &c->total[CAT_SUPPRESSED]);
 	fputs(",\"rules\":[", f);
@@ -340,5 +404,5 @@ void cat_json(FILE *f, const struct classifier *c)
 		json_str(f, rule->why);
 		fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", rule->blocks, rule->bytes);
 	}
-	fputs("]}", f);
+	fputs("]}}", f);
 }

@@ -8,8 +8,15 @@
  *               interpreter with no Python frame), while a module is
  *               imported (a Python frame of the import machinery), and,
  *               for a verdict on what is live at the end, by a module's
- *               top-level code (the main module's included) or by library
- *               code with no frame of the program's own
+ *               top-level code (the main module's included), by library
+ *               code with no frame of the program's own, or in one block
+ *               (or a few small ones) by library code for itself (the innermost Python frame is
+ *               the standard library's or an installed package's, and the
+ *               interpreter or a standard extension module asked: a
+ *               cache, a registry, a thread's state made on first use)
+ *               On CPython 3.10 and older, also a few small blocks that the
+ *               interpreter keeps on its free lists under the line that
+ *               needed them (a frame per function, deque blocks)
  *   arena       a pymalloc arena (1 MiB, 256 KiB before 3.10) that the
  *               interpreter mapped itself: small objects of every line,
  *               never charged to the one that needed a new arena
@@ -51,10 +58,12 @@ enum cat_flags {
 	CAT_TOP_LEVEL = 1 << 2,   /* what a module's top-level code allocated is state */
 	CAT_LIBRARY = 1 << 3,     /* what library code alone allocated is state */
 	CAT_GROWTH = 1 << 4,      /* match growth: rules (else leak: rules) */
+	CAT_LIB_STATE = 1 << 5,   /* a block or a few that library code made for itself is state */
+	CAT_FREELIST = 1 << 6,    /* CPython <= 3.10: a few small blocks of its free lists */
 };
 
 /* What live memory at the end is judged by: leaks and the gate. */
-#define CAT_END_VERDICT (CAT_TOP_LEVEL | CAT_LIBRARY)
+#define CAT_END_VERDICT (CAT_TOP_LEVEL | CAT_LIBRARY | CAT_LIB_STATE | CAT_FREELIST)
 
 struct cat_total {
 	uint64_t blocks, bytes;
@@ -69,6 +78,7 @@ struct classifier {
 	struct suppressions *supp;   /* the rules: own, or the caller's */
 	struct suppressions own;
 	unsigned flags;              /* enum cat_flags */
+	int py_minor;                /* CPython 3.N that ran (its module's name), or -1 */
 	struct cat_stack *stacks;    /* what each stack's frames say */
 	struct cat_key *keys;        /* answers per (stack, kind, small) */
 	struct cat_total total[CAT_COUNT];
@@ -119,11 +129,13 @@ void cat_text(FILE *f, const struct classifier *c, const char *indent, const cha
 void cat_text_suppressed(FILE *f, const struct classifier *c, const char *indent);
 
 /*
- * ,"state":{...},"arenas":{...},"suppressed":{...}: the same as JSON
- * members (after a comma), each {"blocks":N,"bytes":N,...}.
+ * ,"set_apart":{"state":{...},"arenas":{...},"suppressed":{...}}: the
+ * same as a JSON member (after a comma), each {"blocks":N,"bytes":N,...};
+ * state also by why (import, interpreter, top_level, library), suppressed
+ * with its rules.
  */
 void cat_json(FILE *f, const struct classifier *c);
-/* ,"state":{...},"arenas":{...}: without the suppressed member. */
+/* The same without "suppressed" (the gate writes its own). */
 void cat_json_state(FILE *f, const struct classifier *c);
 
 #endif /* MEMPROV_CATEGORY_H */

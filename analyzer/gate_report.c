@@ -141,11 +141,11 @@ static void tests_text(FILE *f, const struct gate_opts *o, const struct result *
 
 		if (!tr->fail)
 			continue;
-		fprintf(f, "    FAIL ");
+		fprintf(f, "  FAIL ");
 		put_text(f, tr->t->nodeid, ESC_TEXT);
 		fprintf(f, ": kept %s in %" PRIu64 " block%s\n", human_bytes(b2, sizeof(b2), tr->bytes),
 			tr->blocks, tr->blocks == 1 ? "" : "s");
-		offenders_text(f, res, tr->off0, tr->n_off < max ? tr->n_off : max, "      ");
+		offenders_text(f, res, tr->off0, tr->n_off < max ? tr->n_off : max, "    ");
 	}
 	fprintf(f, "  the process as a whole is not judged for leaks: what it keeps outside the "
 		"tests is the test runner's and the modules'\n");
@@ -180,10 +180,10 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 			fprintf(f, "  growth: not judged: %zu point%s in the window (at least 3)\n",
 				res->window, res->window == 1 ? "" : "s");
 		else
-			fprintf(f, "  growth over %zu %ss: %zu site%s over %s per %s (%s)\n", res->window,
+			fprintf(f, "  growth over %zu %ss: %zu site%s over %s per %s (%s%s)\n", res->window,
 				!strcmp(res->unit, "s") ? "instant" : res->unit, res->growth_fail,
 				res->growth_fail == 1 ? "" : "s", human_bytes(b3, sizeof(b3), o->max_growth),
-				res->unit, res->growth_why);
+				res->unit, !strcmp(res->unit, "s") ? "no marks: " : "", res->growth_why);
 	}
 	if (res->cat)
 		cat_text(f, res->cat, "  ", "gates them");

@@ -379,7 +379,8 @@ static void fit(const struct growth *g, const uint64_t *y, size_t n, double *slo
  * bounded cache stops), and a fit that explains at least half the
  * variance. Without marks the window is time, and only steady growth
  * counts: the site must also have risen in the first half (a late step,
- * a result built at the end, is not a trend).
+ * a result built at the end, is not a trend) and in at least a third of
+ * the steps (a table that doubles now and then is not one either).
  */
 static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t *yb,
 		       struct gstat *st)
@@ -415,7 +416,8 @@ static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t
 		      st->retention >= 0.5 && st->r2 >= 0.5 &&
 		      y[n - 1] > y[mid] && 4 * (y[n - 1] - y[mid]) >= (uint64_t)st->growth_bytes;
 	if (st->suspect && g->set == &g->times)
-		st->suspect = y[mid] > y[0] && 4 * (y[mid] - y[0]) >= (uint64_t)st->growth_bytes;
+		st->suspect = y[mid] > y[0] && 4 * (y[mid] - y[0]) >= (uint64_t)st->growth_bytes &&
+			      3 * rose >= n - 1;
 }
 
 /* A site's place in g->sites, found by its category and key. */
@@ -589,7 +591,7 @@ void growth_analyze(struct growth *g)
 	uint64_t *y, *yb;
 
 	g->sym = sym_new(&g->r, 1);
-	cat_init(&g->cat, &g->r, g->sym, g->o.supp, g->o.cat_flags | CAT_GROWTH | CAT_LIBRARY);
+	cat_init(&g->cat, &g->r, g->sym, g->o.supp, g->o.cat_flags | CAT_GROWTH | CAT_LIBRARY | CAT_FREELIST);
 	split_end(g);
 	g->set = g->marks.n >= 2 ? &g->marks : &g->times;
 	classify_keys(g);
@@ -711,12 +713,13 @@ const char *growth_window_why(const struct growth *g, char *buf, size_t len)
 		return buf;
 	}
 	if (g->why == WINDOW_IMPORTS)
-		snprintf(buf, len, "no marks: from the first instant after the last import (%s); "
-			 "a site must grow in both halves of the window: steady growth, not warm-up",
+		snprintf(buf, len, "from the first instant after the last import, at %s; a site "
+			 "must grow in both halves of the window and in a third of its steps: steady "
+			 "growth, not warm-up",
 			 human_ns(t, sizeof(t), trace_rel(g->r.trace, g->set->ts[g->import_point])));
 	else
-		snprintf(buf, len, "no marks: %s; a site must grow in both halves of the window: "
-			 "steady growth, not warm-up",
+		snprintf(buf, len, "%s; a site must grow in both halves of the window and in a third "
+			 "of its steps: steady growth, not warm-up",
 			 g->why == WINDOW_SKIP ? "the first instants left out by --skip" :
 						 "every instant");
 	return buf;
@@ -766,7 +769,7 @@ int growth_window_check(const struct growth *g)
 	error("--skip %" PRIu64 "%s%s%s leaves no %s of '%s' to judge (it has %zu)", g->o.skip,
 	      g->o.after ? " and --after '" : "", g->o.after ? g->o.after : "",
 	      g->o.after ? "'" : "", g->set == &g->marks ? "mark" : "instant", g->r.trace->path,
-	      g->set->n);
+	      g->set == &g->marks ? (size_t)g->n_marks : g->set->n);
 	list_labels(&g->r);
 	return -1;
 }

@@ -29,7 +29,7 @@ static void window_text(const struct growth *g)
 	printf(": %zu %s, %zu step%s%s\n", n,
 	       g->set == &g->marks ? "marks" : "instants", n - 1, n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
-	printf("  (%s)\n", growth_window_why(g, why, sizeof(why)));
+	printf("  (%s%s)\n", g->set == &g->marks ? "" : "no marks: ", growth_window_why(g, why, sizeof(why)));
 	if (g->main_end_ts)
 		printf("window ends at the end of the Python main module\n");
 }

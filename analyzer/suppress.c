@@ -56,6 +56,8 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	{ "^setenv$", ANY, "the process environment (setenv, putenv, os.environ): glibc never frees it" },
 	{ "^putenv$", ANY, "the process environment (setenv, putenv, os.environ): glibc never frees it" },
 	{ "^__add_to_environ$", ANY, "the process environment (setenv, putenv, os.environ): glibc never frees it" },
+	/* OpenSSL (hashlib, ssl): algorithms fetched once, cached until exit */
+	{ "^EVP_*_fetch$", ANY, "OpenSSL's cache of fetched algorithms (hashlib, ssl)" },
 	/* libstdc++ */
 	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },
 	{ "__cxa_get_globals", ANY, "libstdc++ per-thread exception globals" },
@@ -287,6 +289,15 @@ int supp_interpreter_asked(struct symbolizer *sym, const struct replay_stack *st
 
 	asker_of_stack(&a, sym, st);
 	return a.owner ? a.owner->interpreter : a.cut;
+}
+
+const struct sym_frame *supp_asker(struct symbolizer *sym, const struct replay_stack *st, int *cut)
+{
+	struct asker a;
+
+	asker_of_stack(&a, sym, st);
+	*cut = a.cut;
+	return a.owner;
 }
 
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,

@@ -84,6 +84,8 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
  * native frames were cut at the interpreter under Python frames?
  */
 int supp_interpreter_asked(struct symbolizer *sym, const struct replay_stack *st);
+/* The frame that asked (as above), or NULL; *cut: none because the stack was cut there. */
+const struct sym_frame *supp_asker(struct symbolizer *sym, const struct replay_stack *st, int *cut);
 
 /* The same against a frame list: Python frames, then native frames. */
 struct site;

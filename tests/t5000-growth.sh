@@ -36,7 +36,7 @@ test_expect_success 'text report: slope, start and end figures' '
 	memprov growth leak.trace >g.txt &&
 	grep -F "1 growing site (growth of at least 1.0 KiB over the window), biggest first:" g.txt &&
 	grep -F "  #1 heap malloc: +196.0 KiB (200704 B) over the window, 4.0 KiB/mark (4096 B, 1 block/mark)" g.txt &&
-	grep -F "since mark #0 \"iter\"; 200.0 KiB (50 blocks) at the end; confidence 1.00" g.txt &&
+	grep -F "since mark #0 \"iter\"; 200.0 KiB (50 blocks) at the window'"'"'s end; confidence 1.00" g.txt &&
 	grep -F "leak_a $TOP/tests/growth/grow.c:$LEAK_LINE" g.txt
 '
 
@@ -146,8 +146,18 @@ test_expect_success '--after LABEL and --skip start the window later' '
 	memprov growth --skip 10 --json warm.trace >s.json &&
 	jget s.json window.first window.steps "=len(j[\"suspects\"])" >out &&
 	printf "10\n1\n0\n" >expect && test_cmp expect out &&
-	memprov growth --after nosuch warm.trace >x.txt 2>x.err &&
-	grep -F "no mark named '"'"'nosuch'"'"'" x.err
+	st=0 && memprov growth --after nosuch warm.trace >x.txt 2>x.err || st=$? &&
+	test $st = 2 &&
+	cat >expect <<-\EOF &&
+	memprov: error: no mark named '"'"'nosuch'"'"' in '"'"'warm.trace'"'"': the window would be empty
+	memprov: the marks of '"'"'warm.trace'"'"':
+	  "warm" (4)
+	  "steady" (8)
+	EOF
+	test_cmp expect x.err &&
+	st=0 && memprov growth --skip 12 warm.trace >x.txt 2>x.err || st=$? &&
+	test $st = 2 &&
+	grep -Fx "memprov: error: --skip 12 leaves no mark of '"'"'warm.trace'"'"' to judge (it has 12)" x.err
 '
 
 test_expect_success 'the window ends at the end of the Python main module' '
