@@ -181,7 +181,7 @@ static int cmd_growth(int argc, char **argv)
 		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1,
-				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS, .points = 20,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS, .points = 20,
 					.min_bytes = 1024 } };
 	struct growth g;
 	struct trace t;
@@ -209,18 +209,23 @@ static int cmd_growth(int argc, char **argv)
 const struct command command_growth = {
 	.name = "growth",
 	.run = cmd_growth,
-	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
+	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE",
 	.help = "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
 		"spaced instants when the trace has no marks; lists the sites whose live memory\n"
 		"keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
 		"second), where growth started, bytes at the end and a confidence figure.\n"
 		"A site that rises and falls back (bounded cache, sawtooth) is not a suspect.\n"
+		"Without marks, only steady growth counts: the window starts after the last import,\n"
+		"and a suspect grows in both halves of it. Interpreter and module state (start-up,\n"
+		"imports, library code alone), Python arenas and what the default suppressions\n"
+		"hide are never suspects: one line each. With test marks, one step per test.\n"
 		"  --json            one JSON object on stdout\n"
 		"  --folded          suspects' growth as folded stacks (flamegraph.pl, speedscope)\n"
 		"  --points N        instants when there are no marks (default 20)\n"
 		"  --skip N          leave out the first N marks (or instants): warm-up\n"
-		"  --after LABEL     start at the first mark named LABEL\n"
+		"  --after LABEL     start at the first mark named LABEL (none: exit 2)\n"
 		"  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
-		"  --all             also list the sites that are not suspects\n",
+		"  --all             also list the sites that are not suspects, those set apart too\n"
+		"  --no-default-suppressions  what glibc, the loader and CUDA keep counts too\n",
 };

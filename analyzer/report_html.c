@@ -222,7 +222,7 @@ static int cmd_html(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		REPORT_OPT_POINTS, REPORT_OPT_SKIP, REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES,
-		REPORT_OPT_SITES, REPORT_OPT_END,
+		REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
 	};
 	const char *output = "memprov-report.html";
 	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
@@ -257,7 +257,7 @@ static int cmd_html(int argc, char **argv)
 const struct command command_html = {
 	.name = "html",
 	.run = cmd_html,
-	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... TRACE",
+	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] TRACE",
 	.help = "One self-contained HTML page (no network): timeline chart of tracked live memory\n"
 		"per kind, RSS and marks, the gap check, the growing sites (as growth reports\n"
 		"them) and a flame graph of their growth, or of memory live at the end.\n"

@@ -11,7 +11,7 @@ async def job(i):
 
 async def main():
     total = 0
-    for _ in range(10):
+    for _ in range(6):
         total += sum(await asyncio.gather(*(job(i) for i in range(200))))
     print("asyncio_work:", total)
 

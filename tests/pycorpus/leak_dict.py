@@ -18,7 +18,7 @@ def make_records(n):
 
 def main():
     total = 0
-    for step in range(20):
+    for step in range(12):
         records = json.loads(json.dumps(make_records(2000)))
         register(records)
         total += len(re.findall(r"user\d+", json.dumps(records)))

@@ -15,7 +15,7 @@ def collect(n):
 
 def main():
     with multiprocessing.Pool(2) as pool:
-        for n in pool.imap(square_len, range(2000)):
+        for n in pool.imap(square_len, range(600)):
             collect(n)
     print("leak_pool:", len(results))
 

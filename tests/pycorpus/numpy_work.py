@@ -12,7 +12,7 @@ def step(rng, n):
 def main():
     rng = np.random.default_rng(0)
     acc = 0.0
-    for i in range(30):
+    for i in range(16):
         acc += step(rng, 400)
     print("numpy_work: %.1f" % acc)
 

@@ -9,7 +9,7 @@ def square_len(i):
 
 def main():
     with multiprocessing.Pool(2) as pool:
-        total = sum(pool.map(square_len, range(2000)))
+        total = sum(pool.map(square_len, range(600)))
     print("pool_work:", total)
 
 

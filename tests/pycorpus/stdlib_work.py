@@ -36,8 +36,8 @@ def to_csv(records):
 
 def main():
     total = 0
-    for step in range(20):
-        records = round_trip(make_records(2000))
+    for step in range(8):
+        records = round_trip(make_records(1000))
         counts = word_counts(json.dumps(records))
         digest = hashlib.sha256(to_csv(records).encode()).hexdigest()
         day = datetime.date(2024, 1, 1) + datetime.timedelta(days=step)

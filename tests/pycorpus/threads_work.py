@@ -19,7 +19,7 @@ def main():
     threads = [threading.Thread(target=worker, args=(q, out)) for _ in range(4)]
     for t in threads:
         t.start()
-    for i in range(200):
+    for i in range(100):
         q.put(i)
     for _ in threads:
         q.put(None)
