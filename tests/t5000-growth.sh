@@ -179,6 +179,62 @@ test_expect_success 'the window ends at the end of the Python main module' '
 	printf "3\ntrue\n3\n2000\n" >expect && test_cmp expect out
 '
 
+# Without marks, only steady growth: imports all along the run are state,
+# a warm-up cache and a late one-off result are no trend; a site that
+# rises all along is a suspect. The window starts after the last import
+# of the first half.
+test_expect_success 'without marks: steady growth only, after the last import' '
+	{
+		echo "header state=exited start=1000"
+		echo "thread 1"
+		echo "pycode ts=1001 id=1 file=\"<frozen importlib._bootstrap>\" name=_find_and_load"
+		echo "pycode ts=1001 id=2 file=/app/main.py name=warm"
+		echo "pycode ts=1001 id=3 file=/app/main.py name=step"
+		echo "pycode ts=1001 id=4 file=/app/main.py name=result"
+		echo "pycode ts=1001 id=5 file=/app/main.py name=<module>"
+		echo "stack ts=1002 id=1 python=1:1178,5:1"
+		echo "stack ts=1002 id=2 python=2:5,5:9"
+		echo "stack ts=1002 id=3 python=3:7,5:10"
+		echo "stack ts=1002 id=4 python=4:8,5:11"
+		i=0
+		while [ $i -lt 200 ]; do
+			ts=$((2000 + 100 * i))
+			[ $((i % 10)) = 0 ] && echo "alloc ts=$ts addr=$((0x100000 + i * 4096)) size=5000 stack=1"
+			[ $i -lt 30 ] && echo "alloc ts=$((ts + 1)) addr=$((0x2000000 + i * 4096)) size=3000 stack=2"
+			[ $((i % 2)) = 0 ] && echo "alloc ts=$((ts + 2)) addr=$((0x4000000 + i * 4096)) size=1000 stack=3"
+			[ $i = 170 ] && echo "alloc ts=$((ts + 3)) addr=0x8000000 size=500000 stack=4"
+			i=$((i + 1))
+		done
+	} | "$TRACEGEN" -o steady.trace &&
+	memprov growth --json steady.trace >st.json &&
+	jget st.json by "=[s[\"python\"][0][\"function\"] for s in j[\"suspects\"]]" window.first \
+		"=j[\"window\"][\"why\"].startswith(\"from the first instant after the last import, at \")" >out &&
+	printf "time\n[\"step\"]\n9\ntrue\n" >expect && test_cmp expect out &&
+	memprov growth steady.trace >st.txt &&
+	grep -q "^  (no marks: from the first instant after the last import, at " st.txt &&
+	grep -Fx "interpreter and module state: 20 blocks, 97.7 KiB — \`--all\` shows them" st.txt
+'
+
+# The end figure is what was live at the window'"'"'s end: without marks, the
+# end of the Python main module, not the last evenly spaced instant.
+test_expect_success 'without marks: the end figure is at the end of the main module' '
+	{
+		echo "header state=exited start=1000 end=21000"
+		echo "thread 1"
+		i=0
+		while [ $i -lt 180 ]; do
+			echo "alloc ts=$((2000 + 100 * i)) addr=$((0x100000 + i * 4096)) size=1000 stack=1"
+			i=$((i + 1))
+		done
+		echo "mark ts=19990 serial=1 label=__main__ flags=main-end"
+		echo "free ts=20500 addr=0x100000"
+		echo "alloc ts=21000 addr=0x10 size=8 stack=2"
+	} | "$TRACEGEN" -o endfig.trace &&
+	memprov growth --json endfig.trace >ef.json &&
+	jget ef.json suspects.0.end_blocks suspects.0.end_bytes "=j[\"points\"][-1][\"ns\"]" >out &&
+	printf "180\n180000\n18990\n" >expect && test_cmp expect out
+'
+
 test_expect_success 'bad options are usage errors (status 2)' '
 	test_expect_code() { want=$1; shift; set +e; "$@"; got=$?; set -e; test "$got" = "$want"; } &&
 	test_expect_code 2 memprov growth --points 1 leak.trace &&

@@ -186,4 +186,83 @@ test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes
 	grep -q "^    #1 heap malloc: 64.0 MiB in 32 blocks live at the end of the main module in preallocate" out
 '
 
+test_expect_success 'threads: a C program joining 4 threads and Python'"'"'s threading pass (the DTV)' '
+	"$MEMPROV_CLI" run --check -o th.trace -- "$BIN/gate_leak" threads >out 2>&1 &&
+	grep -qx "    1.2 KiB (1216 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
+	"$MEMPROV_CLI" run --check -o pyth.trace -- $PY -c \
+		"import threading; t=threading.Thread(target=len,args=((),)); t.start(); t.join()" >out 2>&1 &&
+	grep -q "): ok$" out
+'
+
+# A test run's marks (memprov's pytest plugin): test_a keeps 8 MB, test_b
+# frees what it made, test_c keeps 3000 B; pytest's own memory (library
+# frames only) is not a test's.
+test_expect_success 'per test: each test on what it kept; JUnit and annotations name it' '
+	"$BIN/tracegen" -o pt.trace <<-EOF &&
+	header pid=9 state=exited exit=0 cmd="python3 -m pytest" start=1000
+	thread 1
+	pycode ts=1001 id=1 file=/app/test_x.py name=test_a
+	pycode id=2 file=/app/test_x.py name=test_b
+	pycode id=3 file=/usr/lib/python3/dist-packages/_pytest/runner.py name=pytest_runtest_call
+	pycode id=4 file=/app/test_x.py name=test_c
+	stack id=1 python=1:5,3:100
+	stack id=2 python=2:9,3:100
+	stack id=3 python=3:120
+	stack id=4 python=4:13,3:100
+	alloc addr=0x100 size=777 stack=3
+	mark serial=1 label="test-start test_x.py::test_a"
+	alloc addr=0x1000 size=8000000 stack=1
+	alloc addr=0x2000 size=5000 stack=3
+	mark serial=2 label="test-end test_x.py::test_a"
+	mark serial=3 label="test-start test_x.py::test_b"
+	alloc addr=0x3000 size=1000 stack=2
+	free addr=0x3000
+	mark serial=4 label="test-end test_x.py::test_b"
+	mark serial=5 label="test-start test_x.py::test_c"
+	alloc addr=0x4000 size=3000 stack=4
+	mark serial=6 label="test-end test_x.py::test_c"
+	mark serial=7 label="__main__ end" flags=main-end
+	EOF
+	memprov check --annotations --junit ptj.xml pt.trace >out; test $? = 1 &&
+	grep -qx "  per test: 3 tests, 2 over budget (what each kept from its start to its end, budget 0 B, all kinds): over budget" out &&
+	grep -qx "  FAIL test_x.py::test_a: kept 7.6 MiB in 1 block" out &&
+	grep -qx "    #1 heap malloc: 7.6 MiB in 1 block kept by test test_x.py::test_a in test_a at /app/test_x.py:5" out &&
+	grep -qx "  FAIL test_x.py::test_c: kept 2.9 KiB in 1 block" out &&
+	! grep -q "test_b" out &&
+	grep -qx "::error file=/app/test_x.py,line=13,title=memprov%3A leak in a test over budget (test_x.py%3A%3Atest_c)::memprov: a test kept memory: heap malloc: 2.9 KiB in 1 block kept by test test_x.py::test_c in test_c at /app/test_x.py:13 (trace pt.trace)" out &&
+	xmllint --noout --schema "$TOP/tests/gate/junit.xsd" ptj.xml &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@tests)" ptj.xml)" = 4 &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@failures)" ptj.xml)" = 2 &&
+	test "$(xmllint --xpath "count(//testcase[@classname=\"test_x.py\"])" ptj.xml)" = 3 &&
+	test "$(xmllint --xpath "count(//testcase[@name=\"test_b\"]/failure)" ptj.xml)" = 0 &&
+	xmllint --xpath "string(//testcase[@name=\"test_a\"]/failure)" ptj.xml | grep -q "in test_a at /app/test_x.py:5$" &&
+	memprov check --max-leak 4K pt.trace >out; test $? = 1 &&
+	grep -qx "  per test: 3 tests, 1 over budget (what each kept from its start to its end, budget 4.0 KiB, all kinds): over budget" out &&
+	memprov check --json pt.trace >pt.json; test $? = 1 &&
+	test "$(j pt.json "[(t[\"nodeid\"], t[\"status\"], t[\"kept_bytes\"]) for t in j[\"traces\"][0][\"tests\"]]")" = \
+		"[('"'"'test_x.py::test_a'"'"', '"'"'fail'"'"', 8000000), ('"'"'test_x.py::test_b'"'"', '"'"'ok'"'"', 0), ('"'"'test_x.py::test_c'"'"', '"'"'fail'"'"', 3000)]"
+'
+
+test_expect_success 'growth: --after naming no mark, --skip past the end: exit 2, the marks listed' '
+	st=0 && memprov check --max-growth 1M --after NOSUCH grow.trace >out 2>err || st=$? &&
+	test $st = 2 &&
+	grep -qx "memprov: error: no mark named '"'"'NOSUCH'"'"' in '"'"'grow.trace'"'"': the window would be empty" err &&
+	grep -qx "  \"step 0\" (1)" err &&
+	grep -qx "memprov check: grow.trace: the growth window is empty (see the error above)" out &&
+	st=0 && memprov check --max-growth 1M --skip 99 grow.trace >out 2>err || st=$? &&
+	test $st = 2 &&
+	grep -qx "memprov: error: --skip 99 leaves no mark of '"'"'grow.trace'"'"' to judge (it has 12)" err &&
+	st=0 && memprov check --json --max-growth 1M --after NOSUCH --junit e.xml grow.trace >e.json 2>/dev/null || st=$? &&
+	test $st = 2 &&
+	test "$(j e.json "j[\"traces\"][0][\"status\"]")" = error &&
+	test "$(xmllint --xpath "count(//testcase/error)" e.xml)" = 1
+'
+
+test_expect_success 'growth without marks: judged per second, and stderr says how to add marks' '
+	memprov check --max-growth 1M clean.trace >out 2>err &&
+	grep -q "^memprov: warning: '"'"'clean.trace'"'"' has no marks: growth is judged per second (" err &&
+	grep -q "memprov run --mark-on MODULE:FUNCTION" err &&
+	grep -q "^  growth over [0-9]* instants: 0 sites over 1.0 MiB per s (no marks: " out
+'
+
 test_done
