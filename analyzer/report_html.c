@@ -141,6 +141,7 @@ static void write_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint
 	}
 	fprintf(f, "],\"gap\":");
 	timeline_gap_json(f, gap, min_gap);
+	cat_json(f, &g->cat);
 	fprintf(f, ",");
 	data_suspects(f, g);
 	fprintf(f, ",");
@@ -162,6 +163,22 @@ static void put_script_code(FILE *out, const char *s)
 	}
 }
 
+/* What growth set apart (category.h), one line each, as a paragraph. */
+static void set_apart_text(FILE *out, const struct growth *g)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = xopen_memstream(&text, &len);
+
+	cat_text(m, &g->cat, "", "shows them");
+	cat_text_suppressed(m, &g->cat, "");
+	fclose(m);
+	fprintf(out, "<p id=\"set-apart\" style=\"white-space:pre-line\">");
+	put_text(out, text, ESC_HTML);
+	fprintf(out, "</p>\n");
+	free(text);
+}
+
 static void write_page(FILE *out, struct growth *g, const char *data)
 {
 	const struct trace *t = g->r.trace;
@@ -179,7 +196,9 @@ static void write_page(FILE *out, struct growth *g, const char *data)
 	fprintf(out, "<h2>Timeline: tracked live memory per kind, resident memory, marks</h2>\n"
 		"<canvas id=\"chart\"></canvas><div id=\"legend\" class=\"legend\"></div>\n"
 		"<div id=\"gap\"></div>\n"
-		"<h2>Growing sites</h2>\n<table id=\"suspects\"><thead><tr><th>#</th><th>kind</th>"
+		"<h2>Growing sites</h2>\n");
+	set_apart_text(out, g);
+	fprintf(out, "<table id=\"suspects\"><thead><tr><th>#</th><th>kind</th>"
 		"<th>growth B</th><th>B/%s</th><th>blocks/%s</th><th>since</th><th>end B</th>"
 		"<th>end blocks</th><th>confidence</th><th class=\"site\">site</th></tr></thead>"
 		"<tbody id=\"suspects-body\"></tbody></table>\n"
