@@ -26,8 +26,9 @@ static void window_text(const struct growth *g)
 	growth_window_text(g, w, sizeof(w));
 	printf("window: ");
 	put_text(stdout, w, ESC_TEXT);
-	printf(": %zu %s, %zu step%s%s\n", n,
-	       g->set == &g->marks ? "marks" : "instants", n - 1, n == 2 ? "" : "s",
+	printf(": %zu %ss, %zu step%s%s\n", n,
+	       g->set != &g->marks ? "instant" : g->o.step_unit ? g->o.step_unit : "mark", n - 1,
+	       n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
 	printf("  (%s%s)\n", g->set == &g->marks ? "" : "no marks: ", growth_window_why(g, why, sizeof(why)));
 	if (g->main_end_ts)

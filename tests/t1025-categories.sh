@@ -100,6 +100,15 @@ test_expect_success 'the gate: the program'"'"'s memory only; --all counts the s
 	memprov check --all --max-leak 160000 cat.trace >/dev/null; test $? = 1
 '
 
+# Native frames are recorded only up to the interpreter under Python code:
+# a stack with Python frames and no native frame outside the allocator is
+# the interpreter's asking.
+test_expect_success 'leak:<python-interpreter> matches stacks cut at the interpreter' '
+	printf "leak:<python-interpreter>\n" >pi.supp &&
+	memprov check --suppressions pi.supp cat.trace >out &&
+	grep -Fx "    156.2 KiB (160000 B) in 4 blocks: leak:<python-interpreter> (pi.supp:1)" out
+'
+
 test_expect_success 'peak: start-up, imports and arenas in one line each, top level kept' '
 	memprov peak cat.trace >out &&
 	grep -F "interpreter and module state: 2 blocks, 11.7 KiB" out &&

@@ -88,7 +88,11 @@ def main():
     for i in range(50):
         os.environ[\"MEMPROV_T4050_%d\" % i] = \"x\" * 100
 main()" >env.out 2>&1 &&
-	grep -q "leak:^__add_to_environ\$ (default: the process environment" env.out
+	grep -q "leak:^__add_to_environ\$ (default: the process environment" env.out &&
+	printf "keep = []\nfor i in range(30000):\n    keep.append((i, str(i), [i]))\n" >keep.py &&
+	"$MEMPROV_CLI" run --check -o "$TRASH/keep.trace" -- /usr/bin/python3 keep.py >keep.out 2>&1 &&
+	grep -q "^  Python arenas (pymalloc.s small objects, of every line): [0-9]* arenas, " keep.out &&
+	memprov leaks keep.trace >keep.leaks && ! grep -q "keep.py:" keep.leaks
 '
 
 test_expect_success 'json, numpy at the end: one summary line, no site' '
