@@ -79,6 +79,8 @@ void report_json_exit(FILE *f, const struct trace *t)
 		fprintf(f, "%d", t->hdr.exit_status);
 	else
 		fprintf(f, "null");
+	if (t->hdr.state == MP_STATE_KILLED)
+		fprintf(f, ",\"signal\":%d", t->hdr.term_signal);
 }
 
 int report_replay(struct trace *t, struct replay *r, const char *path, replay_mark_fn on_mark,

@@ -12,6 +12,7 @@
 
 #include "category.h"
 #include "report.h"
+#include "report_reach.h"
 #include "sites.h"
 #include "symbolize.h"
 #include "util.h"
@@ -20,6 +21,7 @@
 
 struct leaks {
 	unsigned flags;                   /* enum report_flags */
+	struct reach_view reach;          /* classes of the scan at exit */
 	enum site_mode mode;
 	struct replay_live *at_main_end;  /* snapshot at the last main-end mark */
 	uint64_t main_end_ts;
@@ -70,9 +72,16 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	}
 	if (!j)
 		printf("  none\n");
+	reach_text_summary(stdout, &lk->reach, r);
 	printf("\n");
 	cat_text(stdout, &lk->cat, "", "shows them");
 	cat_text_suppressed(stdout, &lk->cat, "");
+	if (lk->reach.shown) {
+		/* by reachability class, as valgrind lists them: everything live */
+		reach_text_sites(stdout, &lk->reach, lk->mode,
+				 lk->flags & REPORT_ALL ? 0 : LEAKS_TOP);
+		return;
+	}
 	if (!(lk->flags & REPORT_ALL) && n > LEAKS_TOP)
 		shown = LEAKS_TOP;
 	if (!n)
@@ -90,11 +99,13 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	}
 }
 
-static void print_json_site(const struct site *s, enum category cat)
+static void print_json_site(const struct leaks *lk, const struct site *s, enum category cat)
 {
 	printf("{\"category\":\"%s\",", cat_name(cat));
 	site_json_kind(stdout, s);
-	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",", s->blocks, s->bytes);
+	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, s->blocks, s->bytes);
+	reach_json_site(stdout, &lk->reach, s);
+	putchar(',');
 	site_json_frames(stdout, s);
 	putchar('}');
 }
@@ -115,19 +126,20 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		printf("%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", k > 1 ? "," : "",
 		       kind_name(k), lk->totals[k][0], lk->totals[k][1]);
-	printf("}");
+	printf("},");
+	reach_json(stdout, &lk->reach, r);
 	cat_json(stdout, &lk->cat);
 	printf(",\"sites\":[");
 	for (i = 0; i < n; i++, first = 0) {
 		if (!first)
 			putchar(',');
-		print_json_site(&sites[i], CAT_PROGRAM);
+		print_json_site(lk, &sites[i], CAT_PROGRAM);
 	}
 	for (k = CAT_STATE; k < CAT_COUNT; k++)
 		for (i = 0; i < lk->n_other[k]; i++, first = 0) {
 			if (!first)
 				putchar(',');
-			print_json_site(&lk->other[k][i], k);
+			print_json_site(lk, &lk->other[k][i], k);
 		}
 	printf("]}\n");
 }
@@ -178,6 +190,8 @@ static int cmd_leaks(int argc, char **argv)
 	for (k = CAT_STATE; k < CAT_COUNT; k++)
 		if (out[k])
 			lk.other[k] = sites_build(&r, sym, out[k], lk.mode, &lk.n_other[k]);
+	reach_view_build(&lk.reach, &r, sym, lk.mode, !lk.at_main_end);
+	reach_sort_sites(&lk.reach, sites, n);
 	if (lk.flags & REPORT_JSON)
 		print_json(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	else
@@ -189,6 +203,7 @@ static int cmd_leaks(int argc, char **argv)
 		replay_live_free(&out[k]);
 	}
 	cat_release(&lk.cat);
+	reach_view_free(&lk.reach);
 	sym_free(sym);
 	replay_live_free(&live);
 	return report_close(&t, &r);

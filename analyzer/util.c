@@ -357,3 +357,26 @@ const char *state_name(unsigned state)
 
 	return state < ARRAY_SIZE(names) && names[state] ? names[state] : "running";
 }
+
+const char *reach_class_name(unsigned cls)
+{
+	static const char *const names[] = {
+#define MP_REACH_CLASS_NAME(id, name, NAME) [id] = #name,
+		MP_REACH_CLASSES(MP_REACH_CLASS_NAME)
+#undef MP_REACH_CLASS_NAME
+	};
+
+	return cls < ARRAY_SIZE(names) && names[cls] ? names[cls] : "unknown";
+}
+
+const char *reach_status_name(unsigned status)
+{
+	static const char *const names[] = {
+		[MP_REACH_DONE] = "done", [MP_REACH_OFF] = "off",
+		[MP_REACH_TIMEOUT] = "timeout", [MP_REACH_NOMEM] = "memory",
+		[MP_REACH_NOTRACE] = "unreadable-trace", [MP_REACH_UNSUPPORTED] = "unsupported",
+		[MP_REACH_FAULT] = "fault", [MP_REACH_PARTIAL] = "partial-trace",
+	};
+
+	return status < ARRAY_SIZE(names) && names[status] ? names[status] : "unknown";
+}

@@ -76,6 +76,9 @@ void json_str(FILE *f, const char *s);
 const char *func_name(unsigned fn);
 const char *kind_name(unsigned kind);
 const char *state_name(unsigned state);
+/* enum mp_reach_class ("definitely_lost") and enum mp_reach_status ("done"). */
+const char *reach_class_name(unsigned cls);
+const char *reach_status_name(unsigned status);
 
 /*
  * Room for one more element in array x, nr used of alloc: doubles alloc

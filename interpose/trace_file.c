@@ -85,6 +85,19 @@ void mp_count_skipped(enum mp_func fn)
 			   __ATOMIC_RELAXED);
 }
 
+void mp_trace_killed(int sig)
+{
+	struct mp_file_header *h = mp_header;
+
+	/* a vfork child shares our memory, not our trace */
+	if (!h || stopped || h->pid != (int32_t)syscall(SYS_getpid) ||
+	    h->state != MP_STATE_RUNNING)
+		return;
+	h->term_signal = sig;
+	h->end_mono_ns = mp_now();
+	__atomic_store_n(&h->state, MP_STATE_KILLED, __ATOMIC_RELEASE);
+}
+
 void mp_trace_set_state(enum mp_state st, int32_t status)
 {
 	if (!mp_header || stopped)
@@ -190,6 +203,12 @@ static int trace_fd_check(void)
 	mp_stop(MP_STOP_FILE, "the program closed the trace file's descriptor and "
 		"the file cannot be reopened");
 	return -1;
+}
+
+/* The trace file, checked, for reading it back (reach.c); -1 when not open. */
+int mp_trace_fd(void)
+{
+	return mp_trace_ok && !trace_fd_check() ? trace_fd.fd : -1;
 }
 
 /*

@@ -35,6 +35,8 @@ test_expect_success 'text report: header, kinds, sites merged past the interpret
 	live memory by kind:
 	  heap                4 blocks      2.0 KiB
 
+	reachability at exit: not computed: no scan: the process did not exit normally (killed, or still running)
+
 	3 sites of the program'"'"'s own:
 	  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)
 	      grow /app/app.py:10

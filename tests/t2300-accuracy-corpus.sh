@@ -17,8 +17,9 @@ SRC=$TOP/tests/corpus
 VGCMP=$SRC/vgcompare.py
 # at FILE MARKER: the line of FILE marked /* @MARKER */
 at() { grep -n "/\* @$2 \*/" "$SRC/$1" | cut -d: -f1; }
-# run NAME: trace NAME.trace of tests/bin/NAME
-run() { timeout 60 "$MEMPROV_CLI" run -o "$1.trace" -- "$BIN/$1" 2>"$1.err"; }
+# run NAME: trace NAME.trace of tests/bin/NAME (no reachability scan: the
+# site list stays one list, biggest first, as these checks read it)
+run() { MEMPROV_REACH=0 timeout 60 "$MEMPROV_CLI" run -o "$1.trace" -- "$BIN/$1" 2>"$1.err"; }
 # sites TRACE [OPTIONS]: the site lines of `leaks`, sources by base name
 sites() {
 	t=$1 && shift &&
