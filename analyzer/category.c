@@ -24,6 +24,8 @@
  * under one stack are taken for them.
  */
 #define FREELIST_MINOR 10
+#define FREELIST_BLOCKS 16
+#define FREELIST_BLOCK 2048
 
 /*
  * What library code makes for itself on first use (a cache, a registry,
@@ -33,8 +35,6 @@
  */
 #define LIB_STATE_BLOCKS 4
 #define LIB_STATE_BLOCK 4096
-#define FREELIST_BLOCKS 16
-#define FREELIST_BLOCK 2048
 
 /* What one stack's frames say. */
 struct cat_stack {
@@ -150,6 +150,11 @@ static int is_comprehension(const char *name)
 	       ends_with(name, "<setcomp>") || ends_with(name, "<genexpr>");
 }
 
+/*
+ * What the Python frames say: an import under way, library code innermost,
+ * and the innermost frame of the program's own code (none: library code
+ * alone; a <module> frame: a module's top level).
+ */
 static void python_part(const struct replay *r, const struct replay_stack *st, struct cat_stack *cs)
 {
 	size_t i;
@@ -172,6 +177,7 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 	cs->library = cs->python && !found;
 }
 
+/* What stack id's frames say, worked out once (cached in c->stacks). */
 static const struct cat_stack *stack_info(struct classifier *c, uint64_t id)
 {
 	const struct replay_stack *st;
