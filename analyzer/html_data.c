@@ -368,6 +368,7 @@ void html_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint64_t min
 	data_marks(f, g);
 	fprintf(f, ",\"gap\":");
 	timeline_gap_json(f, gap, min_gap);
+	cat_json(f, &g->cat);
 	fputc(',', f);
 	data_suspects(&h, &supp);
 	fputc(',', f);

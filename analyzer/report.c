@@ -147,6 +147,10 @@ static int report_opt(struct report_args *a, int c, const char *arg)
 	case 'j': a->flags |= REPORT_JSON; return 0;
 	case 'f': a->flags |= REPORT_FOLDED; return 0;
 	case 'a': a->flags |= REPORT_ALL; return 0;
+	case 'D':
+		a->flags |= REPORT_NO_DEFAULTS;
+		a->o.cat_flags |= CAT_NO_DEFAULTS;
+		return 0;
 	case 'n': a->o.mode = SITE_NATIVE; return 0;
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;

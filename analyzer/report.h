@@ -18,6 +18,7 @@ enum report_flags {
 	REPORT_JSON = 1 << 0,
 	REPORT_FOLDED = 1 << 1,
 	REPORT_ALL = 1 << 2,
+	REPORT_NO_DEFAULTS = 1 << 3, /* --no-default-suppressions (also in o.cat_flags) */
 	REPORT_OWN = 1 << 8,        /* first flag free for a command's own options */
 };
 
@@ -29,6 +30,7 @@ enum report_flags {
 #define REPORT_OPT_JSON { "json", no_argument, NULL, 'j' }
 #define REPORT_OPT_FOLDED { "folded", no_argument, NULL, 'f' }
 #define REPORT_OPT_ALL { "all", no_argument, NULL, 'a' }
+#define REPORT_OPT_NO_DEFAULTS { "no-default-suppressions", no_argument, NULL, 'D' }
 #define REPORT_OPT_SITES                                                    \
 	{ "native", no_argument, NULL, 'n' },                               \
 	{ "python-only", no_argument, NULL, 'p' },                          \

@@ -184,7 +184,8 @@ static int cmd_diff(int argc, char **argv)
 	static const struct option opts[] = {
 		REPORT_OPT_JSON,
 		{ "growth", no_argument, NULL, 'g' },
-		REPORT_OPT_MIN_BYTES, REPORT_OPT_SKIP, REPORT_OPT_SITES, REPORT_OPT_END,
+		REPORT_OPT_MIN_BYTES, REPORT_OPT_SKIP, REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS,
+		REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_diff, .opts = opts, .n_traces = 2, .own = diff_opt,
 				 .o = { .flags = GROWTH_PROGRESS | GROWTH_END_LIVE, .points = 20,
@@ -265,7 +266,7 @@ static int cmd_diff(int argc, char **argv)
 const struct command command_diff = {
 	.name = "diff",
 	.run = cmd_diff,
-	.usage = "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] [--alloc-fn NAME]... A B",
+	.usage = "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] A B",
 	.help = "Sites whose live memory at the end (as leaks measures it) differs between\n"
 		"traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
 		"growing in one trace only or whose slopes differ by 10% or more. Sites are\n"

@@ -43,6 +43,24 @@ static void put_script_code(FILE *out, const char *s)
  * builds everything else from it (analyzer/html/). Without JavaScript it
  * says which commands give the same figures.
  */
+/* What growth set apart (category.h), one line each, as a paragraph. */
+static void set_apart_text(FILE *out, const struct growth *g)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = xopen_memstream(&text, &len);
+
+	cat_text(m, &g->cat, "", "shows them");
+	cat_text_suppressed(m, &g->cat, "");
+	fclose(m);
+	if (len) {
+		fprintf(out, "<p id=\"set-apart\" style=\"white-space:pre-line\">");
+		put_text(out, text, ESC_HTML);
+		fprintf(out, "</p>\n");
+	}
+	free(text);
+}
+
 static void write_page(FILE *out, struct growth *g, const char *data)
 {
 	const struct trace *t = g->r.trace;
@@ -56,7 +74,9 @@ static void write_page(FILE *out, struct growth *g, const char *data)
 	fprintf(out, "</style>\n</head><body>\n<noscript><p class=\"noscript\">This report draws its "
 		"tables and charts with JavaScript, which is off here. The same figures, as text: "
 		"<code>memprov leaks</code>, <code>memprov growth</code> and <code>memprov timeline</code> "
-		"on the trace.</p></noscript>\n<div id=\"app\"></div>\n<div id=\"status\" hidden></div>\n"
+		"on the trace.</p></noscript>\n<div id=\"app\"></div>\n");
+	set_apart_text(out, g);
+	fprintf(out, "<div id=\"status\" hidden></div>\n"
 		"<script id=\"memprov-data\" type=\"application/json\">");
 	put_text(out, data, ESC_SCRIPT_JSON);
 	fprintf(out, "</script>\n<script>\n");
@@ -98,7 +118,7 @@ static int cmd_html(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		REPORT_OPT_POINTS, REPORT_OPT_SKIP, REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES,
-		REPORT_OPT_SITES, REPORT_OPT_END,
+		REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
 	};
 	const char *output = "memprov-report.html";
 	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
@@ -133,7 +153,7 @@ static int cmd_html(int argc, char **argv)
 const struct command command_html = {
 	.name = "html",
 	.run = cmd_html,
-	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... TRACE",
+	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] TRACE",
 	.help = "One self-contained HTML page (no network) to explore a trace: the timeline of\n"
 		"tracked live memory per kind and RSS with labelled marks and the judged window,\n"
 		"the gap check, the growing sites (as growth reports them), the memory live at\n"

@@ -8,7 +8,7 @@
 # build: a C compiler and make, the C library's headers, libunwind, uthash,
 # elfutils' libdw and libelf (what `make` needs; nothing else);
 # test: what the test suite runs (Debian's /usr/bin/python3 with numpy,
-# psutil and jsonschema, valgrind, xmllint, strace, prlimit and setpriv,
+# psutil, pytest and jsonschema, valgrind, xmllint, strace, prlimit and setpriv,
 # and sqlite3 and git for the reachability comparison with valgrind);
 # bench: heaptrack, GNU time and perf; html: chromium for the HTML page's
 # tests; fuzz: clang 14 and its libFuzzer runtime; deb: dpkg-deb.
@@ -54,6 +54,7 @@ reqs_test='
 Python 3 at /usr/bin/python3|python3|[ -x "$PY" ]
 numpy for /usr/bin/python3|python3-numpy|pyhas numpy
 psutil for /usr/bin/python3|python3-psutil|pyhas psutil
+pytest for /usr/bin/python3|python3-pytest|pyhas pytest
 jsonschema for /usr/bin/python3|python3-jsonschema|pyhas jsonschema
 valgrind|valgrind|has valgrind
 xmllint|libxml2-utils|has xmllint

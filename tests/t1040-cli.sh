@@ -11,7 +11,7 @@ export LIBM
 
 test_expect_success 'memprov --help and memprov help SUBCOMMAND: exit 0' '
 	memprov --help >out &&
-	grep -F "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE" out &&
+	grep -F "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE" out &&
 	grep -F "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS]] -- CMD [ARGS...]" out &&
 	memprov help stats >out &&
 	head -n 1 out >first && echo "usage: memprov stats [--json] TRACE" >expect &&

@@ -24,7 +24,7 @@ run() { MEMPROV_REACH=0 timeout 60 "$MEMPROV_CLI" run -o "$1.trace" -- "$BIN/$1"
 sites() {
 	t=$1 && shift &&
 	memprov leaks "$@" "$t" >"$t.out" &&
-	sed -n '/^[0-9]* sites*:$/,$p' "$t.out" | sed 1d | sed "s|$SRC/||"
+	sed -n '/^[0-9]* sites* of the program.s own:$/,$p' "$t.out" | sed 1d | sed "s|$SRC/||"
 }
 export SRC VGCMP
 
