@@ -332,29 +332,30 @@ const char *cat_name(enum category cat)
 void cat_text(FILE *f, const struct classifier *c, const char *indent, const char *verb)
 {
 	const struct cat_total *t;
-	char b[32];
+	char b[HUMAN_LEN], n[HUMAN_LEN];
 
 	t = &c->total[CAT_STATE];
 	if (t->blocks)
-		fprintf(f, "%sinterpreter and module state: %" PRIu64 " block%s, %s \u2014 `--all` %s\n",
-			indent, t->blocks, t->blocks == 1 ? "" : "s", human_bytes(b, sizeof(b), t->bytes),
-			verb);
+		fprintf(f, "%sinterpreter and module state: %s block%s, %s \u2014 `--all` %s\n",
+			indent, fmt_count(n, sizeof(n), t->blocks), t->blocks == 1 ? "" : "s",
+			human_bytes(b, sizeof(b), t->bytes), verb);
 	t = &c->total[CAT_ARENA];
 	if (t->blocks)
-		fprintf(f, "%sPython arenas (pymalloc's small objects, of every line): %" PRIu64
-			" arena%s, %s \u2014 `--all` %s\n", indent, t->blocks, t->blocks == 1 ? "" : "s",
-			human_bytes(b, sizeof(b), t->bytes), verb);
+		fprintf(f, "%sPython arenas (pymalloc's small objects, of every line): %s"
+			" arena%s, %s \u2014 `--all` %s\n", indent, fmt_count(n, sizeof(n), t->blocks),
+			t->blocks == 1 ? "" : "s", human_bytes(b, sizeof(b), t->bytes), verb);
 }
 
 void cat_text_suppressed(FILE *f, const struct classifier *c, const char *indent)
 {
 	const struct cat_total *t = &c->total[CAT_SUPPRESSED];
-	char b[32];
+	char b[HUMAN_LEN], n[HUMAN_LEN];
 
 	if (t->blocks)
-		fprintf(f, "%skept until exit on purpose (default suppressions): %" PRIu64
-			" block%s, %s \u2014 `--no-default-suppressions` shows them\n", indent, t->blocks,
-			t->blocks == 1 ? "" : "s", human_bytes(b, sizeof(b), t->bytes));
+		fprintf(f, "%skept until exit on purpose (default suppressions): %s"
+			" block%s, %s \u2014 `--no-default-suppressions` shows them\n", indent,
+			fmt_count(n, sizeof(n), t->blocks), t->blocks == 1 ? "" : "s",
+			human_bytes(b, sizeof(b), t->bytes));
 }
 
 static void json_total(FILE *f, const char *name, const struct cat_total *t)

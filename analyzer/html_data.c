@@ -208,9 +208,9 @@ static void data_suspects(struct hdata *h, struct suppressions *supp)
 	fprintf(f, "]");
 }
 
-/* What a default suppression hides: live memory per rule (NULL: none). */
+/* Live memory at the end that is not the program's own, per reason. */
 struct kept {
-	struct supp_rule *rule;
+	const char *why;          /* NULL: the program's own */
 	struct replay_live *live;
 };
 
@@ -219,19 +219,35 @@ struct kept {
  * it is kept on purpose, as `memprov check` does: buckets[0] is memory no
  * rule explains, buckets[1 + i] what rule i hides.
  */
-static struct kept *split_kept(struct growth *g, struct suppressions *supp)
+static struct kept *split_kept(struct growth *g, size_t *nb)
 {
-	struct kept *b = xcalloc(supp->n + 1, sizeof(*b));
+	struct classifier *cls = &g->end_cat;
+	struct suppressions *supp = cls->supp;
+	struct kept *b = xcalloc(supp->n + 3, sizeof(*b));
 	struct replay_live *l, *tmp, *c;
 	size_t i;
 
+	*nb = supp->n + 3;
+	b[supp->n + 1].why = "interpreter and module state";
+	b[supp->n + 2].why = "Python arenas (small objects of every line)";
 	HASH_ITER(hh, g->end_live, l, tmp) {
-		struct supp_rule *rule = supp_match_stack(supp, SUPP_LEAK, l->key.kind,
-							  l->bytes <= l->blocks * SUPP_SMALL_BLOCK, &g->r,
-							  g->sym, replay_find_stack(&g->r, l->key.stack));
+		struct supp_rule *rule = NULL;
 
-		i = rule ? (size_t)(rule - supp->rules) + 1 : 0;
-		b[i].rule = rule;
+		switch (cat_of(cls, l, &rule, NULL)) {
+		case CAT_SUPPRESSED:
+			i = rule ? (size_t)(rule - supp->rules) + 1 : supp->n + 1;
+			if (rule)
+				b[i].why = rule->why ? rule->why : rule->pattern;
+			break;
+		case CAT_STATE:
+			i = supp->n + 1;
+			break;
+		case CAT_ARENA:
+			i = supp->n + 2;
+			break;
+		default:
+			i = 0;
+		}
 		c = xmalloc(sizeof(*c));
 		*c = *l;
 		HASH_ADD(hh, b[i].live, key, sizeof(c->key), c);
@@ -244,7 +260,7 @@ static struct kept *split_kept(struct growth *g, struct suppressions *supp)
  * (by class number, as memprov_trace.h numbers them) when the scan at
  * exit classified them.
  */
-static void leak_site(struct hdata *h, const struct site *s, const struct supp_rule *rule,
+static void leak_site(struct hdata *h, const struct site *s, const char *why,
 		      const struct reach_view *rv, int first)
 {
 	uint64_t c[MP_REACH_CLASS_COUNT][2];
@@ -254,7 +270,7 @@ static void leak_site(struct hdata *h, const struct site *s, const struct supp_r
 	fprintf(f, "%s{\"kind\":\"%s\",\"api\":", first ? "" : ",", kind_name(s->kind));
 	json_str(f, site_api(s));
 	fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"kept\":", s->blocks, s->bytes);
-	json_str(f, rule ? rule->why : NULL);
+	json_str(f, why);
 	if (rv->shown) {
 		reach_site_counts(rv, s, c);
 		fprintf(f, ",\"reach\":[");
@@ -286,23 +302,23 @@ static void data_reach(FILE *f, const struct reach_view *rv)
  * kind, split into what no rule explains and what is kept on purpose,
  * and the sites of each, biggest first, at most HTML_MAX_SITES of each.
  */
-static void data_leaks(struct hdata *h, struct suppressions *supp)
+static void data_leaks(struct hdata *h)
 {
 	struct growth *g = h->g;
 	uint64_t tot[MP_KIND_COUNT][4] = { { 0 } }, omitted[2][2] = { { 0 } };
 	struct replay_live *l, *tmp;
 	struct reach_view rv;
 	struct kept *b;
-	size_t i, j, n, listed[2] = { 0, 0 };
+	size_t i, j, n, nb, listed[2] = { 0, 0 };
 	unsigned k;
 	int first = 1;
 
 	reach_view_build(&rv, &g->r, g->sym, g->o.mode, !g->main_end_ts);
-	b = split_kept(g, supp);
+	b = split_kept(g, &nb);
 	fprintf(h->f, "\"leaks\":{\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"sites\":[",
 		g->main_end_ts ? "main-end" : g->r.trace->hdr.state == MP_STATE_EXITED ? "exit" : "end-of-trace",
 		trace_rel(g->r.trace, g->end_live_ts));
-	for (i = 0; i <= supp->n; i++) {
+	for (i = 0; i < nb; i++) {
 		struct site *sites;
 		int kept = i > 0;
 
@@ -319,7 +335,7 @@ static void data_leaks(struct hdata *h, struct suppressions *supp)
 				omitted[kept][1] += sites[j].bytes;
 				continue;
 			}
-			leak_site(h, &sites[j], b[i].rule, &rv, first);
+			leak_site(h, &sites[j], b[i].why, &rv, first);
 			listed[kept]++;
 			first = 0;
 		}
@@ -372,7 +388,7 @@ void html_data(FILE *f, struct growth *g, const struct tl_gap *gap, uint64_t min
 	fputc(',', f);
 	data_suspects(&h, &supp);
 	fputc(',', f);
-	data_leaks(&h, &supp);
+	data_leaks(&h);
 	supp_release(&supp);
 	fclose(h.ft);
 	fprintf(f, ",\"frames\":[%s]}", h.ftab ? h.ftab : "");

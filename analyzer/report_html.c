@@ -123,7 +123,7 @@ static int cmd_html(int argc, char **argv)
 	const char *output = "memprov-report.html";
 	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
 				 .own = html_opt, .own_arg = &output,
-				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE | GROWTH_END_ALL,
 					.points = 20, .min_bytes = 1024,
 					.timeline_points = HTML_TIMELINE_POINTS } };
 	struct tl_gap gap;

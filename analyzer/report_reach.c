@@ -184,7 +184,7 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 
 void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay *r)
 {
-	char b2[32];
+	char b2[HUMAN_LEN], nb[HUMAN_LEN];
 	unsigned i;
 
 	if (!v->shown) {
@@ -200,8 +200,8 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 
 		if (c == MP_REACH_UNKNOWN && !v->totals[c][0])
 			continue;
-		fprintf(f, "  %-16s %10" PRIu64 " blocks %12s%s\n", text_name[c], v->totals[c][0],
-			human_bytes(b2, sizeof(b2), v->totals[c][1]),
+		fprintf(f, "  %-16s %10s blocks %12s%s\n", text_name[c],
+			fmt_count(nb, sizeof(nb), v->totals[c][0]), human_bytes(b2, sizeof(b2), v->totals[c][1]),
 			c == MP_REACH_UNKNOWN ? "  (allocated after the scan)" : "");
 	}
 	print_notes(f, &r->reach);

@@ -59,7 +59,7 @@ test_expect_success 'the default suppressions hide numpy'"'"'s small blocks, in 
 	grep -Fx "kept until exit on purpose (default suppressions): 3 blocks, 2.0 KiB \
 — \`--no-default-suppressions\` shows them" out &&
 	grep -Fx "1 site of the program'"'"'s own:" out &&
-	grep -Fx "  #1 heap malloc: 1 block, 64 B (64 B)" out &&
+	grep -Fx "  #1 heap malloc: 1 block, 64 B" out &&
 	memprov leaks --json py.trace >d.json &&
 	jget d.json "=len(j[\"sites\"])" set_apart.suppressed.blocks set_apart.suppressed.bytes \
 		set_apart.suppressed.rules.0.pattern >out &&

@@ -63,10 +63,10 @@ test_expect_success 'leaks: the program'"'"'s sites listed, the rest one line ea
 	Python arenas (pymalloc'"'"'s small objects, of every line): 2 arenas, 2.0 MiB — \`--all\` shows them
 	kept until exit on purpose (default suppressions): 1 block, 304 B — \`--no-default-suppressions\` shows them
 	2 sites of the program'"'"'s own:
-	  #1 heap malloc: 1 block, 97.7 KiB (100000 B)
+	  #1 heap malloc: 1 block, 97.7 KiB (100,000 B)
 	      work /app/main.py:10
 	      <module> /app/main.py:20
-	  #2 heap malloc: 3 blocks, 58.6 KiB (60000 B)
+	  #2 heap malloc: 3 blocks, 58.6 KiB (60,000 B)
 	      WeakSet.add /usr/lib/python3.11/_weakrefset.py:88
 	      work /app/main.py:14
 	      <module> /app/main.py:20
@@ -89,13 +89,13 @@ test_expect_success '--all lists them by category; --no-default-suppressions cou
 	printf "%s\n9\n" "[\"arena\", \"program\", \"state\", \"suppressed\"]" >expect && test_cmp expect out &&
 	memprov leaks --no-default-suppressions cat.trace >nd &&
 	grep -Fx "3 sites of the program'"'"'s own:" nd &&
-	grep -Fx "  #3 heap calloc: 1 block, 304 B (304 B)" nd
+	grep -Fx "  #3 heap calloc: 1 block, 304 B" nd
 '
 
 test_expect_success 'the gate: the program'"'"'s memory only; --all counts the state too' '
 	memprov check cat.trace >out; test $? = 1 &&
 	grep -Fx "  live at the end of the main module: 156.2 KiB in 4 blocks (budget 0 B, all kinds): over budget" out &&
-	grep -Fx "    304 B (304 B) in 1 block: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
+	grep -Fx "    304 B in 1 block: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
 	memprov check --max-leak 160000 cat.trace >/dev/null &&
 	memprov check --all --max-leak 160000 cat.trace >/dev/null; test $? = 1
 '
@@ -106,7 +106,7 @@ test_expect_success 'the gate: the program'"'"'s memory only; --all counts the s
 test_expect_success 'leak:<python-interpreter> matches stacks cut at the interpreter' '
 	printf "leak:<python-interpreter>\n" >pi.supp &&
 	memprov check --suppressions pi.supp cat.trace >out &&
-	grep -Fx "    156.2 KiB (160000 B) in 4 blocks: leak:<python-interpreter> (pi.supp:1)" out
+	grep -Fx "    156.2 KiB (160,000 B) in 4 blocks: leak:<python-interpreter> (pi.supp:1)" out
 '
 
 test_expect_success 'peak: start-up, imports and arenas in one line each, top level kept' '
@@ -133,7 +133,7 @@ test_expect_success 'CPython 3.10: a few small blocks are its free lists' '
 	} | "$TRACEGEN" -o f310.trace &&
 	memprov leaks f310.trace >out &&
 	grep -Fx "interpreter and module state: 2 blocks, 1.1 KiB — \`--all\` shows them" out &&
-	grep -Fx "  #1 heap malloc: 17 blocks, 10.0 KiB (10200 B)" out &&
+	grep -Fx "  #1 heap malloc: 17 blocks, 10.0 KiB (10,200 B)" out &&
 	sed "s/libpython3.10/libpython3.11/" f310.trace >f311.trace &&
 	memprov leaks f311.trace >out &&
 	grep -Fx "2 sites of the program'"'"'s own:" out

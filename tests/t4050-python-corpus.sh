@@ -99,7 +99,7 @@ test_expect_success 'json, numpy at the end: one summary line, no site' '
 	/usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
 	memprov run -o "$TRASH/jn.trace" -- /usr/bin/python3 -c "import json, numpy" 2>/dev/null &&
 	memprov leaks jn.trace >out &&
-	grep -c "^interpreter and module state: [0-9]* blocks, 1[0-9].[0-9] MiB — \`--all\` shows them$" out >n &&
+	grep -c "^interpreter and module state: [0-9,]* blocks, 1[0-9].[0-9] MiB — \`--all\` shows them$" out >n &&
 	echo 1 >one && test_cmp one n &&
 	grep -qx "no site of the program'"'"'s own" out &&
 	memprov leaks --json jn.trace >jn.json &&

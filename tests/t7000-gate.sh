@@ -41,7 +41,7 @@ test_expect_success '/usr/bin/python3 -c "import numpy" passes' '
 	$PY -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
 	trace np $PY -c "import numpy" && memprov check np.trace >out && grep -q ": ok$" out &&
 	grep -qx "  live at the end of the main module: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
-	grep -q "^  interpreter and module state: [0-9]* blocks, 1[0-9].[0-9] MiB — \`--all\` gates them$" out
+	grep -q "^  interpreter and module state: [0-9,]* blocks, 1[0-9].[0-9] MiB — \`--all\` gates them$" out
 '
 
 test_expect_success 'a CUDA program that frees everything passes (fake runtime, shared and static)' '
@@ -188,7 +188,7 @@ test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes
 
 test_expect_success 'threads: a C program joining 4 threads and Python'"'"'s threading pass (the DTV)' '
 	"$MEMPROV_CLI" run --check -o th.trace -- "$BIN/gate_leak" threads >out 2>&1 &&
-	grep -qx "    1.2 KiB (1216 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
+	grep -qx "    1.2 KiB (1,216 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
 	"$MEMPROV_CLI" run --check -o pyth.trace -- $PY -c \
 		"import threading; t=threading.Thread(target=len,args=((),)); t.start(); t.join()" >out 2>&1 &&
 	grep -q "): ok$" out
