@@ -94,6 +94,7 @@ install: all ## install library, CLI and headers under PREFIX (default /usr/loca
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memprov
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libmemprov.so
 	install -m 0644 include/memprov.h include/memprov_trace.h $(DESTDIR)$(PREFIX)/include/
+	install -D -m 0644 python/memprov_pytest.py $(DESTDIR)$(PREFIX)/share/memprov/python/memprov_pytest.py
 
 format: ## reformat the C sources with clang-format
 	clang-format -i $(LIB_SRC) $(CLI_SRC) interpose/*.h analyzer/*.h include/*.h

@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh [build] [test] [bench] [html] [fuzz]
 #
 # build: compilers' libraries (libunwind, uthash, elfutils' libdw);
-# test: what the test suite runs (python3-numpy, python3-psutil, valgrind,
+# test: what the test suite runs (python3-numpy, python3-psutil, python3-pytest, valgrind,
 # xmllint, strace, prlimit/setpriv); bench: heaptrack and perf; html:
 # chromium for the HTML report test; fuzz: clang and its libFuzzer runtime.
 # Nothing is done when everything is there. Without root it prints the
@@ -12,7 +12,7 @@
 set -e
 
 pkgs_build="gcc make libc6-dev libunwind-dev uthash-dev libdw-dev libelf-dev"
-pkgs_test="python3 python3-numpy python3-psutil valgrind libxml2-utils strace util-linux"
+pkgs_test="python3 python3-numpy python3-psutil python3-pytest valgrind libxml2-utils strace util-linux"
 pkgs_bench="heaptrack time linux-perf"
 pkgs_html="chromium"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
