@@ -258,7 +258,8 @@ enum clobber {
 	CLOBBER_NONE,           /* the name was free, or has a %p */
 	CLOBBER_REPLACED,       /* an older trace was removed */
 	CLOBBER_KEPT,           /* an older trace was kept (--no-clobber) */
-	CLOBBER_FOREIGN,        /* something else is there: kept */
+	CLOBBER_FOREIGN,        /* a file that is not a trace: kept */
+	CLOBBER_NOT_FILE,       /* a link, a directory, a device...: kept */
 };
 
 static enum clobber clobber_old(const char *tmpl, int no_clobber, char **base_out)
@@ -275,6 +276,8 @@ static enum clobber clobber_old(const char *tmpl, int no_clobber, char **base_ou
 	*base_out = trace_expand(tmpl, "");
 	if (lstat(*base_out, &st) < 0)
 		return CLOBBER_NONE;
+	if (!S_ISREG(st.st_mode))
+		return CLOBBER_NOT_FILE;
 	if (trace_peek(*base_out, &h) < 0)
 		return CLOBBER_FOREIGN;
 	if (no_clobber)
@@ -430,9 +433,10 @@ static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enu
 			mine);
 	else if (c == CLOBBER_REPLACED && !strcmp(mine, base))
 		fprintf(stderr, "memprov: trace written to %s (an older trace there was replaced)\n", mine);
-	else if ((c == CLOBBER_KEPT || c == CLOBBER_FOREIGN) && strcmp(mine, base))
+	else if (c >= CLOBBER_KEPT && strcmp(mine, base))
 		fprintf(stderr, "memprov: trace written to %s (%s was left as it was: %s)\n", mine, base,
-			c == CLOBBER_KEPT ? "an older trace, --no-clobber" : "not a memprov trace");
+			c == CLOBBER_KEPT ? "an older trace, --no-clobber" :
+			c == CLOBBER_FOREIGN ? "not a memprov trace" : "not a regular file");
 	else
 		fprintf(stderr, "memprov: trace written to %s\n", mine);
 	report_others(&t, pid, mine);
