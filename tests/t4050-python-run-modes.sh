@@ -4,8 +4,8 @@
 # global; the end of the main module is marked before finalization frees
 # it, so `leaks` (measured there) shows exactly that block at its line,
 # on Debian's python3 and the pyenv Pythons (3.10 to 3.13), in walk mode
-# and in profile mode. The shim case (python3 through pyenv's launcher)
-# is in t2220.
+# and in profile mode; and through the pyenv shim first on PATH, where the
+# trace `memprov run` names must be Python's, not the launcher's.
 . "$(dirname "$0")/test-lib.sh"
 
 RM=$TOP/tests/py/runmodes
@@ -79,6 +79,32 @@ for py in $pythons; do
 		kept_at walk "$py" 0 runpath.py && expect "<module>" "$pkg"
 	'
 done
+
+# through the launcher people have first on PATH (a pyenv shim here): the
+# trace `memprov run` names is Python's, with the 8 MB at main-end
+case "$(command -v python3)" in
+*/shims/python3)
+	test_expect_success "-m unittest through the pyenv shim, as memprov run names it" '
+		(cd "$RM" && timeout 120 env PYTHONDONTWRITEBYTECODE=1 "$MEMPROV_CLI" run -o "$TRASH/s.trace" -- \
+			python3 -m unittest -q test_unit_keep) >out.txt 2>err.txt &&
+		name=$(sed -n "s/^memprov: trace written to //p" err.txt) &&
+		memprov leaks --json "$name" >leaks.json &&
+		/usr/bin/python3 -c "
+import json
+d = json.load(open(\"leaks.json\"))
+print(\"at\", d[\"at\"])
+for s in d[\"sites\"]:
+    py = s.get(\"python\") or []
+    if 8000001 <= s[\"bytes\"] < 8100000 and py:
+        print(py[0][\"function\"], py[0][\"line\"])
+" >kept.txt &&
+		expect "Keep.test_keep" "$unit"
+	'
+	;;
+*)
+	echo "skip - $TEST_NAME: python3 on PATH is not a pyenv shim"
+	;;
+esac
 
 if /usr/bin/python3 -c 'import pytest' 2>/dev/null; then
 	for mode in walk profile; do
