@@ -1,7 +1,8 @@
 /*
  * run.c - `memprov run`: start a command with libmemprov.so preloaded,
- * wait for it, say where its trace (and its children's) went, and exit
- * with its status as a shell would.
+ * wait for it, say where its trace went (the program's own, after a
+ * launcher's execs; the others in one line), gate it with --check, and
+ * exit with its status as a shell would.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,8 +41,7 @@ struct run_args {
 };
 
 /*
- * Signals memprov passes on
- to the command instead of dying of them (as
+ * Signals memprov passes on to the command instead of dying of them (as
  * timeout(1) does): the job-control and user signals a supervisor, a CI
  * runner or a user sends to the process it started.
  */
@@ -444,6 +444,21 @@ static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enu
 	free(mine);
 }
 
+/* Is word one of the sep-separated items of list? */
+static int has_item(const char *list, const char *word, char sep)
+{
+	size_t n = strlen(word);
+
+	while (list && *list) {
+		if (!strncmp(list, word, n) && (list[n] == sep || !list[n]))
+			return 1;
+		list = strchr(list, sep);
+		if (list)
+			list++;
+	}
+	return 0;
+}
+
 /* name=value, or value put before (sep) what name already holds. */
 static int prepend_env(const char *name, const char *value, const char *sep)
 {
@@ -471,13 +486,10 @@ static int set_env(const struct run_args *a, const char *lib, const char *plugin
 		  (a->mark_on && setenv("MEMPROV_MARK_ON", a->mark_on, 1)) ||
 		  (a->python_objects && setenv("MEMPROV_PYTHON_OBJECTS", "1", 1));
 
-	if (!ret && plugin_dir) {
-		const char *old = getenv("PYTEST_PLUGINS");
-
+	if (!ret && plugin_dir)
 		ret = prepend_env("PYTHONPATH", plugin_dir, ":") ||
-		      ((!old || !strstr(old, PYTEST_PLUGIN)) &&
+		      (!has_item(getenv("PYTEST_PLUGINS"), PYTEST_PLUGIN, ',') &&
 		       prepend_env("PYTEST_PLUGINS", PYTEST_PLUGIN, ","));
-	}
 	return ret ? error("cannot set the environment: %s", strerror(errno)) : 0;
 }
 
@@ -583,7 +595,6 @@ static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, con
 	return ret == 1 ? a->gate.gate_status : ret;
 }
 
-
 /* --mark-on MODULE:FUNCTION, appended to the list. */
 static int add_mark_on(struct run_args *a, const char *arg)
 {
@@ -601,7 +612,7 @@ static int check_args(const struct run_args *a, int argc)
 {
 	if (a->gate.set && !a->check)
 		return usage_error(&command_run, "gate options need --check");
-	if (a->json_stdout)
+	if (a->json_stdout && !a->json_file)
 		return usage_error(&command_run, "--json would go into the output of CMD: give --json-file FILE");
 	if (a->json_file && !a->check)
 		return usage_error(&command_run, "--json-file needs --check");

@@ -27,6 +27,7 @@
  * so a large block that pymalloc hands on to malloc is recorded once, by
  * the domain hook. An arena mapped from inside a domain hook is recorded
  * all the same: pa_outer keeps the guard the domain hook was called with.
+ * Only a re-entry (guard REC) leaves an arena event unrecorded, counted.
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, config and sys.
  */
@@ -73,16 +74,21 @@ static inline void pa_end(int g)
 }
 
 /*
- * Enter for an arena event: with the guard the program's call found (the
- * domain hook's, when pymalloc maps an arena from inside one). 1: record,
- * then put *saved back in the guard.
+ * Enter for an arena event, judged by the guard the call into pymalloc
+ * found (the domain hook's, when pymalloc maps an arena from inside one).
+ * An arena is recorded even when memprov's own call into the interpreter
+ * (guard PASS) made pymalloc map it: the program's objects fill it next.
+ * 1: record, then put *saved back in the guard.
  */
 static int pa_arena_enter(enum mp_func fn, int *saved)
 {
+	int outer;
+
 	*saved = mp_self.guard;
 	if (!mp_config.mmap)
 		return 0;
-	mp_self.guard = pa_depth ? pa_outer : *saved;
+	outer = pa_depth ? pa_outer : *saved;
+	mp_self.guard = outer == MP_GUARD_PASS ? MP_GUARD_NONE : outer;
 	if (mp_enter_fn(fn))
 		return 1;
 	mp_self.guard = *saved;

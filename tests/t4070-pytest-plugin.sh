@@ -96,7 +96,13 @@ test_expect_success 'the 1 MB test_keeps keeps is made between its own marks' '
 test_expect_success 'run --pytest keeps PYTHONPATH and PYTEST_PLUGINS the command had' '
 	timeout 60 env PYTHONPATH=/nonexistent PYTEST_PLUGINS=other "$MEMPROV_CLI" run --pytest -o "$TRASH/e.trace" -- \
 		/bin/sh -c "echo \"\$PYTHONPATH|\$PYTEST_PLUGINS\"" >env.txt 2>/dev/null &&
-	echo "$PLUGIN_DIR:/nonexistent|memprov_pytest,other" >expect && test_cmp expect env.txt
+	echo "$PLUGIN_DIR:/nonexistent|memprov_pytest,other" >expect && test_cmp expect env.txt &&
+	timeout 60 env PYTEST_PLUGINS=a,memprov_pytest "$MEMPROV_CLI" run --pytest -o "$TRASH/e.trace" -- \
+		/bin/sh -c "echo \"\$PYTEST_PLUGINS\"" >env.txt 2>/dev/null &&
+	echo "a,memprov_pytest" >expect && test_cmp expect env.txt &&
+	timeout 60 env PYTEST_PLUGINS=memprov_pytest_x "$MEMPROV_CLI" run --pytest -o "$TRASH/e.trace" -- \
+		/bin/sh -c "echo \"\$PYTEST_PLUGINS\"" >env.txt 2>/dev/null &&
+	echo "memprov_pytest,memprov_pytest_x" >expect && test_cmp expect env.txt
 '
 
 test_done
