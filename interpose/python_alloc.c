@@ -29,7 +29,8 @@
  * all the same: pa_outer keeps the guard the domain hook was called with.
  * Only a re-entry (guard REC) leaves an arena event unrecorded, counted.
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, config and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, trace_writer and
+ * trace_file (the guard), and config.
  */
 #include <stddef.h>
 #include <stdint.h>
