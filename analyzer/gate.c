@@ -340,8 +340,10 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n)
 	if (o->junit) {
 		tot.junit = xopen_memstream(&cases, &len);
 	}
-	if (o->flags & GATE_JSON)
-		printf("{\"traces\":[");
+	if (o->flags & GATE_JSON) {
+		report_json_open(stdout, "check");
+		printf("\"traces\":[");
+	}
 	for (i = 0; i < n; i++) {
 		if ((o->flags & GATE_JSON) && i)
 			putchar(',');
@@ -424,43 +426,35 @@ static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		GATE_LONG_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cmdline cl = { .cmd = &command_check, .argc = argc, .argv = argv, .longopts = opts };
 	struct gate_opts o;
+	const char *arg;
 	int c, ret;
 
 	gate_opts_init(&o);
-	opterr = 0;
-	optind = 1;
 	/* options may follow the traces */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			gate_opts_release(&o);
-			command_help(stdout, &command_check);
-			return EXIT_OK;
-		}
-		if (c == '?' || c == ':') {
-			gate_opts_release(&o);
-			if (optopt >= GATE_OPT_MAX_LEAK)
-				return usage_error(&command_check, "option '%s' needs a value", argv[optind - 1]);
-			return usage_error(&command_check, "unknown option '%s'", argv[optind - 1]);
-		}
-		ret = gate_opts_set(&o, &command_check, c, optarg);
+	while ((c = cmdline_next(&cl, &arg)) > 0) {
+		ret = gate_opts_set(&o, &command_check, c, arg);
 		if (ret) {
 			gate_opts_release(&o);
 			return ret;
 		}
 	}
+	if (c == CMDLINE_STOP) {
+		gate_opts_release(&o);
+		return cl.status;
+	}
 	if ((o.flags & GATE_JSON) && (o.flags & GATE_ANNOTATIONS)) {
 		gate_opts_release(&o);
 		return usage_error(&command_check, "--json and --annotations both write stdout: choose one");
 	}
-	if (optind >= argc) {
+	if (!cl.n_operands) {
 		gate_opts_release(&o);
 		return usage_error(&command_check, "no trace given");
 	}
-	ret = gate_check(&o, argv + optind, (size_t)(argc - optind));
+	ret = gate_check(&o, cl.operands, (size_t)cl.n_operands);
 	gate_opts_release(&o);
 	return ret;
 }

@@ -69,7 +69,7 @@ static const char *site_function(const struct site *s, char *buf, size_t len)
 
 static void offender_line(FILE *f, const struct result *res, const struct offender *off)
 {
-	char b1[32], b2[32], fn[512];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN], fn[512];
 	const char *file;
 	int line;
 
@@ -80,9 +80,9 @@ static void offender_line(FILE *f, const struct result *res, const struct offend
 			human_bytes(b2, sizeof(b2), off->growth_bytes > 0 ? (uint64_t)off->growth_bytes : 0),
 			human_bytes(fn, sizeof(fn), off->s.bytes));
 	else
-		fprintf(f, "%s %s: %s in %" PRIu64 " block%s live at %s", kind_name(off->s.kind),
-			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes), off->s.blocks,
-			off->s.blocks == 1 ? "" : "s", res->at);
+		fprintf(f, "%s %s: %s in %s block%s live at %s", kind_name(off->s.kind),
+			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes),
+			fmt_count(c, sizeof(c), off->s.blocks), off->s.blocks == 1 ? "" : "s", res->at);
 	fprintf(f, " in ");
 	put_text(f, site_function(&off->s, fn, sizeof(fn)), ESC_TEXT);
 	if (site_location(&off->s, &file, &line)) {
@@ -107,15 +107,15 @@ static void offenders_text(FILE *f, const struct result *res, size_t n)
 
 static void budget_text(FILE *f, const struct gate_opts *o, const struct result *res)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], c[HUMAN_LEN];
 	unsigned k;
 
 	if (o->kinds) {
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			if (o->kinds & (1u << k))
-				fprintf(f, "  %s live at %s: %s in %" PRIu64 " block%s (budget %s)%s\n",
-					kind_name(k), res->at, human_bytes(b1, sizeof(b1), res->live[k][1]),
-					res->live[k][0], res->live[k][0] == 1 ? "" : "s",
+				fprintf(f, "  %s live at %s: %s in %s block%s (budget %s)%s\n",
+					kind_name(k), res->at, bytes_exact(b1, sizeof(b1), res->live[k][1]),
+					fmt_count(c, sizeof(c), res->live[k][0]), res->live[k][0] == 1 ? "" : "s",
 					human_bytes(b2, sizeof(b2), o->max_leak),
 					res->leak_fail & (1u << k) ? ": over budget" : "");
 	} else {
@@ -123,8 +123,9 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			blocks += res->live[k][0];
-		fprintf(f, "  live at %s: %s in %" PRIu64 " block%s (budget %s, all kinds)%s\n", res->at,
-			human_bytes(b1, sizeof(b1), res->leak_total), blocks, blocks == 1 ? "" : "s",
+		fprintf(f, "  live at %s: %s in %s block%s (budget %s, all kinds)%s\n", res->at,
+			bytes_exact(b1, sizeof(b1), res->leak_total), fmt_count(c, sizeof(c), blocks),
+			blocks == 1 ? "" : "s",
 			human_bytes(b2, sizeof(b2), o->max_leak), res->leak_fail ? ": over budget" : "");
 	}
 	if (res->growth_checked) {
@@ -141,7 +142,7 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 
 static void suppressed_text(FILE *f, const struct suppressions *supp, const struct result *res)
 {
-	char b1[32];
+	char b1[HUMAN_LEN], c[HUMAN_LEN];
 	size_t i;
 
 	if (!res->hidden[0] && !res->hidden[1]) {
@@ -152,14 +153,14 @@ static void suppressed_text(FILE *f, const struct suppressions *supp, const stru
 		if (!any)
 			return;
 	}
-	fprintf(f, "  suppressed: %s in %" PRIu64 " block%s\n", human_bytes(b1, sizeof(b1), res->hidden[1]),
-		res->hidden[0], res->hidden[0] == 1 ? "" : "s");
+	fprintf(f, "  suppressed: %s in %s block%s\n", bytes_exact(b1, sizeof(b1), res->hidden[1]),
+		fmt_count(c, sizeof(c), res->hidden[0]), res->hidden[0] == 1 ? "" : "s");
 	for (i = 0; i < supp->n; i++) {
 		const struct supp_rule *rule = &supp->rules[i];
 
 		if (rule->blocks)
-			fprintf(f, "    %s (%" PRIu64 " B) in %" PRIu64 " block%s: leak:%s (%s%s%s)\n",
-				human_bytes(b1, sizeof(b1), rule->bytes), rule->bytes, rule->blocks,
+			fprintf(f, "    %s in %s block%s: leak:%s (%s%s%s)\n",
+				bytes_exact(b1, sizeof(b1), rule->bytes), fmt_count(c, sizeof(c), rule->blocks),
 				rule->blocks == 1 ? "" : "s", rule->pattern, rule->source,
 				rule->why ? ": " : "", rule->why ? rule->why : "");
 		if (rule->sites)
@@ -184,7 +185,8 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 		printf("not gated: replaced by exec (its memory went with it)\n");
 		return;
 	}
-	printf("%s\n", res->status ? "FAIL" : "ok");
+	printf("%s%s%s\n", color(stdout, res->status ? COLOR_FAIL : COLOR_OK), res->status ? "FAIL" : "ok",
+	       color(stdout, COLOR_RESET));
 	if (strcmp(res->at, "exit"))
 		printf("  the process did not exit (killed, or still running): live at the end of the trace\n");
 	budget_text(stdout, o, res);
@@ -390,5 +392,6 @@ int gate_write_junit(const struct gate_opts *o, const struct gate_totals *tot, c
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 	if (fclose(f))
 		return error("cannot write JUnit file '%s': %s", o->junit, strerror(errno));
+	note_written("JUnit file", o->junit);
 	return 0;
 }

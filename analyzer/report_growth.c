@@ -36,7 +36,8 @@ static void window_text(const struct growth *g)
 
 static void print_text(const struct growth *g, unsigned flags)
 {
-	char b1[32], b2[32], b3[32], s1[32], s2[32], at[GROWTH_POINT_TEXT];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], s2[HUMAN_LEN], c[HUMAN_LEN];
+	char at[GROWTH_POINT_TEXT];
 	size_t i, shown = 0, n = g->n_window;
 	const char *u = growth_unit(g);
 
@@ -62,19 +63,16 @@ static void print_text(const struct growth *g, unsigned flags)
 			printf("\nother sites:\n");
 		shown++;
 		growth_point_text(g, s->st.start, at, sizeof(at));
-		printf("  #%zu %s %s: %s%s (%" PRId64 " B) over the window, %s/%s (%s B, %s block%s/%s)\n",
-		       shown, kind_name(s->s.kind), site_api(&s->s),
-		       s->st.growth_bytes < 0 ? "-" : "+",
-		       human_bytes(b1, sizeof(b1), (uint64_t)llabs(s->st.growth_bytes)),
-		       s->st.growth_bytes,
-		       human_bytes(b2, sizeof(b2), (uint64_t)fabs(s->st.slope_bytes)), u,
-		       growth_num(s1, sizeof(s1), s->st.slope_bytes), growth_num(s2, sizeof(s2), s->st.slope_blocks),
-		       fabs(s->st.slope_blocks - 1) < 1e-6 ? "" : "s", u);
+		fmt_rate(s2, sizeof(s2), s->st.slope_blocks);
+		printf("  %s#%zu %s %s: %s over the window, %s per %s, %s block%s per %s%s\n",
+		       color(stdout, COLOR_HEADING), shown, kind_name(s->s.kind), site_api(&s->s),
+		       bytes_delta(b1, sizeof(b1), s->st.growth_bytes), bytes_rate(b2, sizeof(b2), s->st.slope_bytes),
+		       u, s2, strcmp(s2, "1") ? "s" : "", u, color(stdout, COLOR_RESET));
 		printf("     since ");
 		put_text(stdout, at, ESC_TEXT);
-		printf("; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
+		printf("; %s in %s block%s at the end; confidence %.2f "
 		       "(R^2 %.3f, rose in %.0f%% of steps, kept %.0f%% of its rises)\n",
-		       human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
+		       bytes_exact(b3, sizeof(b3), s->st.end_bytes), fmt_count(c, sizeof(c), s->st.end_blocks),
 		       s->st.end_blocks == 1 ? "" : "s", s->st.confidence, s->st.r2,
 		       100 * s->st.rose, 100 * s->st.retention);
 		site_text(stdout, &s->s, g->o.mode, SITE_ALL_FRAMES);
@@ -119,7 +117,7 @@ static void print_json(const struct growth *g, unsigned flags)
 	const struct trace *t = g->r.trace;
 	size_t i, n = g->n_window;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "growth");
 	printf(",\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
 	       ",\"thinned\":%" PRIu64 ",\"main_end\":%s,\"min_bytes\":%" PRIu64 ",\"points\":[",
 	       g->set == &g->marks ? "marks" : "time", growth_unit(g), g->n_marks,

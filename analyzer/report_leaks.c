@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_reach.h"
 #include "sites.h"
 #include "symbolize.h"
 #include "util.h"
@@ -16,6 +17,7 @@
 
 struct leaks {
 	unsigned flags;                   /* enum report_flags */
+	struct reach_view reach;          /* classes of the scan at exit */
 	enum site_mode mode;
 	struct replay_live *at_main_end;  /* snapshot at the last main-end mark */
 	uint64_t main_end_ts;
@@ -38,7 +40,7 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 		       uint64_t at_ns, const struct site *sites, size_t n)
 {
 	size_t j, shown = n;
-	char b1[32], b2[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN];
 	unsigned k;
 
 	report_header(stdout, r);
@@ -50,12 +52,18 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	for (k = 1, j = 0; k < MP_KIND_COUNT; k++) {
 		if (!lk->totals[k][0])
 			continue;
-		printf("  %-10s %10" PRIu64 " blocks %12s\n", kind_name(k), lk->totals[k][0],
-		       human_bytes(b2, sizeof(b2), lk->totals[k][1]));
+		printf("  %-10s %10s block%s  %s\n", kind_name(k), fmt_count(c, sizeof(c), lk->totals[k][0]),
+		       lk->totals[k][0] == 1 ? " " : "s", bytes_exact(b2, sizeof(b2), lk->totals[k][1]));
 		j++;
 	}
 	if (!j)
 		printf("  none\n");
+	reach_text_summary(stdout, &lk->reach, r);
+	if (lk->reach.shown) {
+		reach_text_sites(stdout, &lk->reach, lk->mode,
+				 lk->flags & REPORT_ALL ? 0 : LEAKS_TOP);
+		return;
+	}
 	if (!n)
 		return;
 	if (!(lk->flags & REPORT_ALL) && n > LEAKS_TOP)
@@ -67,11 +75,13 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	sites_text(stdout, sites, shown, lk->mode);
 }
 
-static void print_json_site(const struct site *s)
+static void print_json_site(const struct leaks *lk, const struct site *s)
 {
 	putchar('{');
 	site_json_kind(stdout, s);
-	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",", s->blocks, s->bytes);
+	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, s->blocks, s->bytes);
+	reach_json_site(stdout, &lk->reach, s);
+	putchar(',');
 	site_json_frames(stdout, s);
 	putchar('}');
 }
@@ -83,7 +93,7 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	size_t i;
 	unsigned k;
 
-	putchar('{');
+	report_json_open(stdout, "leaks");
 	report_json_trace(stdout, t);
 	report_json_exit(stdout, t);
 	printf(",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"damaged\":%s,\"totals\":{", at, at_ns,
@@ -91,11 +101,13 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		printf("%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", k > 1 ? "," : "",
 		       kind_name(k), lk->totals[k][0], lk->totals[k][1]);
-	printf("},\"sites\":[");
+	printf("},");
+	reach_json(stdout, &lk->reach, r);
+	printf(",\"sites\":[");
 	for (i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
-		print_json_site(&sites[i]);
+		print_json_site(lk, &sites[i]);
 	}
 	printf("]}\n");
 }
@@ -139,11 +151,14 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	sym = sym_new(&r, 1);
 	sites = sites_build(&r, sym, live, lk.mode, &n);
+	reach_view_build(&lk.reach, &r, sym, lk.mode, !lk.at_main_end);
+	reach_sort_sites(&lk.reach, sites, n);
 	if (lk.flags & REPORT_JSON)
 		print_json(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	else
 		print_text(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	sites_free(sites, n);
+	reach_view_free(&lk.reach);
 	sym_free(sym);
 	replay_live_free(&live);
 	return report_close(&t, &r);

@@ -46,7 +46,7 @@ static struct replay_live *live_at_event(struct trace *t, uint64_t event, struct
 static void print_text(const struct growth *g, const struct site *sites, size_t n, unsigned flags)
 {
 	const struct trace *t = g->r.trace;
-	char b1[32], b2[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN];
 	size_t shown = n;
 	unsigned k;
 
@@ -55,22 +55,21 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 		printf("\nno memory was live at any time\n");
 		return;
 	}
-	printf("\npeak of live memory, all kinds: %s (%" PRIu64 " B) at %s (record %" PRIu64 ")\n",
-	       human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
-	       human_ns(b2, sizeof(b2), trace_rel(t, g->peak_ts)), g->peak_event);
+	printf("\npeak of live memory, all kinds: %s at %s (record %s)\n",
+	       bytes_exact(b1, sizeof(b1), g->peak_total), human_ns(b2, sizeof(b2), trace_rel(t, g->peak_ts)),
+	       fmt_count(c, sizeof(c), g->peak_event));
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		if (g->peak_live[k])
-			printf("  %-10s %12s (%" PRIu64 " B)\n", kind_name(k),
-			       human_bytes(b1, sizeof(b1), g->peak_live[k]), g->peak_live[k]);
+			printf("  %-10s %s\n", kind_name(k), bytes_exact(b1, sizeof(b1), g->peak_live[k]));
 	printf("\npeak of each kind on its own:\n");
 	for (k = 1; k < MP_KIND_COUNT; k++) {
 		const struct replay_kind *rk = &g->r.kinds[k];
 
 		if (!rk->peak_bytes)
 			continue;
-		printf("  %-10s %12s (%" PRIu64 " B) at %s; %" PRIu64 " blocks at most\n", kind_name(k),
-		       human_bytes(b1, sizeof(b1), rk->peak_bytes), rk->peak_bytes,
-		       human_ns(b2, sizeof(b2), trace_rel(t, rk->peak_ts)), rk->peak_blocks);
+		printf("  %-10s %s at %s; %s block%s at most\n", kind_name(k),
+		       bytes_exact(b1, sizeof(b1), rk->peak_bytes), human_ns(b2, sizeof(b2), trace_rel(t, rk->peak_ts)),
+		       fmt_count(c, sizeof(c), rk->peak_blocks), rk->peak_blocks == 1 ? "" : "s");
 	}
 	if (!(flags & REPORT_ALL) && n > PEAK_TOP)
 		shown = PEAK_TOP;
@@ -85,7 +84,7 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	size_t i;
 	unsigned k;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "peak");
 	printf(",\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"record\":%" PRIu64
 	       ",\"kinds\":{", g->peak_total, g->peak_total ? trace_rel(t, g->peak_ts) : 0,
 	       g->peak_event);

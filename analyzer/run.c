@@ -444,6 +444,36 @@ static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enu
 	free(mine);
 }
 
+/*
+ * The directory the trace will be created in must exist and be writable
+ * before the command starts: a run whose trace cannot be written is
+ * refused (exit 1), not run untraced. A template that is a directory
+ * (or ends in '/') gets its traces inside it; a directory part holding a
+ * '%' depends on the pid and is left to the library.
+ */
+static int check_output(const char *output)
+{
+	const char *slash = strrchr(output, '/');
+	char *dir;
+	struct stat st;
+	int ret = 0;
+
+	if (!stat(output, &st) && S_ISDIR(st.st_mode))
+		dir = xstrdup(output);
+	else if (!slash)
+		dir = xstrdup(".");
+	else
+		dir = xstrndup(output, slash == output ? 1 : (size_t)(slash - output));
+	if (strchr(dir, '%'))
+		goto out;
+	if (stat(dir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
+	    access(dir, W_OK | X_OK) < 0)
+		ret = error("cannot write the trace '%s' in '%s': %s", output, dir, strerror(errno));
+out:
+	free(dir);
+	return ret;
+}
+
 /* Is word one of the sep-separated items of list? */
 static int has_item(const char *list, const char *word, char sep)
 {
@@ -608,7 +638,7 @@ static int add_mark_on(struct run_args *a, const char *arg)
 }
 
 /* What must hold once the options are read: 0, or a usage error's status. */
-static int check_args(const struct run_args *a, int argc)
+static int check_args(const struct run_args *a, int n_cmd)
 {
 	if (a->gate.set && !a->check)
 		return usage_error(&command_run, "gate options need --check");
@@ -618,15 +648,51 @@ static int check_args(const struct run_args *a, int argc)
 		return usage_error(&command_run, "--json-file needs --check");
 	if ((a->gate.flags & GATE_JSON) && (a->gate.flags & GATE_ANNOTATIONS))
 		return usage_error(&command_run, "--json-file and --annotations: choose one");
-	if (optind >= argc)
+	if (!n_cmd)
 		return usage_error(&command_run, "no command given");
 	return 0;
 }
 
+/* One option of run's own (or the gate's): 0, or a usage error's status. */
+static int run_opt(struct run_args *a, int c, const char *arg)
+{
+	if (c == GATE_OPT_JSON) {
+		a->json_stdout = 1;
+		return 0;
+	}
+	if (c >= GATE_OPT_MAX_LEAK)
+		return gate_opts_set(&a->gate, &command_run, c, arg);
+	switch (c) {
+	case 'c':
+		a->check = 1;
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	case 'm':
+		return add_mark_on(a, arg);
+	case 'P':
+		a->python_objects = 1;
+		return 0;
+	case 'T':
+		a->pytest = 1;
+		return 0;
+	case 'n':
+		a->no_clobber = 1;
+		return 0;
+	case 'J':
+		a->json_file = arg;
+		a->gate.flags |= GATE_JSON;
+		return 0;
+	}
+	return usage_error(&command_run, "unknown option code %d", c);
+}
+
 /*
- * Parse the options up to the command. Returns 0 to go on, or -1 when
- * the command ends here with *status (0 after --help, 2 after a usage
- * error, already printed).
+ * Parse the options up to the command (the shared rule, but the command
+ * and its arguments are CMD's own). Returns 0 to go on, or -1 when the
+ * command ends here with *status (0 after --help, 2 after a usage error,
+ * already printed).
  */
 static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 {
@@ -640,69 +706,27 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 		{ "json-file", required_argument, NULL, 'J' },
 		GATE_LONG_OPTIONS,
 		GATE_RUN_LONG_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cmdline cl = { .cmd = &command_run, .argc = argc, .argv = argv, .shortopts = "o:",
+			      .longopts = opts, .stop_at_operand = 1 };
+	const char *arg;
 	int c, ret = 0;
 
-	opterr = 0;
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
-		if (c == GATE_OPT_JSON) {
-			a->json_stdout = 1;
-			continue;
-		}
-		if (c >= GATE_OPT_MAX_LEAK) {
-			ret = gate_opts_set(&a->gate, &command_run, c, optarg);
-			continue;
-		}
-		switch (c) {
-		case 'c':
-			a->check = 1;
+	while ((c = cmdline_next(&cl, &arg)) > 0) {
+		ret = run_opt(a, c, arg);
+		if (ret) {
+			c = cmdline_fail(&cl, ret);
 			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'P':
-			a->python_objects = 1;
-			break;
-		case 'T':
-			a->pytest = 1;
-			break;
-		case 'n':
-			a->no_clobber = 1;
-			break;
-		case 'J':
-			a->json_file = optarg;
-			a->gate.flags |= GATE_JSON;
-			break;
-		case 'm':
-			ret = add_mark_on(a, optarg);
-			break;
-		case 'h':
-			command_help(stdout, &command_run);
-			*status = EXIT_OK;
-			return -1;
-		case '?':
-			if (optopt >= GATE_OPT_MAX_LEAK)
-				ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
-			else if (optopt)
-				ret = usage_error(&command_run, "option '-%c' %s", optopt,
-						  optopt == 'o' ? "needs a path" : "is unknown");
-			else
-				ret = usage_error(&command_run, "unknown option '%s'", argv[optind - 1]);
-			break;
-		default:
-			ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
 		}
 	}
-	if (!ret)
-		ret = check_args(a, argc);
-	a->cmd = argv + optind;
+	if (c == CMDLINE_END)
+		cl.status = check_args(a, cl.n_operands);
+	a->cmd = cl.operands;
 	if (!a->output || !*a->output)
 		a->output = DEFAULT_OUTPUT;
-	*status = ret;
-	return ret ? -1 : 0;
+	*status = cl.status;
+	return *status || c == CMDLINE_STOP ? -1 : 0;
 }
 
 /* --json-file FILE, opened before the run so that a bad path fails early. */
@@ -737,7 +761,7 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		*strrchr(plugin, '/') = 0;
 	}
-	if (set_env(&a, lib, plugin) < 0)
+	if (check_output(a.output) < 0 || set_env(&a, lib, plugin) < 0)
 		goto out;
 	if (a.json_file && (json_fd = open_json_file(a.json_file)) < 0) {
 		ret = EXIT_USAGE;

@@ -109,6 +109,9 @@ void mp_config_load(void)
 	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
 	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
 	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
+	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);
+	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);
+	c->reach_memory_mb = (unsigned)env_num("MEMPROV_REACH_MEMORY_MB", 1, 1048576, 2048);
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
 	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);

@@ -19,6 +19,7 @@
 #include "hooks_signal.h"
 #include "libc_real.h"
 #include "modules.h"
+#include "reach.h"
 #include "stack.h"
 #include "writer.h"
 
@@ -84,6 +85,8 @@ __attribute__((constructor(101))) static void mp_init(void)
 	}
 	mp_pass_end(g);
 	start_tracing();
+	if (mp_tracing)
+		mp_signal_watch_deaths();
 	return;
 out:
 	mp_pass_end(g);
@@ -110,6 +113,7 @@ static void record_exit(int status, unsigned how)
 	    mp_header->pid != (int32_t)syscall(SYS_getpid))
 		return;
 	mp_self.guard = MP_GUARD_REC;
+	mp_reach_at_exit();
 	mp_record_exit(status, how);
 	mp_trace_set_state(MP_STATE_EXITED, status);
 	mp_self.guard = g;

@@ -31,6 +31,12 @@ int mp_intern_init(void)
 	return 0;
 }
 
+void mp_intern_range(uintptr_t *addr, size_t *len)
+{
+	*addr = (uintptr_t)set;
+	*len = set ? INTERN_SIZE * sizeof(uint64_t) : 0;
+}
+
 int mp_intern_insert(uint64_t id)
 {
 	uint32_t i = (uint32_t)id & (INTERN_SIZE - 1);

@@ -13,6 +13,8 @@
 
 /* Map (or, in a forked child, map anew) an empty set. 0, or -1. */
 int mp_intern_init(void) MP_HIDDEN;
+/* Where the set is mapped (len 0: not mapped): memprov's own memory. */
+void mp_intern_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
 /*
  * 1 when id (never 0) was not in the set and now is, or the set cannot
  * hold it (no set, or its probe run is full): write its record then.

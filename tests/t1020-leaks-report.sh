@@ -32,18 +32,20 @@ test_expect_success 'text report: header, kinds, sites merged past the interpret
 	at: end of the trace, 13 ns after start
 
 	live memory by kind:
-	  heap                4 blocks      2.0 KiB
+	  heap                4 blocks  2.0 KiB (2,080 B)
+
+	reachability at exit: not computed: no scan: the process did not exit normally (killed, or still running)
 
 	3 sites:
-	  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)
+	  #1 heap malloc: 2 blocks, 2.0 KiB (2,000 B)
 	      grow /app/app.py:10
 	      <module> /app/app.py:30
 	      _multiarray_umath.so+0x10
 	      _multiarray_umath.so+0x20
-	  #2 heap malloc: 1 block, 64 B (64 B)
+	  #2 heap malloc: 1 block, 64 B
 	      grow /app/app.py:11
 	      <module> /app/app.py:30
-	  #3 heap calloc: 1 block, 16 B (16 B)
+	  #3 heap calloc: 1 block, 16 B
 	      _multiarray_umath.so+0x50
 	EOF
 	test_cmp expect out
@@ -67,7 +69,7 @@ test_expect_success '--native keeps interpreter frames: the stacks stay apart' '
 test_expect_success '--python-only shows Python frames only' '
 	memprov leaks --python-only py.trace >out &&
 	! grep "_multiarray" out &&
-	grep -F "  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)" out &&
+	grep -Fx "  #1 heap malloc: 2 blocks, 2.0 KiB (2,000 B)" out &&
 	grep -F "(no Python frames)" out
 '
 
@@ -119,10 +121,10 @@ test_expect_success 'the top 20 sites unless --all; JSON always lists all' '
 	memprov leaks many.trace >out &&
 	grep -F "top 20 of 25 sites (--all shows every site):" out &&
 	test $(grep -c "^  #" out) = 20 &&
-	grep -F "  #1 heap malloc: 1 block, 2.4 KiB (2500 B)" out &&
+	grep -Fx "  #1 heap malloc: 1 block, 2.4 KiB (2,500 B)" out &&
 	memprov leaks --all many.trace >all &&
 	test $(grep -c "^  #" all) = 25 &&
-	grep -F "  #25 heap malloc: 1 block, 100 B (100 B)" all &&
+	grep -Fx "  #25 heap malloc: 1 block, 100 B" all &&
 	memprov leaks --json many.trace >m.json &&
 	jget m.json "=len(j[\"sites\"])" sites.24.bytes >out &&
 	printf "25\n100\n" >expect && test_cmp expect out

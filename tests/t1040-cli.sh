@@ -22,7 +22,7 @@ test_expect_success 'memprov --help and memprov help SUBCOMMAND: exit 0' '
 test_expect_success 'unknown subcommand, option, help topic: exit 2, one line and the usage' '
 	st=0 && memprov frobnicate 2>err || st=$? && test $st = 2 &&
 	head -n 1 err >first && echo "memprov: error: unknown subcommand '\''frobnicate'\''" >expect &&
-	test_cmp expect first && grep -F "usage: memprov SUBCOMMAND" err &&
+	test_cmp expect first && grep -F "usage: memprov [--color=WHEN] SUBCOMMAND" err &&
 	st=0 && memprov --frob 2>err || st=$? && test $st = 2 &&
 	st=0 && memprov help frob 2>err || st=$? && test $st = 2 &&
 	st=0 && memprov 2>err || st=$? && test $st = 2 &&

@@ -35,8 +35,8 @@ test_expect_success 'the bounded cache and the churn are not suspects; --all sho
 test_expect_success 'text report: slope, start and end figures' '
 	memprov growth leak.trace >g.txt &&
 	grep -F "1 growing site (growth of at least 1.0 KiB over the window), biggest first:" g.txt &&
-	grep -F "  #1 heap malloc: +196.0 KiB (200704 B) over the window, 4.0 KiB/mark (4096 B, 1 block/mark)" g.txt &&
-	grep -F "since mark #0 \"iter\"; 200.0 KiB (50 blocks) at the end; confidence 1.00" g.txt &&
+	grep -Fx "  #1 heap malloc: +196.0 KiB (+200,704 B) over the window, 4.0 KiB (4,096 B) per mark, 1 block per mark" g.txt &&
+	grep -F "since mark #0 \"iter\"; 200.0 KiB (204,800 B) in 50 blocks at the end; confidence 1.00" g.txt &&
 	grep -F "leak_a $TOP/tests/growth/grow.c:$LEAK_LINE" g.txt
 '
 
@@ -59,7 +59,7 @@ test_expect_success 'peak: exact total and sites live then' '
 	EOF
 	test_cmp expect out &&
 	memprov peak leak.trace >p.txt &&
-	grep -F "peak of live memory, all kinds: 209.3 KiB (214312 B)" p.txt
+	grep -F "peak of live memory, all kinds: 209.3 KiB (214,312 B)" p.txt
 '
 
 test_expect_success 'diff against a run without the leak shows leak_a alone' '

@@ -25,7 +25,7 @@ test_expect_success 'clean C programs pass with no options' '
 	memprov check true.trace >out && grep -qx "  live at exit: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
 	memprov check clean.trace >out &&
 	grep -q ": ok$" out &&
-	grep -qx "    4.0 KiB (4096 B) in 1 block: leak:_IO_file_doallocate (default: glibc stdio buffers (stdout, stderr, open FILEs))" out
+	grep -qx "    4.0 KiB (4,096 B) in 1 block: leak:_IO_file_doallocate (default: glibc stdio buffers (stdout, stderr, open FILEs))" out
 '
 
 test_expect_success 'python3 -c pass passes (pyenv python3 through its shim, and /usr/bin/python3)' '
@@ -58,7 +58,7 @@ test_expect_success 'a leaking C program fails, naming the site and line' '
 	trace leak "$BIN/gate_leak" leak &&
 	memprov check leak.trace >out; test $? = 1 &&
 	grep -qx "memprov check: leak.trace (pid [0-9]*: $BIN/gate_leak leak): FAIL" out &&
-	grep -qx "  live at exit: 2.9 KiB in 3 blocks (budget 0 B, all kinds): over budget" out &&
+	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
 	test "$(grep -c "^    #" out)" = 1
 '
@@ -66,8 +66,8 @@ test_expect_success 'a leaking C program fails, naming the site and line' '
 test_expect_success 'a suppression file hides it and says how much' '
 	printf "# known leak\n\nleak:leak_h*re\n  leak:^no_such_function$  \n" >supp &&
 	memprov check --suppressions supp leak.trace >out &&
-	grep -qx "    2.9 KiB (3000 B) in 3 blocks: leak:leak_h\*re (supp:3)" out &&
-	grep -qx "  suppressed: 2.9 KiB in 3 blocks" out &&
+	grep -qx "    2.9 KiB (3,000 B) in 3 blocks: leak:leak_h\*re (supp:3)" out &&
+	grep -qx "  suppressed: 2.9 KiB (3,000 B) in 3 blocks" out &&
 	memprov check --json --suppressions supp leak.trace >s.json &&
 	test "$(j s.json "[(r[\"pattern\"],r[\"bytes\"],r[\"blocks\"],r[\"source\"]) for r in j[\"traces\"][0][\"suppressed\"][\"rules\"]]")" = \
 		"[('"'"'leak_h*re'"'"', 3000, 3, '"'"'supp:3'"'"')]"
