@@ -28,7 +28,12 @@ test_expect_success 'a report on an exec'\''d trace says which trace continues i
 	! memprov leaks w.2.trace | grep "continued by" &&
 	memprov leaks --json w.trace >leaks.json &&
 	/usr/bin/python3 -c "import json; print(json.load(open(\"leaks.json\"))[\"continued_by\"])" >next &&
-	echo w.1.trace >expect && test_cmp expect next
+	echo w.1.trace >expect && test_cmp expect next &&
+	if /usr/bin/python3 -c "import jsonschema" 2>/dev/null; then
+		memprov growth --json w.trace >growth.json &&
+		memprov stats --json w.trace >stats.json &&
+		"$TOP/tests/helper/validate-json.py" leaks.json growth.json stats.json
+	fi
 '
 
 test_expect_success 'an exec'\''d trace with no continuation beside it says so' '
