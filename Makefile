@@ -120,6 +120,7 @@ INSTALL_FILES := $(CLI):bin/memprov:0755 \
 	include/memprov_trace.h:include/memprov_trace.h:0644 \
 	docs/memprov.1:share/man/man1/memprov.1:0644 \
 	scripts/memprov-completion.bash:share/bash-completion/completions/memprov:0644 \
+	python/memprov_pytest.py:share/memprov/python/memprov_pytest.py:0644 \
 	$(foreach f,$(wildcard schemas/*.json),$(f):share/memprov/$(f):0644)
 ifeq ($(ARCH),x86_64)
 INSTALL_FILES += $(LIB):lib/libmemprov.so:0755
@@ -135,7 +136,7 @@ install: all ## install CLI, library, headers, man page, completion, schemas und
 
 uninstall: ## remove what make install put under PREFIX
 	$(Q)$(foreach f,$(INSTALL_FILES),rm -f $(call install_dst,$(f));)
-	-$(Q)rmdir $(DESTDIR)$(PREFIX)/share/memprov/schemas $(DESTDIR)$(PREFIX)/share/memprov 2>/dev/null
+	-$(Q)rmdir $(DESTDIR)$(PREFIX)/share/memprov/schemas $(DESTDIR)$(PREFIX)/share/memprov/python $(DESTDIR)$(PREFIX)/share/memprov 2>/dev/null
 	@echo "memprov: removed from $(DESTDIR)$(PREFIX)"
 
 # make deb: `make install` into a staging directory (PREFIX=/usr), then

@@ -10,6 +10,7 @@
 
 #include "alloc_fn.h"
 #include "report.h"
+#include "trace_chain.h"
 #include "util.h"
 
 const char *report_command(const struct trace *t)
@@ -17,10 +18,35 @@ const char *report_command(const struct trace *t)
 	return t->hdr.cmdline[0] ? t->hdr.cmdline : t->hdr.exe;
 }
 
+/* A trace whose process called exec: the trace of the program it became. */
+static char *report_successor(const struct trace *t)
+{
+	return t->hdr.state == MP_STATE_EXEC ? trace_exec_successor(t->path, &t->hdr) : NULL;
+}
+
+/* The end of the chain of execs that starts at next: the program's last trace. */
+static char *report_chain_end(const char *next)
+{
+	struct mp_file_header h;
+	char *cur = xstrdup(next), *n;
+	int steps;
+
+	for (steps = 0; steps < 256; steps++) {
+		if (trace_peek(cur, &h) || h.state != MP_STATE_EXEC)
+			break;
+		n = trace_exec_successor(cur, &h);
+		if (!n)
+			break;
+		free(cur);
+		cur = n;
+	}
+	return cur;
+}
+
 void report_header(FILE *f, const struct replay *r)
 {
 	const struct trace *t = r->trace;
-	char buf[512];
+	char buf[512], *next;
 
 	fprintf(f, "trace: %s\n", t->path);
 	fprintf(f, "pid: %d, command: ", t->hdr.pid);
@@ -28,6 +54,23 @@ void report_header(FILE *f, const struct replay *r)
 	fprintf(f, "\nended: ");
 	put_text(f, replay_ending(r, buf, sizeof(buf)), ESC_TEXT);
 	fputc('\n', f);
+	if (t->hdr.state == MP_STATE_EXEC) {
+		next = report_successor(t);
+		fprintf(f, "continued by: ");
+		put_text(f, next ? next : "no trace of the same pid beside this one", ESC_TEXT);
+		if (next) {
+			char *end = report_chain_end(next);
+
+			if (strcmp(end, next)) {
+				fprintf(f, " (its execs end in ");
+				put_text(f, end, ESC_TEXT);
+				fputc(')', f);
+			}
+			free(end);
+		}
+		fputc('\n', f);
+		free(next);
+	}
 	if (t->cut)
 		fprintf(f, "warning: trace cut at offset %" PRIu64 ": figures are up to that point\n",
 			t->cut_at);
@@ -66,6 +109,16 @@ void report_json_trace(FILE *f, const struct trace *t)
 	json_str(f, t->path);
 	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
 	json_str(f, report_command(t));
+	if (t->hdr.state == MP_STATE_EXEC) {
+		char *next = report_successor(t);
+
+		fprintf(f, ",\"continued_by\":");
+		if (next)
+			json_str(f, next);
+		else
+			fprintf(f, "null");
+		free(next);
+	}
 	fprintf(f, ",\"skipped_events\":%" PRIu64, t->hdr.skipped_total);
 }
 

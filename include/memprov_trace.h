@@ -224,7 +224,10 @@ enum mp_kind {
 
 /*
  * Functions whose calls are recorded; the number is stored in
- * mp_rec_head.func. X(id, name): ids never change meaning.
+ * mp_rec_head.func. X(id, name): ids never change meaning. 96-103: blocks
+ * of CPython's "mem" and "object" allocator domains (kind HEAP, recorded
+ * with MEMPROV_PYTHON_OBJECTS=1); 104/105: pymalloc's arenas (kind MMAP),
+ * which hold the small blocks of those domains.
  */
 #define MP_FUNCS(X)                                                        \
 	X(1, malloc) X(2, calloc) X(3, realloc) X(4, reallocarray)           \
@@ -244,7 +247,11 @@ enum mp_kind {
 	X(72, cuMemAllocHost) X(73, cuMemFreeHost) X(74, cuMemHostRegister)  \
 	X(75, cuMemHostUnregister) X(76, cuMemCreate) X(77, cuMemRelease)    \
 	X(78, cuMemMap) X(79, cuMemUnmap) X(80, cuCtxDestroy)                \
-	X(81, cuDevicePrimaryCtxReset) X(82, cuDevicePrimaryCtxRelease)
+	X(81, cuDevicePrimaryCtxReset) X(82, cuDevicePrimaryCtxRelease)     \
+	X(96, PyMem_Malloc) X(97, PyMem_Calloc) X(98, PyMem_Realloc)         \
+	X(99, PyMem_Free) X(100, PyObject_Malloc) X(101, PyObject_Calloc)    \
+	X(102, PyObject_Realloc) X(103, PyObject_Free)                       \
+	X(104, PyObject_ArenaAlloc) X(105, PyObject_ArenaFree)
 
 enum mp_func {
 	MP_FN_NONE = 0,

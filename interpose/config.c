@@ -101,6 +101,7 @@ void mp_config_load(void)
 	c->mmap = (int)env_num("MEMPROV_MMAP", 0, 1, 1);
 	c->cuda = (int)env_num("MEMPROV_CUDA", 0, 1, 1);
 	c->python = (int)env_num("MEMPROV_PYTHON", 0, 1, 1);
+	c->python_objects = (int)env_num("MEMPROV_PYTHON_OBJECTS", 0, 1, 0);
 	c->depth = (int)env_num("MEMPROV_DEPTH", 1, MP_MAX_FRAMES, 64);
 	c->rss_interval_ms = (unsigned)env_num("MEMPROV_RSS_INTERVAL_MS", 0, 60000, 250);
 	c->sample_bytes = env_num("MEMPROV_SAMPLE_BYTES", 0, UINT32_MAX, 0);

@@ -19,6 +19,7 @@ struct mp_config {
 	int cuda;                 /* MEMPROV_CUDA=0|1 (1): CUDA runtime and driver */
 	int python;               /* MEMPROV_PYTHON=0|1 (1): Python frames */
 	int python_walk;          /* MEMPROV_PYTHON_MODE=walk|profile (walk): 1 walk */
+	int python_objects;       /* MEMPROV_PYTHON_OBJECTS=0|1 (0): every pymalloc block */
 	int depth;                /* MEMPROV_DEPTH=1..256 (64): native frames */
 	unsigned rss_interval_ms; /* MEMPROV_RSS_INTERVAL_MS=0..60000 (250), 0 off */
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */

@@ -57,7 +57,7 @@ _memprov()
 	fi
 
 	case $prev in
-	-o|--output|--junit|--suppressions)
+	-o|--output|--junit|--suppressions|--json-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0 ;;
 	--kind)

@@ -101,6 +101,7 @@ test_expect_success 'make install and make uninstall: exactly the listed files' 
 	./opt/mp/lib/libmemprov.so
 	./opt/mp/share/bash-completion/completions/memprov
 	./opt/mp/share/man/man1/memprov.1
+	./opt/mp/share/memprov/python/memprov_pytest.py
 	./opt/mp/share/memprov/schemas/check.schema.json
 	./opt/mp/share/memprov/schemas/diff.schema.json
 	./opt/mp/share/memprov/schemas/growth.schema.json
