@@ -51,7 +51,7 @@ case "$SHIM" in
 		name=$(sed -n "s/^memprov: trace written to //p" err) &&
 		command_of "$name" >cmd &&
 		grep "python3.* -c kept = bytearray(3_000_000)$" cmd && ! grep -q "bash" cmd &&
-		memprov leaks --json "$name" >leaks.json &&
+		memprov leaks --all --json "$name" >leaks.json &&
 		/usr/bin/python3 -c "
 import json
 d = json.load(open(\"leaks.json\"))
