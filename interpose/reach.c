@@ -7,7 +7,11 @@
  *  1. the exiting thread's registers and stack pointer as the program had
  *     them when it called memprov's exit hook (libunwind, back to the
  *     first frame outside libmemprov.so), so memprov's own frames are not
- *     roots;
+ *     roots; after exit() or the return from main they were taken then
+ *     (mp_reach_note_exit) and the scan runs later, once the exit handlers
+ *     and the program's destructors have run, where valgrind and
+ *     LeakSanitizer look too: frames below that stack pointer (exit's own,
+ *     the handlers') are dead to the program and are not roots;
  *  2. inside a dl_iterate_phdr callback, so that no stopped thread can hold
  *     the loader's lock the scan needs: stop the other threads
  *     (stop_world.c), read the live blocks back from the trace
@@ -63,6 +67,13 @@ struct job {
 };
 
 static int once;
+
+/* The exiting thread's registers where it called exit or main returned. */
+static struct {
+	int32_t tid;
+	int ok;
+	struct rthread t;
+} noted;
 
 /*
  * A safety net, not a part of the design: should the scan itself fault
@@ -271,6 +282,20 @@ static int find_valgrind(struct dl_phdr_info *info, size_t size, void *arg)
 	return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core");
 }
 
+void mp_reach_note_exit(void)
+{
+	int g, r;
+
+	memset(&noted, 0, sizeof(noted));
+	g = mp_pass_begin(); /* what libunwind maps is its own */
+	r = own_regs(&noted.t);
+	mp_pass_end(g);
+	if (r)
+		return;
+	noted.tid = (int32_t)syscall(SYS_gettid);
+	noted.ok = 1;
+}
+
 static void run(struct job *j)
 {
 	if (dl_iterate_phdr(find_valgrind, NULL)) {
@@ -278,7 +303,9 @@ static void run(struct job *j)
 		j->status = MP_REACH_UNSUPPORTED;
 		return;
 	}
-	if (own_regs(&j->self)) {
+	if (noted.ok && noted.tid == (int32_t)syscall(SYS_gettid)) {
+		j->self = noted.t;
+	} else if (own_regs(&j->self)) {
 		j->self.nregs = 0;
 		own_regs_here(&j->self);
 		j->st.notes |= MP_REACH_N_OWN_FRAMES;
@@ -299,6 +326,10 @@ static void run(struct job *j)
 }
 
 #else
+
+void mp_reach_note_exit(void)
+{
+}
 
 static void run(struct job *j)
 {

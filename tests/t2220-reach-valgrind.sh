@@ -42,7 +42,8 @@ agree() {
 	test -n "$v" && test "$m" = "$v"
 }
 
-for args in "basic" "basic exit" "list 10" "cycle" "interior" "threads"; do
+for args in "basic" "basic exit" "list 10" "cycle" "interior" "threads" \
+	"forget" "forgetdtor exit"; do
 	test_expect_success "reach $args: definitely and indirectly lost as valgrind says" "
 		agree reach-\$(echo $args | tr ' ' -) \"\$BIN/reach\" $args
 	"

@@ -9,7 +9,7 @@
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 for p in corpus-inline-O0 corpus-inline-O2 corpus-cxxnew-O0 corpus-cxxnew-O2 \
-	corpus-stripped corpus-stripped.full corpus-nodwarf libcorpus-nodwarf.so; do
+	corpus-stripped corpus-stripped.full corpus-nodwarf libcorpus-nodwarf.so corpus-tsd; do
 	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
 done
 
@@ -167,6 +167,29 @@ test_expect_success 'alloc:NAME in a suppression file: the gate names the caller
 	grep -F "heap xmalloc: 80 B in 2 blocks live at exit in fill at $SRC/$I:$(at $I fill)" out &&
 	st=0 && memprov check --alloc-fn "f(" corpus-inline-O2.trace 2>err || st=$? &&
 	test $st = 2 && grep "alloc-fn wants a function name" err
+'
+
+test_expect_success 'glibc frames: the function name, never its internal __GI_ alias' '
+	run corpus-tsd &&
+	memprov leaks --json corpus-tsd.trace >tsd.json &&
+	/usr/bin/python3 - tsd.json "$(at tsd.c keydtor)" >tsd.out <<-\EOF &&
+	import json, sys
+	line = int(sys.argv[2])
+	for s in json.load(open(sys.argv[1]))["sites"]:
+	    f = s["frames"]
+	    if f and f[0]["function"] == "keydtor" and f[0]["line"] == line:
+	        for x in f:
+	            print(x["function"], (x["file"] or "-").split("/")[-1])
+	EOF
+	cat tsd.out &&
+	test "$(sed -n 1p tsd.out)" = "keydtor tsd.c" &&
+	! grep -q "__GI_" tsd.out &&
+	if grep -q "nptl_deallocate_tsd.c" tsd.out; then
+		test "$(sed -n 2p tsd.out | cut -d" " -f1)" = __nptl_deallocate_tsd &&
+		test "$(sed -n 3p tsd.out | cut -d" " -f1)" = __nptl_deallocate_tsd
+	else
+		echo "libc without debug symbols: its frames not checked"
+	fi
 '
 
 command -v valgrind >/dev/null || test_skip "valgrind not installed"

@@ -4,8 +4,12 @@
 CORPUS_PROGS := tests/bin/corpus-inline-O0 tests/bin/corpus-inline-O2 \
 	tests/bin/corpus-cxxnew-O0 tests/bin/corpus-cxxnew-O2 \
 	tests/bin/corpus-stripped tests/bin/corpus-stripped.full \
-	tests/bin/libcorpus-nodwarf.so tests/bin/corpus-nodwarf
+	tests/bin/libcorpus-nodwarf.so tests/bin/corpus-nodwarf tests/bin/corpus-tsd
 TEST_BUILD += $(CORPUS_PROGS)
+
+tests/bin/corpus-tsd: tests/corpus/tsd.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -std=gnu11 $(WARN) -pthread -o $@ $<
 
 tests/bin/corpus-inline-O%: tests/corpus/inline.c
 	@mkdir -p tests/bin

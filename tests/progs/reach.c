@@ -20,8 +20,13 @@
  *                              stack; exit() from a signal handler running
  *                              on an alternate stack (a heap block)
  *   seccomp                    threads, under an allow-all seccomp filter
- *   atexit                     basic, then an atexit handler keeps 777 B:
- *                              allocated after the scan, not classified
+ *   atexit                     basic, then an atexit handler keeps 777 B
+ *                              (still reachable: the scan comes after it)
+ *   forget [exit]              basic, then an atexit handler drops the 5
+ *                              kept pointers: 8 blocks definitely lost, as
+ *                              valgrind and LeakSanitizer say (they look
+ *                              after the exit handlers)
+ *   forgetdtor [exit]          the same, from a destructor of the program
  *   big MIB                    MIB blocks of 1 MiB kept, filled with data
  *   churnkeep N                N blocks of 16..4096 B, every other one kept
  */
@@ -190,6 +195,19 @@ static void late(void)
 	keep[7] = malloc(777);
 }
 
+static int forget_in_dtor;
+
+static void forget(void)
+{
+	memset(keep, 0, sizeof(keep));
+}
+
+static __attribute__((destructor)) void forget_dtor(void)
+{
+	if (forget_in_dtor)
+		forget();
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -266,6 +284,12 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "atexit")) {
 		atexit(late);
 		basic("return");
+	} else if (!strcmp(mode, "forget")) {
+		atexit(forget);
+		basic(argc > 2 ? argv[2] : "return");
+	} else if (!strcmp(mode, "forgetdtor")) {
+		forget_in_dtor = 1;
+		basic(argc > 2 ? argv[2] : "return");
 	} else if (!strcmp(mode, "seccomp")) {
 		allow_all_filter();
 		threads();
