@@ -21,6 +21,7 @@
 #include "gate.h"
 #include "gate_report.h"
 #include "growth.h"
+#include "inherit.h"
 #include "pertest.h"
 #include "report.h"
 #include "sites.h"
@@ -346,6 +347,8 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 	}
 	cat_init(&cat, &g.r, sym, supp, CAT_END_VERDICT | ((o->flags & GATE_ALL) ? CAT_ALL : 0));
 	res->cat = &cat;
+	/* a forked child is held to what it allocated itself */
+	inherit_split(&g.r, &g.end_live, NULL);
 	if (pt.n)
 		check_tests(o, &cat, res, &pt);
 	else

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gate_report.h"
+#include "inherit.h"
 #include "report.h"
 #include "util.h"
 
@@ -245,6 +246,7 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 	if (res->n_tests)
 		tests_text(stdout, o, res, GATE_TOP);
 	budget_text(stdout, o, res);
+	inherit_text(stdout, res->r, "  ");
 	/* with tests, theirs are listed above: growth's (first in off[]) here */
 	for (n = 0; res->n_tests && n < res->n_off && res->off[n].growth; )
 		n++;
@@ -342,6 +344,7 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 			fprintf(f, "%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 				first ? (first = 0, "") : ",", kind_name(k), res->live[k][0], res->live[k][1]);
 	fprintf(f, "}");
+	inherit_json(f, res->r);
 	json_tests(f, res);
 	fprintf(f, ",\"growth\":");
 	if (res->growth_checked) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "growth.h"
+#include "inherit.h"
 #include "pertest.h"
 #include "util.h"
 
@@ -315,6 +316,7 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 	if ((o->flags & GROWTH_PROGRESS) && !isatty(2))
 		g->o.flags &= ~GROWTH_PROGRESS;
 	replay_init(&g->r, t);
+	inherit_seed(&g->r);
 	g->r.on_record = on_record;
 	g->r.on_mark = on_mark;
 	g->r.arg = g;

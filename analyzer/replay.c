@@ -218,6 +218,7 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 							    b->func, b->device, b->ts);
 
 			t2->weight = b->weight;
+			t2->inherited = b->inherited;
 			block_insert(r, t2);
 		}
 		if (bs < addr) {
@@ -233,6 +234,14 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 		r->kinds[MP_KIND_MMAP].frees++;
 	else
 		r->unmatched_unmaps++;
+}
+
+static void note_inherited_free(struct replay *r, const struct replay_block *b)
+{
+	if (!b->inherited)
+		return;
+	r->inherit.freed_blocks += b->weight;
+	r->inherit.freed_bytes += block_bytes(b);
 }
 
 static void do_free(struct replay *r, struct replay_thread *th, const struct mp_rec_free *f)
@@ -257,6 +266,7 @@ static void do_free(struct replay *r, struct replay_thread *th, const struct mp_
 		return;
 	}
 	block_remove(r, b);
+	note_inherited_free(r, b);
 	if (f->h.flags & MP_RF_REALLOC)
 		th->stash = b;
 	else
@@ -303,6 +313,7 @@ static void do_gpu_free(struct replay *r, struct replay_thread *th, const struct
 		return;
 	}
 	block_remove(r, b);
+	note_inherited_free(r, b);
 	free(b);
 }
 
@@ -416,7 +427,7 @@ static void do_reach_blocks(struct replay *r, const struct mp_rec_reach_blocks *
 	for (i = 0; i < rb->count; i++) {
 		struct replay_block *b = block_find(r, rb->h.kind, rb->addr[i]);
 
-		if (b && b->ts <= rb->scan_ts)
+		if (b && !b->inherited && b->ts <= rb->scan_ts)
 			b->reach = rb->cls;
 	}
 }
@@ -434,7 +445,7 @@ static void do_reach(struct replay *r, const struct mp_rec_reach *rr)
 		return;
 	for (i = 0; i < 2; i++)
 		HASH_ITER(hh, tables[i], b, tmp)
-			if (!b->reach && b->ts <= rr->scan_ts)
+			if (!b->reach && !b->inherited && b->ts <= rr->scan_ts)
 				b->reach = MP_REACH_REACHABLE;
 }
 
@@ -515,6 +526,7 @@ struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls)
 			key.stack = b->stack;
 			key.func = b->func;
 			key.kind = b->key.kind;
+			key.inherited = b->inherited;
 			HASH_FIND(hh, live, &key, sizeof(key), l);
 			if (!l) {
 				l = xcalloc(1, sizeof(*l));
@@ -665,4 +677,57 @@ void replay_release(struct replay *r)
 	for (i = 0; i < r->n_marks; i++)
 		free(r->marks[i].label);
 	free(r->marks);
+	free(r->inherit.parent_path);
+}
+
+/* A copy of the stack id of from, unless r has it (the same id: the same frames). */
+static void adopt_stack(struct replay *r, const struct replay *from, uint64_t id)
+{
+	const struct replay_stack *s;
+	struct replay_stack *st;
+
+	if (!id || replay_find_stack(r, id) || !(s = replay_find_stack(from, id)))
+		return;
+	st = xcalloc(1, sizeof(*st));
+	*st = *s;
+	memset(&st->hh, 0, sizeof(st->hh));
+	st->native = xmalloc(8u * s->n_native + 1);
+	memcpy(st->native, s->native, 8u * s->n_native);
+	st->python = xmalloc(sizeof(struct mp_pyframe) * s->n_python + 1);
+	memcpy(st->python, s->python, sizeof(struct mp_pyframe) * s->n_python);
+	HASH_ADD(hh, r->stacks, id, sizeof(st->id), st);
+}
+
+void replay_adopt(struct replay *r, const struct replay *from)
+{
+	struct replay_block *const tables[2] = { from->blocks, from->mmaps };
+	const struct replay_pycode *p, *pt;
+	const struct replay_block *b, *tmp;
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		HASH_ITER(hh, tables[i], b, tmp) {
+			struct replay_block *nb = block_new(b->key.kind, b->key.addr, b->size, b->stack,
+							    b->func, b->device, b->ts);
+
+			nb->weight = b->weight;
+			nb->inherited = 1;
+			block_insert(r, nb);
+			adopt_stack(r, from, b->stack);
+			r->inherit.blocks += b->weight;
+			r->inherit.bytes += block_bytes(b);
+		}
+	/* the child names its code objects again by the same ids, but only later */
+	HASH_ITER(hh, from->pycodes, p, pt) {
+		struct replay_pycode *pc;
+
+		if (replay_find_pycode(r, p->id))
+			continue;
+		pc = xcalloc(1, sizeof(*pc));
+		pc->id = p->id;
+		pc->first_line = p->first_line;
+		pc->file = xstrdup(p->file);
+		pc->name = xstrdup(p->name);
+		HASH_ADD(hh, r->pycodes, id, sizeof(pc->id), pc);
+	}
 }

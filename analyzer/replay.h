@@ -32,6 +32,7 @@ struct replay_block {
 	int32_t device;
 	uint16_t func;
 	uint8_t reach;     /* enum mp_reach_class from the scan at exit; 0: none */
+	uint8_t inherited; /* a forked child's: its parent held it at the fork */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
 
@@ -104,6 +105,27 @@ struct replay_thread {
 	struct replay_block *stash;   /* the block that realloc gave up */
 };
 
+/*
+ * What a forked child inherited (inherit.c fills it before the replay):
+ * its parent's live set at the fork, from the parent's trace.
+ */
+enum replay_inherit_state {
+	INHERIT_NONE = 0,    /* not a forked child (or an old trace that does not say) */
+	INHERIT_FOUND,       /* the parent's trace was replayed up to the fork */
+	INHERIT_UNKNOWN,     /* a forked child whose parent's trace was not found */
+};
+
+struct replay_inherit {
+	int state;                /* enum replay_inherit_state */
+	char *parent_path;        /* INHERIT_FOUND: the parent's trace */
+	int32_t parent_pid;
+	uint64_t fork_ts;         /* the parent's FORK record */
+	uint64_t blocks, bytes;   /* inherited at the fork */
+	uint64_t freed_blocks, freed_bytes; /* inherited blocks the child freed */
+	uint64_t held_blocks, held_bytes;   /* still held at the instant reported
+					       (set by inherit_split) */
+};
+
 struct replay;
 typedef int (*replay_record_fn)(struct replay *r, const struct mp_rec_head *h, void *arg);
 typedef int (*replay_mark_fn)(struct replay *r, const struct replay_mark *m, void *arg);
@@ -135,6 +157,7 @@ struct replay {
 	int32_t exit_status;
 	uint64_t exit_ts;
 	uint64_t now;                     /* timestamp of the last record */
+	struct replay_inherit inherit;    /* a forked child's inheritance */
 	/* optional callbacks; a nonzero return stops the replay */
 	replay_record_fn on_record;       /* after each record is applied */
 	replay_mark_fn on_mark;           /* after each mark is applied */
@@ -148,7 +171,8 @@ struct replay_live {
 		uint64_t stack;
 		uint16_t func;
 		uint8_t kind;
-		uint8_t pad[5];
+		uint8_t inherited; /* blocks a forked child inherited (kept apart) */
+		uint8_t pad[4];
 	} key;
 	uint64_t blocks, bytes;
 };
@@ -157,6 +181,13 @@ void replay_init(struct replay *r, struct trace *t);
 /* Replay every record (or until a callback returns nonzero). Returns 0. */
 int replay_run(struct replay *r);
 void replay_release(struct replay *r);
+
+/*
+ * A forked child's replay r (before replay_run) takes the blocks live in
+ * from (its parent's replay, stopped at the fork), marked inherited, and
+ * the stacks and Python code objects they name. Counts them in r->inherit.
+ */
+void replay_adopt(struct replay *r, const struct replay *from);
 
 /* Live bytes and blocks per (stack, kind, func) now; free with replay_live_free. */
 struct replay_live *replay_snapshot(const struct replay *r);

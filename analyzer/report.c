@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc_fn.h"
+#include "inherit.h"
 #include "report.h"
 #include "trace_chain.h"
 #include "util.h"
@@ -147,6 +148,7 @@ int report_replay(struct trace *t, struct replay *r, const char *path, replay_ma
 	if (trace_open(t, path, 0) < 0)
 		return EXIT_FAIL;
 	replay_init(r, t);
+	inherit_seed(r);
 	r->on_mark = on_mark;
 	r->arg = arg;
 	replay_run(r);
@@ -207,6 +209,7 @@ static int report_opt(struct report_args *a, int c, const char *arg)
 	case 'n': a->o.mode = SITE_NATIVE; return 0;
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;
+	case 'R': inherit_set_parent(arg); return 0;
 	case 'F':
 		if (alloc_fn_add(arg) < 0)
 			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",

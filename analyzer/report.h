@@ -39,6 +39,7 @@ enum report_flags {
 #define REPORT_OPT_SKIP { "skip", required_argument, NULL, 's' }
 #define REPORT_OPT_AFTER { "after", required_argument, NULL, 'A' }
 #define REPORT_OPT_MIN_BYTES { "min-bytes", required_argument, NULL, 'm' }
+#define REPORT_OPT_PARENT { "parent", required_argument, NULL, 'R' }
 #define REPORT_OPT_END { NULL, 0, NULL, 0 }
 
 /* The command line of a report subcommand. */

@@ -178,7 +178,7 @@ static int cmd_growth(int argc, char **argv)
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_POINTS, REPORT_OPT_SKIP,
 		REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES, REPORT_OPT_SITES, REPORT_OPT_ALL,
-		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
+		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1,
 				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS, .points = 20,
@@ -209,7 +209,7 @@ static int cmd_growth(int argc, char **argv)
 const struct command command_growth = {
 	.name = "growth",
 	.run = cmd_growth,
-	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE",
+	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] TRACE",
 	.help = "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
 		"spaced instants when the trace has no marks; lists the sites whose live memory\n"
 		"keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
@@ -227,5 +227,6 @@ const struct command command_growth = {
 		"  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
 		"  --all             also list the sites that are not suspects, those set apart too\n"
-		"  --no-default-suppressions  what glibc, the loader and CUDA keep counts too\n",
+		"  --no-default-suppressions  what glibc, the loader and CUDA keep counts too\n"
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

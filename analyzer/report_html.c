@@ -118,7 +118,7 @@ static int cmd_html(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		REPORT_OPT_POINTS, REPORT_OPT_SKIP, REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES,
-		REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
+		REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_END,
 	};
 	const char *output = "memprov-report.html";
 	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
@@ -153,7 +153,7 @@ static int cmd_html(int argc, char **argv)
 const struct command command_html = {
 	.name = "html",
 	.run = cmd_html,
-	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] TRACE",
+	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] [--parent TRACE] TRACE",
 	.help = "One self-contained HTML page (no network) to explore a trace: the timeline of\n"
 		"tracked live memory per kind and RSS with labelled marks and the judged window,\n"
 		"the gap check, the growing sites (as growth reports them), the memory live at\n"
@@ -161,5 +161,6 @@ const struct command command_html = {
 		"suppressions explain can be hidden), and a flame graph with search and zoom.\n"
 		"  -o, --output FILE   where to write it (default memprov-report.html; - for stdout);\n"
 		"                      the file written is named on stderr\n"
-		"  other options as for growth\n",
+		"  other options as for growth\n"
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "category.h"
+#include "inherit.h"
 #include "report.h"
 #include "report_reach.h"
 #include "sites.h"
@@ -29,6 +30,8 @@ struct leaks {
 	struct classifier cat;
 	struct site *other[CAT_COUNT];    /* with --all: the sites set apart */
 	size_t n_other[CAT_COUNT];
+	struct site *inherited;           /* a forked child's: what its parent gave it */
+	size_t n_inherited;
 };
 
 static const char *const section[CAT_COUNT] = {
@@ -72,10 +75,17 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	}
 	if (!j)
 		printf("  none\n");
+	inherit_text(stdout, r, "  ");
 	reach_text_summary(stdout, &lk->reach, r);
 	printf("\n");
 	cat_text(stdout, &lk->cat, "", "shows them");
 	cat_text_suppressed(stdout, &lk->cat, "");
+	if (lk->n_inherited) {
+		printf("inherited from the parent and still held, %zu site%s (the parent's stacks):\n",
+		       lk->n_inherited, lk->n_inherited == 1 ? "" : "s");
+		sites_text(stdout, lk->inherited, lk->n_inherited, lk->mode);
+		printf("\n");
+	}
 	if (lk->reach.shown) {
 		/* by reachability class, as valgrind lists them: everything live */
 		reach_text_sites(stdout, &lk->reach, lk->mode,
@@ -126,7 +136,15 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		printf("%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", k > 1 ? "," : "",
 		       kind_name(k), lk->totals[k][0], lk->totals[k][1]);
-	printf("},");
+	printf("}");
+	inherit_json(stdout, r);
+	printf(",\"inherited_sites\":[");
+	for (i = 0; i < lk->n_inherited; i++) {
+		if (i)
+			putchar(',');
+		print_json_site(lk, &lk->inherited[i], CAT_PROGRAM);
+	}
+	printf("],");
 	reach_json(stdout, &lk->reach, r);
 	cat_json(stdout, &lk->cat);
 	printf(",\"sites\":[");
@@ -148,13 +166,13 @@ static int cmd_leaks(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_NO_DEFAULTS,
-		REPORT_OPT_END,
+		REPORT_OPT_PARENT, REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_leaks, .opts = opts, .n_traces = 1 };
 	struct leaks lk;
 	struct trace t;
 	struct replay r;
-	struct replay_live *live, *l, *tmp, *out[CAT_COUNT] = { NULL };
+	struct replay_live *live, *l, *tmp, *out[CAT_COUNT] = { NULL }, *inh = NULL;
 	struct symbolizer *sym;
 	struct site *sites;
 	const char *at;
@@ -184,6 +202,8 @@ static int cmd_leaks(int argc, char **argv)
 		lk.totals[l->key.kind][1] += l->bytes;
 	}
 	sym = sym_new(&r, 1);
+	inherit_split(&r, &live, &inh);
+	lk.inherited = sites_build(&r, sym, inh, lk.mode, &lk.n_inherited);
 	cat_init(&lk.cat, &r, sym, NULL, CAT_END_VERDICT | a.o.cat_flags);
 	cat_split(&lk.cat, &live, (lk.flags & REPORT_ALL) ? out : NULL);
 	sites = sites_build(&r, sym, live, lk.mode, &n);
@@ -197,6 +217,8 @@ static int cmd_leaks(int argc, char **argv)
 	else
 		print_text(&lk, &r, at, trace_rel(&t, at_ts), sites, n);
 	sites_free(sites, n);
+	sites_free(lk.inherited, lk.n_inherited);
+	replay_live_free(&inh);
 	for (k = CAT_STATE; k < CAT_COUNT; k++) {
 		if (out[k])
 			sites_free(lk.other[k], lk.n_other[k]);
@@ -212,7 +234,7 @@ static int cmd_leaks(int argc, char **argv)
 const struct command command_leaks = {
 	.name = "leaks",
 	.run = cmd_leaks,
-	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE",
+	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] TRACE",
 	.help = "Memory still live at the end of the Python main module (if the trace marks it),\n"
 		"else at exit or at the point of death, grouped by allocation site, biggest first.\n"
 		"Interpreter and module state (start-up, imports, a module's top-level code, library\n"
@@ -224,5 +246,6 @@ const struct command command_leaks = {
 		"  --alloc-fn NAME  NAME allocates too ('*' matches any run): sites are its\n"
 		"                 callers, named by it, as for strdup and operator new\n"
 		"  --all          show every site, not the top 20, those set apart too\n"
-		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n",
+		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n"
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

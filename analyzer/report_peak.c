@@ -150,7 +150,7 @@ static int cmd_peak(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL,
-		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
+		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_peak, .opts = opts, .n_traces = 1,
 				 .o = { .flags = GROWTH_PROGRESS } };
@@ -208,7 +208,7 @@ static int cmd_peak(int argc, char **argv)
 const struct command command_peak = {
 	.name = "peak",
 	.run = cmd_peak,
-	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE",
+	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] TRACE",
 	.help = "When live memory peaked (all kinds together, and each kind on its own) and what\n"
 		"was live at the overall peak, by site, biggest first; interpreter and module\n"
 		"state (start-up, imports), pymalloc's arenas and what the default suppressions\n"
@@ -217,5 +217,6 @@ const struct command command_peak = {
 		"  --folded       live bytes at the peak as folded stacks\n"
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
 		"  --all          show every site, not the top 20, those set apart too\n"
-		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n",
+		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n"
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

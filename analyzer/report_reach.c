@@ -202,7 +202,9 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 			continue;
 		fprintf(f, "  %-16s %10s blocks %12s%s\n", text_name[c],
 			fmt_count(nb, sizeof(nb), v->totals[c][0]), human_bytes(b2, sizeof(b2), v->totals[c][1]),
-			c == MP_REACH_UNKNOWN ? "  (allocated after the scan)" : "");
+			c != MP_REACH_UNKNOWN ? "" : r->inherit.held_blocks ?
+			"  (inherited, or allocated after the scan: the scan did not see them)" :
+			"  (allocated after the scan)");
 	}
 	print_notes(f, &r->reach);
 }

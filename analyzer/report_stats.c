@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inherit.h"
 #include "report.h"
 #include "util.h"
 
@@ -70,6 +71,7 @@ static void print_text(const struct replay *r)
 	       fmt_count(c1, sizeof(c1), r->unmatched_frees));
 	if (r->unmatched_unmaps)
 		printf("munmaps of untraced ranges: %" PRIu64 "\n", r->unmatched_unmaps);
+	inherit_text(stdout, r, "");
 	printf("\nfunctions:\n");
 	printf("  %-24s %10s %14s %8s\n", "function", "calls", "bytes", "failed");
 	for (i = 1; i < MP_FN_MAX; i++) {
@@ -136,7 +138,9 @@ static void print_json(const struct replay *r)
 	else
 		printf("null");
 	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"unmatched_unmaps\":%" PRIu64
-	       ",\"functions\":{", t->damaged ? "true" : "false", r->unmatched_frees, r->unmatched_unmaps);
+	       , t->damaged ? "true" : "false", r->unmatched_frees, r->unmatched_unmaps);
+	inherit_json(stdout, r);
+	printf(",\"functions\":{");
 	for (i = 1; i < MP_FN_MAX; i++) {
 		const struct replay_func *f = &r->funcs[i];
 
@@ -180,7 +184,7 @@ static void print_json(const struct replay *r)
 
 static int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_END };
+	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_PARENT, REPORT_OPT_END };
 	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1 };
 	struct trace t;
 	struct replay r;
@@ -190,6 +194,7 @@ static int cmd_stats(int argc, char **argv)
 		return ret;
 	if (report_replay(&t, &r, a.traces[0], NULL, NULL))
 		return EXIT_FAIL;
+	inherit_held(&r);
 	if (a.flags & REPORT_JSON)
 		print_json(&r);
 	else
@@ -200,8 +205,9 @@ static int cmd_stats(int argc, char **argv)
 const struct command command_stats = {
 	.name = "stats",
 	.run = cmd_stats,
-	.usage = "memprov stats [--json] TRACE",
+	.usage = "memprov stats [--json] [--parent TRACE] TRACE",
 	.help = "Calls, bytes and failures per function; allocations, frees, peak and live\n"
 		"memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
-		"  --json         one JSON object on stdout\n",
+		"  --json         one JSON object on stdout\n"
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

@@ -163,7 +163,7 @@ static int cmd_timeline(int argc, char **argv)
 		REPORT_OPT_JSON,
 		{ "points", required_argument, NULL, 'T' },
 		{ "min-gap", required_argument, NULL, 'g' },
-		REPORT_OPT_END,
+		REPORT_OPT_PARENT, REPORT_OPT_END,
 	};
 	uint64_t min_gap = TIMELINE_MIN_GAP;
 	struct report_args a = { .cmd = &command_timeline, .opts = opts, .n_traces = 1,
@@ -187,11 +187,12 @@ static int cmd_timeline(int argc, char **argv)
 const struct command command_timeline = {
 	.name = "timeline",
 	.run = cmd_timeline,
-	.usage = "memprov timeline [--json] [--points N] [--min-gap SIZE] TRACE",
+	.usage = "memprov timeline [--json] [--points N] [--min-gap SIZE] [--parent TRACE] TRACE",
 	.help = "Tracked live bytes per kind and resident memory (RSS samples) at N evenly\n"
 		"spaced instants, with the marks; flags a gap when RSS rises while tracked host\n"
 		"memory does not (allocator retention or untracked memory, not a leak).\n"
 		"  --json          one JSON object on stdout\n"
 		"  --points N      instants (default 20)\n"
-		"  --min-gap SIZE  least unexplained RSS rise to flag (default 1M)\n",
+		"  --min-gap SIZE  least unexplained RSS rise to flag (default 1M)\n"
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

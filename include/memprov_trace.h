@@ -127,6 +127,10 @@ enum mp_header_flags {
 	MP_HF_MMAP = 1 << 1,
 	MP_HF_CUDA = 1 << 2,
 	MP_HF_PYTHON = 1 << 3,
+	MP_HF_FORKED = 1 << 4,  /* a forked child: the trace starts at the fork, and
+				 * the parent's trace has an MP_REC_FORK naming it
+				 * (added without a version change: older writers
+				 * never set it) */
 };
 
 struct mp_file_header {

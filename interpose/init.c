@@ -65,6 +65,9 @@ static void atfork_child(void)
 	mp_modules_reset();
 	if (traced_before_fork)
 		start_tracing();
+	/* one thread here: the reader learns that a parent's memory came with it */
+	if (mp_tracing && mp_header)
+		mp_header->flags |= MP_HF_FORKED;
 }
 
 __attribute__((constructor(101))) static void mp_init(void)

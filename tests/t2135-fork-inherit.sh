@@ -1,0 +1,93 @@
+#!/bin/sh
+# t2135-fork-inherit.sh - a forked child's reports include what it
+# inherited: the parent's trace beside the child's (or named with
+# --parent) is replayed up to its fork record, the blocks then live seed
+# the child's live set (marked inherited, with the parent's stacks), the
+# child's frees of them match, and the gate holds the child to its own.
+# Without the parent's trace, one line says the inherited blocks are
+# unknown. The scan at exit did not see inherited blocks: they are not
+# classified (neither reachable nor lost), and a note says so.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+
+test_expect_success 'a forked child: 1000 B inherited and kept, 200 B inherited and freed, 3 x 50 B leaked' '
+	mkdir fi &&
+	timeout 30 env MEMPROV_OUTPUT=$TRASH/fi/%p.trace \
+		LD_PRELOAD=$MEMPROV_LIB "$BIN/forkinherit" inherit >out &&
+	child=$(sed -n "s/^child=//p" out) &&
+	test -s "fi/$child.trace" &&
+	test $(ls fi | wc -l) = 2
+'
+
+test_expect_success 'leaks: 1150 B in 4 blocks live at exit, 1000 B of them inherited' '
+	child=$(sed -n "s/^child=//p" out) &&
+	memprov leaks --json "fi/$child.trace" >child.json &&
+	jget --check child.json totals.heap.bytes=1150 totals.heap.blocks=4 \
+		inherited.known=true inherited.held.bytes=1000 inherited.held.blocks=1 \
+		inherited.at_fork.bytes=1200 inherited.at_fork.blocks=2 \
+		inherited.freed.bytes=200 inherited.freed.blocks=1 \
+		"inherited.parent_trace=fi/$(ls fi | grep -v "^$child\.")" \
+		"=len(j[\"inherited_sites\"])==1" \
+		inherited_sites.0.bytes=1000 inherited_sites.0.frames.0.function=parent_keeps \
+		"=[(s[\"bytes\"], s[\"frames\"][0][\"function\"]) for s in j[\"sites\"]]==[[150, \"child_leaks\"]]" &&
+	memprov leaks "fi/$child.trace" >child.txt &&
+	grep "inherited from pid .* at the fork: 1.2 KiB (1,200 B) in 2 blocks; still held: 1,000 B in 1 block" child.txt &&
+	grep "^  heap  *4 blocks  1.1 KiB (1,150 B)$" child.txt
+'
+
+test_expect_success 'stats: the free of the inherited block matches it (no unmatched free)' '
+	child=$(sed -n "s/^child=//p" out) &&
+	memprov stats --json "fi/$child.trace" >stats.json &&
+	jget --check stats.json unmatched_frees=0 inherited.freed.blocks=1 inherited.held.bytes=1000
+'
+
+test_expect_success 'check --max-leak 0 fails the child on its own 150 B, and says 1000 B were inherited' '
+	child=$(sed -n "s/^child=//p" out) &&
+	{ memprov check --max-leak 0 "fi/$child.trace" >check.txt; test $? = 1; } &&
+	cat check.txt &&
+	grep "live at exit: 150 B in 3 blocks (budget 0 B" check.txt &&
+	grep "still held: 1,000 B in 1 block" check.txt &&
+	memprov check --max-leak 150 "fi/$child.trace" &&
+	{ memprov check --json --max-leak 0 "fi/$child.trace" >check.json; test $? = 1; } &&
+	jget --check check.json traces.0.leak_bytes=150 traces.0.inherited.held.bytes=1000
+'
+
+test_expect_success 'without the parent trace: one line says inherited blocks are unknown; --parent names it' '
+	child=$(sed -n "s/^child=//p" out) &&
+	mkdir alone && cp "fi/$child.trace" alone/ &&
+	memprov leaks "alone/$child.trace" >alone.txt &&
+	test $(grep -c "inherited blocks unknown" alone.txt) = 1 &&
+	grep "^  heap  *3 blocks  150 B$" alone.txt &&
+	memprov leaks --json "alone/$child.trace" >alone.json &&
+	jget --check alone.json inherited.known=false inherited.parent_trace=null totals.heap.bytes=150 &&
+	parent=$(ls fi | grep -v "^$child\.") &&
+	memprov leaks --json --parent "fi/$parent" "alone/$child.trace" >given.json &&
+	jget --check given.json inherited.known=true totals.heap.bytes=1150 &&
+	memprov leaks --parent "alone/$child.trace" "alone/$child.trace" >self.txt 2>self.err &&
+	grep "did not fork pid $child" self.err
+'
+
+test_expect_success 'the parent itself inherits nothing and keeps its own figures' '
+	child=$(sed -n "s/^child=//p" out) &&
+	parent=$(ls fi | grep -v "^$child\.") &&
+	memprov leaks --json "fi/$parent" >parent.json &&
+	jget --check parent.json inherited=null totals.heap.bytes=0
+'
+
+test_expect_success 'reach: inherited blocks are not classified (the scan did not see them), and a note says so' '
+	mkdir re &&
+	timeout 30 env MEMPROV_OUTPUT=$TRASH/re/%p.trace \
+		LD_PRELOAD=$MEMPROV_LIB "$BIN/forkinherit" reach >out2 &&
+	child=$(sed -n "s/^child=//p" out2) &&
+	memprov leaks --json "re/$child.trace" >re.json &&
+	jget --check re.json reach.status=done \
+		inherited_sites.0.reach.unknown.bytes=1000 \
+		inherited_sites.0.reach.still_reachable.bytes=0 \
+		inherited_sites.0.reach.definitely_lost.bytes=0 &&
+	memprov leaks "re/$child.trace" >re.txt &&
+	grep "note: the scan at exit did not see the inherited blocks" re.txt
+'
+
+test_done
