@@ -4,6 +4,7 @@
  * launcher's execs; the others in one line), gate it with --check, and
  * exit with its status as a shell would.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,11 +30,15 @@
 /* The command line of `memprov run`. */
 struct run_args {
 	const char *output;         /* trace template, as given */
+	const char *dir;            /* -d DIR: a run directory */
+	char *dir_output;           /* its template, DIR/memprov.%p.trace */
+	char *index;                /* its index, absolute */
 	char *mark_on;              /* MODULE:FUNC,MODULE:FUNC... or NULL */
 	int check;                  /* --check */
 	int python_objects;         /* --python-objects */
 	int pytest;                 /* --pytest */
 	int no_clobber;             /* --no-clobber */
+	int output_given;           /* -o on the command line */
 	int json_stdout;            /* --json: refused, it would go into CMD's stdout */
 	const char *json_file;      /* --json-file FILE */
 	struct gate_opts gate;
@@ -648,8 +653,49 @@ static int check_args(const struct run_args *a, int n_cmd)
 		return usage_error(&command_run, "--json-file needs --check");
 	if ((a->gate.flags & GATE_JSON) && (a->gate.flags & GATE_ANNOTATIONS))
 		return usage_error(&command_run, "--json-file and --annotations: choose one");
+	if (a->dir && a->output_given)
+		return usage_error(&command_run, "-o and -d: choose one (-d DIR names every trace DIR/memprov.PID.trace)");
+	if (a->dir && !*a->dir)
+		return usage_error(&command_run, "-d wants a directory");
 	if (!n_cmd)
 		return usage_error(&command_run, "no command given");
+	return 0;
+}
+
+/*
+ * -d DIR: create DIR (0700; an existing one must be an empty directory),
+ * every trace in it, and its index (MEMPROV_RUN_INDEX, absolute: the
+ * program may chdir).
+ */
+static int make_run_dir(struct run_args *a)
+{
+	char *abs;
+	DIR *d;
+	struct dirent *de;
+
+	if (mkdir(a->dir, 0700) < 0) {
+		if (errno != EEXIST)
+			return error("cannot create the run directory '%s': %s", a->dir, strerror(errno));
+		d = opendir(a->dir);
+		if (!d)
+			return error("cannot use the run directory '%s': %s", a->dir, strerror(errno));
+		while ((de = readdir(d)) && (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+			;
+		closedir(d);
+		if (de)
+			return error("the run directory '%s' is not empty: give a new one", a->dir);
+	}
+	abs = realpath(a->dir, NULL);
+	if (!abs)
+		return error("cannot use the run directory '%s': %s", a->dir, strerror(errno));
+	a->dir_output = xmalloc(strlen(abs) + sizeof("/memprov.%p.trace"));
+	sprintf(a->dir_output, "%s/memprov.%%p.trace", abs);
+	a->index = xmalloc(strlen(abs) + sizeof("/index"));
+	sprintf(a->index, "%s/index", abs);
+	free(abs);
+	a->output = a->dir_output;
+	if (setenv("MEMPROV_RUN_INDEX", a->index, 1) < 0)
+		return error("cannot set the environment: %s", strerror(errno));
 	return 0;
 }
 
@@ -668,6 +714,10 @@ static int run_opt(struct run_args *a, int c, const char *arg)
 		return 0;
 	case 'o':
 		a->output = arg;
+		a->output_given = 1;
+		return 0;
+	case 'd':
+		a->dir = arg;
 		return 0;
 	case 'm':
 		return add_mark_on(a, arg);
@@ -698,6 +748,7 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "mark-on", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "python-objects", no_argument, NULL, 'P' },
@@ -708,7 +759,7 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 		GATE_RUN_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cmdline cl = { .cmd = &command_run, .argc = argc, .argv = argv, .shortopts = "o:",
+	struct cmdline cl = { .cmd = &command_run, .argc = argc, .argv = argv, .shortopts = "o:d:",
 			      .longopts = opts, .stop_at_operand = 1 };
 	const char *arg;
 	int c, ret = 0;
@@ -761,7 +812,8 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		*strrchr(plugin, '/') = 0;
 	}
-	if (check_output(a.output) < 0 || set_env(&a, lib, plugin) < 0)
+	if ((a.dir && make_run_dir(&a) < 0) || check_output(a.output) < 0 ||
+	    set_env(&a, lib, plugin) < 0)
 		goto out;
 	if (a.json_file && (json_fd = open_json_file(a.json_file)) < 0) {
 		ret = EXIT_USAGE;
@@ -791,6 +843,8 @@ out:
 	free(tmpl);
 	free(base);
 	free(a.mark_on);
+	free(a.dir_output);
+	free(a.index);
 	if (sig && ret == 128 + sig)
 		die_of_signal(sig);
 	return ret;
@@ -799,10 +853,12 @@ out:
 const struct command command_run = {
 	.name = "run",
 	.run = cmd_run,
-	.usage = "memprov run [-o PATH] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]",
+	.usage = "memprov run [-o PATH | -d DIR] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]",
 	.help = "Run CMD with libmemprov.so preloaded and write its trace.\n"
 		"  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace); an\n"
 		"                           older memprov trace at PATH is replaced\n"
+		"  -d, --dir DIR            a run directory: every process's trace in DIR (created,\n"
+		"                           0700), and DIR/index, one line per process event\n"
 		"  --no-clobber             keep an older trace at PATH: write PATH.1.trace, ...\n"
 		"  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
 		"  --python-objects         record every Python object (pymalloc block) with its\n"

@@ -113,6 +113,7 @@ void mp_config_load(void)
 	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);
 	c->reach_memory_mb = (unsigned)env_num("MEMPROV_REACH_MEMORY_MB", 1, 1048576, 2048);
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
+	env_str("MEMPROV_RUN_INDEX", c->run_index, sizeof(c->run_index), "");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
 	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);
 }

@@ -24,6 +24,7 @@ struct mp_config {
 	unsigned rss_interval_ms; /* MEMPROV_RSS_INTERVAL_MS=0..60000 (250), 0 off */
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */
 	char output[4096];        /* MEMPROV_OUTPUT (memprov.%p.trace), %p = pid */
+	char run_index[4096];     /* MEMPROV_RUN_INDEX: a run directory's index ("": none) */
 	char mark_on[1024];       /* MEMPROV_MARK_ON=MODULE:FUNCTION[,...] */
 	int disable;              /* MEMPROV_DISABLE=1: trace nothing, no file */
 	int native_full;          /* MEMPROV_NATIVE_FULL=0|1 (0): native frames past the interpreter */

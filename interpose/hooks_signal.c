@@ -36,6 +36,7 @@
 #include "trace_file.h"
 #include "libc_real.h"
 #include "recorder.h"
+#include "run_index.h"
 #include "unwind.h"
 
 #define NEST_MAX 8 /* handlers nested inside memprov, per thread */
@@ -249,6 +250,12 @@ static void on_death(int sig, siginfo_t *si, void *uc)
 
 	(void)uc;
 	mp_trace_killed(sig);
+	if (mp_header && mp_header->state == MP_STATE_KILLED && mp_header->term_signal == sig &&
+	    mp_header->pid == (int32_t)syscall(SYS_getpid)) {
+		char buf[24];
+
+		mp_index_header_event(mp_header, "killed", mp_index_num(buf, sig));
+	}
 	if (!fault)
 		syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
 	errno = saved;

@@ -20,6 +20,7 @@
 #include "libc_real.h"
 #include "modules.h"
 #include "reach.h"
+#include "run_index.h"
 #include "stack.h"
 #include "writer.h"
 
@@ -30,7 +31,8 @@ MP_EXPORT int memprov_active(void);
 static int atfork_done;
 static int traced_before_fork;
 
-static void start_tracing(void)
+/* forked: in the child of fork() (the run index says so). */
+static void start_tracing(int forked)
 {
 	int g = mp_pass_begin();
 
@@ -39,6 +41,8 @@ static void start_tracing(void)
 		mp_modules_scan();
 		mp_record_rss();
 		mp_tracing = 1;
+		mp_index_open(mp_config.run_index);
+		mp_index_header_event(mp_header, "start", forked ? "fork" : "new");
 	}
 	mp_pass_end(g);
 }
@@ -64,7 +68,7 @@ static void atfork_child(void)
 	mp_stack_reset();
 	mp_modules_reset();
 	if (traced_before_fork)
-		start_tracing();
+		start_tracing(1);
 	/* one thread here: the reader learns that a parent's memory came with it */
 	if (mp_tracing && mp_header)
 		mp_header->flags |= MP_HF_FORKED;
@@ -87,7 +91,7 @@ __attribute__((constructor(101))) static void mp_init(void)
 		atfork_done = 1;
 	}
 	mp_pass_end(g);
-	start_tracing();
+	start_tracing(0);
 	if (mp_tracing)
 		mp_signal_watch_deaths();
 	return;
@@ -101,6 +105,15 @@ static int is_tracing_self(void)
 	       mp_header->pid == (int32_t)syscall(SYS_getpid);
 }
 
+/* The run index's line for the end of this process. */
+static void index_exit(int32_t status)
+{
+	char buf[24];
+
+	mp_index_header_event(mp_header, "exit",
+			      status == MP_EXIT_UNKNOWN ? "?" : mp_index_num(buf, status));
+}
+
 /* Scan (once), then say how the process left. */
 static void record_exit(int status, unsigned how)
 {
@@ -112,6 +125,7 @@ static void record_exit(int status, unsigned how)
 	mp_reach_at_exit();
 	mp_record_exit(status, how);
 	mp_trace_set_state(MP_STATE_EXITED, status);
+	index_exit(status);
 	mp_self.guard = g;
 }
 
@@ -162,6 +176,7 @@ __attribute__((destructor)) static void mp_fini(void)
 			mp_leave();
 		}
 		mp_trace_set_state(MP_STATE_EXITED, MP_EXIT_UNKNOWN);
+		index_exit(MP_EXIT_UNKNOWN);
 	}
 }
 
@@ -262,6 +277,7 @@ static int exec_begin(void)
 	if (!mp_tracing || !mp_header || mp_header->pid != (int32_t)syscall(SYS_getpid))
 		return 0;
 	mp_trace_set_state(MP_STATE_EXEC, 0);
+	mp_index_header_event(mp_header, "exec", "-");
 	return 1;
 }
 
@@ -269,8 +285,10 @@ static int exec_end(int marked, int r)
 {
 	int saved = errno;
 
-	if (marked)
+	if (marked) {
 		mp_trace_set_state(MP_STATE_RUNNING, 0);
+		mp_index_header_event(mp_header, "exec-failed", "-");
+	}
 	errno = saved;
 	return r;
 }
