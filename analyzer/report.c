@@ -210,6 +210,7 @@ static int report_opt(struct report_args *a, int c, const char *arg)
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;
 	case 'R': inherit_set_parent(arg); return 0;
+	case 'M': a->flags |= REPORT_PER_PROCESS; return 0;
 	case 'F':
 		if (alloc_fn_add(arg) < 0)
 			return usage_error(a->cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
@@ -230,6 +231,8 @@ static int check_args(const struct report_args *a, int n)
 		return usage_error(a->cmd, "--json and --folded do not go together");
 	if (a->n_traces == 2)
 		return n != 2 ? usage_error(a->cmd, "two traces wanted, A and B") : 0;
+	if (a->many && n >= 1)
+		return 0;
 	if (n != 1)
 		return usage_error(a->cmd, !n ? "no trace given" : "more than one trace given");
 	return 0;

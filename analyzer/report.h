@@ -19,6 +19,7 @@ enum report_flags {
 	REPORT_FOLDED = 1 << 1,
 	REPORT_ALL = 1 << 2,
 	REPORT_NO_DEFAULTS = 1 << 3, /* --no-default-suppressions (also in o.cat_flags) */
+	REPORT_PER_PROCESS = 1 << 4, /* --per-process: many traces, each apart */
 	REPORT_OWN = 1 << 8,        /* first flag free for a command's own options */
 };
 
@@ -39,6 +40,7 @@ enum report_flags {
 #define REPORT_OPT_SKIP { "skip", required_argument, NULL, 's' }
 #define REPORT_OPT_AFTER { "after", required_argument, NULL, 'A' }
 #define REPORT_OPT_MIN_BYTES { "min-bytes", required_argument, NULL, 'm' }
+#define REPORT_OPT_PER_PROCESS { "per-process", no_argument, NULL, 'M' }
 #define REPORT_OPT_PARENT { "parent", required_argument, NULL, 'R' }
 #define REPORT_OPT_END { NULL, 0, NULL, 0 }
 
@@ -49,6 +51,7 @@ struct report_args {
 	const struct option *opts;
 	const char *shortopts;      /* short options of its own ("o:"), or NULL */
 	int n_traces;               /* traces wanted: 1, or 2 (A and B) */
+	int many;                   /* or many: several traces, run directories (multi.h) */
 	/* the command's own options: 0, or a usage error's status */
 	int (*own)(struct report_args *a, int opt, const char *arg);
 	void *own_arg;

@@ -12,6 +12,7 @@
 
 #include "category.h"
 #include "inherit.h"
+#include "multi.h"
 #include "report.h"
 #include "report_reach.h"
 #include "sites.h"
@@ -166,9 +167,9 @@ static int cmd_leaks(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_NO_DEFAULTS,
-		REPORT_OPT_PARENT, REPORT_OPT_END,
+		REPORT_OPT_PARENT, REPORT_OPT_PER_PROCESS, REPORT_OPT_END,
 	};
-	struct report_args a = { .cmd = &command_leaks, .opts = opts, .n_traces = 1 };
+	struct report_args a = { .cmd = &command_leaks, .opts = opts, .n_traces = 1, .many = 1 };
 	struct leaks lk;
 	struct trace t;
 	struct replay r;
@@ -183,6 +184,11 @@ static int cmd_leaks(int argc, char **argv)
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
+	if (multi_wanted(a.traces, a.cl.n_operands)) {
+		if (a.flags & REPORT_JSON)
+			return usage_error(&command_leaks, "--json takes one trace: run `memprov leaks --json` on each");
+		return multi_leaks(&a, !!(a.flags & REPORT_PER_PROCESS));
+	}
 	memset(&lk, 0, sizeof(lk));
 	lk.flags = a.flags;
 	lk.mode = a.o.mode;
@@ -234,7 +240,7 @@ static int cmd_leaks(int argc, char **argv)
 const struct command command_leaks = {
 	.name = "leaks",
 	.run = cmd_leaks,
-	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] TRACE",
+	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] [--per-process] TRACE|DIR...",
 	.help = "Memory still live at the end of the Python main module (if the trace marks it),\n"
 		"else at exit or at the point of death, grouped by allocation site, biggest first.\n"
 		"Interpreter and module state (start-up, imports, a module's top-level code, library\n"
@@ -247,5 +253,8 @@ const struct command command_leaks = {
 		"                 callers, named by it, as for strdup and operator new\n"
 		"  --all          show every site, not the top 20, those set apart too\n"
 		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n"
+		"  --per-process  with many traces: each process's sites apart, before the merge\n"
+		"Many traces, or a run directory (memprov run -d): the sites of every process,\n"
+		"merged by their frames, each with the processes that hold it, worst first.\n"
 		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "inherit.h"
+#include "multi.h"
 #include "report.h"
 #include "util.h"
 
@@ -185,13 +186,18 @@ static void print_json(const struct replay *r)
 static int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_PARENT, REPORT_OPT_END };
-	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1 };
+	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1, .many = 1 };
 	struct trace t;
 	struct replay r;
 	int ret;
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
+	if (multi_wanted(a.traces, a.cl.n_operands)) {
+		if (a.flags & REPORT_JSON)
+			return usage_error(&command_stats, "--json takes one trace: run `memprov stats --json` on each");
+		return multi_stats(&a);
+	}
 	if (report_replay(&t, &r, a.traces[0], NULL, NULL))
 		return EXIT_FAIL;
 	inherit_held(&r);
@@ -205,9 +211,11 @@ static int cmd_stats(int argc, char **argv)
 const struct command command_stats = {
 	.name = "stats",
 	.run = cmd_stats,
-	.usage = "memprov stats [--json] [--parent TRACE] TRACE",
+	.usage = "memprov stats [--json] [--parent TRACE] TRACE|DIR...",
 	.help = "Calls, bytes and failures per function; allocations, frees, peak and live\n"
 		"memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
 		"  --json         one JSON object on stdout\n"
+		"Many traces, or a run directory (memprov run -d): the process tree, each process\n"
+		"with how it ended, its peak and what it held at its end.\n"
 		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };
