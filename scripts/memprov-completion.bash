@@ -57,11 +57,14 @@ _memprov()
 	fi
 
 	case $prev in
-	-o|--output|--junit|--suppressions|--json-file)
+	-o|--output|--junit|--suppressions|--json-file|--parent)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0 ;;
 	--kind)
 		COMPREPLY=($(compgen -W 'heap mmap pinned device managed registered' -- "$cur"))
+		return 0 ;;
+	-d|--dir)
+		COMPREPLY=($(compgen -d -- "$cur"))
 		return 0 ;;
 	--points|--skip|--min-bytes|--min-gap|--max-leak|--max-growth|--after|--mark-on|--alloc-fn|--gate-status)
 		return 0 ;;
