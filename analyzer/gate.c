@@ -22,6 +22,7 @@
 #include "gate_report.h"
 #include "growth.h"
 #include "inherit.h"
+#include "multi.h"
 #include "pertest.h"
 #include "report.h"
 #include "sites.h"
@@ -499,6 +500,24 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 
 /* ---- memprov check ---- */
 
+/* The traces named, a run directory (memprov run -d) standing for its traces. */
+static int check_traces(const struct gate_opts *o, char **operands, int n)
+{
+	char **paths;
+	size_t np, i;
+	int ret;
+
+	if (!multi_wanted(operands, n))
+		return gate_check(o, operands, (size_t)n);
+	if (multi_expand(operands, n, &paths, &np) < 0)
+		return EXIT_USAGE;
+	ret = gate_check(o, paths, np);
+	for (i = 0; i < np; i++)
+		free(paths[i]);
+	free(paths);
+	return ret;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -531,7 +550,7 @@ static int cmd_check(int argc, char **argv)
 		gate_opts_release(&o);
 		return usage_error(&command_check, "no trace given");
 	}
-	ret = gate_check(&o, cl.operands, (size_t)cl.n_operands);
+	ret = check_traces(&o, cl.operands, cl.n_operands);
 	gate_opts_release(&o);
 	return ret;
 }
@@ -539,7 +558,7 @@ static int cmd_check(int argc, char **argv)
 const struct command command_check = {
 	.name = "check",
 	.run = cmd_check,
-	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE...",
+	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE|DIR...",
 	.help = "The CI gate: memory still live when each process ended (for Python: when its\n"
 		"main module ended, before finalization), after what is set apart, is held to\n"
 		"--max-leak, and with --max-growth, every site's growth per mark (or per second\n"

@@ -50,6 +50,13 @@ test_expect_success 'a Python multiprocessing pool of 4: the leaking line once, 
 	test $(grep -c "^    [0-9]* .*mp_pool.py: exited with status 0" mptree.txt) = 4
 '
 
+test_expect_success 'check DIR: each process on its own, the leaking worker over budget' '
+	{ memprov check --max-leak 0 pool >check.txt; test $? = 1; } &&
+	grep "^memprov check: 5 traces, 1 over budget, 0 unreadable$" check.txt &&
+	test $(grep -c ": FAIL$" check.txt) = 1 &&
+	memprov check --max-leak 12288 pool
+'
+
 test_expect_success 'a directory without traces, or an unreadable operand, is an error' '
 	mkdir empty &&
 	{ memprov leaks empty 2>err; test $? = 1; } && grep "no memprov trace in" err &&
