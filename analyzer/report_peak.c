@@ -13,6 +13,7 @@
 #include "category.h"
 #include "flame.h"
 #include "growth.h"
+#include "inherit.h"
 #include "report.h"
 #include "util.h"
 
@@ -40,6 +41,7 @@ static struct replay_live *live_at_event(struct trace *t, uint64_t event, struct
 	struct stop_at s = { event, NULL };
 
 	replay_init(r, t);
+	inherit_seed(r); /* as growth_collect did: the same live set */
 	r->on_record = stop_on_record;
 	r->arg = &s;
 	replay_run(r);
