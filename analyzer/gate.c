@@ -500,20 +500,38 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 
 /* ---- memprov check ---- */
 
-/* The traces named, a run directory (memprov run -d) standing for its traces. */
+/*
+ * The traces named, a run directory (memprov run -d) standing for its
+ * traces; other operands are gated (or reported unreadable) as they are.
+ */
 static int check_traces(const struct gate_opts *o, char **operands, int n)
 {
-	char **paths;
-	size_t np, i;
-	int ret;
+	char **paths = NULL, **dir;
+	size_t np = 0, nd, i;
+	int k, ret = EXIT_USAGE;
 
-	if (!multi_wanted(operands, n))
-		return gate_check(o, operands, (size_t)n);
-	if (multi_expand(operands, n, &paths, &np) < 0)
-		return EXIT_USAGE;
+	for (k = 0; k < n; k++) {
+		if (!multi_wanted(&operands[k], 1)) {
+			paths = xrealloc(paths, (np + 1) * sizeof(*paths));
+			paths[np++] = operands[k];
+			continue;
+		}
+		if (multi_expand(&operands[k], 1, &dir, &nd) < 0)
+			goto out;
+		paths = xrealloc(paths, (np + nd + 1) * sizeof(*paths));
+		memcpy(paths + np, dir, nd * sizeof(*dir));
+		np += nd;
+		free(dir);
+	}
 	ret = gate_check(o, paths, np);
-	for (i = 0; i < np; i++)
-		free(paths[i]);
+out:
+	/* the expanded names are ours: free those, not the operands */
+	for (i = 0; i < np; i++) {
+		for (k = 0; k < n && paths[i] != operands[k]; k++)
+			;
+		if (k == n)
+			free(paths[i]);
+	}
 	free(paths);
 	return ret;
 }
