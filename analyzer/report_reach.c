@@ -23,7 +23,7 @@ static const char *const text_name[MP_REACH_CLASS_COUNT] = {
 	[MP_REACH_DEFINITE] = "definitely lost",
 };
 
-static const char *why_not(const struct replay *r)
+const char *reach_why_not(const struct replay *r)
 {
 	if (!r->have_reach) {
 		switch (r->trace->hdr.state) {
@@ -67,7 +67,7 @@ void reach_view_build(struct reach_view *v, const struct replay *r, struct symbo
 	unsigned c;
 
 	memset(v, 0, sizeof(*v));
-	v->why = why_not(r);
+	v->why = reach_why_not(r);
 	if (!v->why && !at_end)
 		v->why = "this report is at the end of the Python main module; the scan "
 			 "classifies what is live at exit";
@@ -226,7 +226,17 @@ void reach_text_sites(FILE *f, const struct reach_view *v, enum site_mode mode, 
 	}
 }
 
-static void json_counts(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2])
+const char *reach_class_text(unsigned cls)
+{
+	return cls < MP_REACH_CLASS_COUNT ? text_name[cls] : "not classified";
+}
+
+unsigned reach_class_at(unsigned i)
+{
+	return i < MP_REACH_CLASS_COUNT ? order[i] : MP_REACH_UNKNOWN;
+}
+
+void reach_json_counts(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2])
 {
 	unsigned i;
 
@@ -259,7 +269,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 	}
 	fprintf(f, ",\"classes\":");
 	if (v->shown)
-		json_counts(f, (const uint64_t (*)[2])v->totals);
+		reach_json_counts(f, (const uint64_t (*)[2])v->totals);
 	else
 		fputs("null", f);
 	fputc('}', f);
@@ -273,5 +283,5 @@ void reach_json_site(FILE *f, const struct reach_view *v, const struct site *s)
 		return;
 	reach_site_counts(v, s, c);
 	fputs(",\"reach\":", f);
-	json_counts(f, (const uint64_t (*)[2])c);
+	reach_json_counts(f, (const uint64_t (*)[2])c);
 }

@@ -20,6 +20,9 @@ struct reach_view {
 	struct site **by_key[MP_REACH_CLASS_COUNT]; /* the same, sorted by key */
 };
 
+/* Why r has no classes, for people (no scan, or one that did not finish); NULL: it has. */
+const char *reach_why_not(const struct replay *r);
+
 /*
  * The classes of what is live at the end of r (at_end 0: the report's
  * instant is not the end of the trace, e.g. the end of a Python main
@@ -39,6 +42,13 @@ void reach_sort_sites(const struct reach_view *v, struct site *sites, size_t n);
 void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay *r);
 void reach_text_sites(FILE *f, const struct reach_view *v, enum site_mode mode, size_t max);
 
+/* "definitely lost", "still reachable": a class as text. */
+const char *reach_class_text(unsigned cls);
+/* The i-th class in report order: definitely lost first, not classified last. */
+unsigned reach_class_at(unsigned i);
+
+/* JSON: {"definitely_lost":{"blocks":N,"bytes":N},...}: counts per class. */
+void reach_json_counts(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2]);
 /* JSON: "reach":{...} (the member, no comma); a site's ,"reach":{...}. */
 void reach_json(FILE *f, const struct reach_view *v, const struct replay *r);
 void reach_json_site(FILE *f, const struct reach_view *v, const struct site *s);

@@ -73,7 +73,7 @@ test_expect_success 'run --check --json is refused: it would go into the program
 '
 
 test_expect_success 'run --check --json-file: the JSON in the file, the output untouched' '
-	st=0 && memprov run --check --json-file gate.json -o k.trace -- sh -c "echo hello; exec \"$BIN/leak3\"" >out 2>err || st=$? &&
+	st=0 && memprov run --check --reachable --json-file gate.json -o k.trace -- sh -c "echo hello; exec \"$BIN/leak3\"" >out 2>err || st=$? &&
 	test $st = 23 &&
 	echo hello >expect && test_cmp expect out &&
 	grep -x "memprov: gate report (JSON) written to gate.json" err &&
