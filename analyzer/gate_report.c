@@ -225,23 +225,11 @@ static void tests_text(FILE *f, const struct gate_opts *o, const struct result *
 static void classes_text(FILE *f, const struct result *res)
 {
 	const struct reach_view *v = res->rv;
-	char b[HUMAN_LEN], c[HUMAN_LEN];
-	unsigned i;
 
 	if (!v || !v->shown)
 		return;
-	fprintf(f, "  reachability at exit (all kinds, before suppressions):");
-	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
-		unsigned cls = reach_class_at(i);
-
-		if (cls == MP_REACH_UNKNOWN && !v->totals[cls][0])
-			continue;
-		fprintf(f, "%s %s %s", i ? "," : "", reach_class_text(cls),
-			human_bytes(b, sizeof(b), v->totals[cls][1]));
-		if (v->totals[cls][0])
-			fprintf(f, " (%s block%s)", fmt_count(c, sizeof(c), v->totals[cls][0]),
-				v->totals[cls][0] == 1 ? "" : "s");
-	}
+	fprintf(f, "  reachability at exit (all kinds, before suppressions): ");
+	reach_text_line(f, v);
 	fputc('\n', f);
 	if (res->rule == GATE_RULE_LOST)
 		fprintf(f, "  still reachable and possibly lost memory is not gated (`--reachable` gates all "

@@ -91,6 +91,28 @@ void reach_view_build(struct reach_view *v, const struct replay *r, struct symbo
 	}
 }
 
+void reach_view_totals(struct reach_view *v, const struct replay *r)
+{
+	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
+	size_t i;
+
+	memset(v, 0, sizeof(*v));
+	v->why = reach_why_not(r);
+	if (v->why)
+		return;
+	v->shown = 1;
+	for (i = 0; i < 2; i++) {
+		const struct replay_block *b, *tmp;
+
+		HASH_ITER(hh, tables[i], b, tmp) {
+			unsigned c = b->reach < MP_REACH_CLASS_COUNT ? b->reach : MP_REACH_UNKNOWN;
+
+			v->totals[c][0] += b->weight;
+			v->totals[c][1] += block_bytes(b);
+		}
+	}
+}
+
 void reach_view_free(struct reach_view *v)
 {
 	unsigned c;
@@ -205,6 +227,37 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 			c == MP_REACH_UNKNOWN ? "  (allocated after the scan)" : "");
 	}
 	print_notes(f, &r->reach);
+}
+
+void reach_text_line(FILE *f, const struct reach_view *v)
+{
+	char b[HUMAN_LEN], c[HUMAN_LEN];
+	unsigned i;
+
+	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
+		unsigned cls = order[i];
+
+		if (cls == MP_REACH_UNKNOWN && !v->totals[cls][0])
+			continue;
+		fprintf(f, "%s%s %s", i ? ", " : "", text_name[cls],
+			human_bytes(b, sizeof(b), v->totals[cls][1]));
+		if (v->totals[cls][0])
+			fprintf(f, " (%s block%s)", fmt_count(c, sizeof(c), v->totals[cls][0]),
+				v->totals[cls][0] == 1 ? "" : "s");
+	}
+}
+
+void reach_site_text(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2])
+{
+	char n[HUMAN_LEN];
+	unsigned i, k = 0;
+
+	for (i = 0; i < MP_REACH_CLASS_COUNT; i++)
+		if (c[order[i]][0])
+			fprintf(f, "%s%s %s", k++ ? ", " : "", fmt_count(n, sizeof(n), c[order[i]][0]),
+				text_name[order[i]]);
+	if (!k)
+		fputs("none", f);
 }
 
 void reach_text_sites(FILE *f, const struct reach_view *v, enum site_mode mode, size_t max)

@@ -1,13 +1,15 @@
 /*
  * report_stats.c - `memprov stats`: calls per function, per-kind
- * allocations, frees, peaks and live memory at the end, failed calls, and
- * the state of the trace itself (duration, threads, cut, damaged).
+ * allocations, frees, peaks and live memory at the end, the totals of
+ * the scan at exit per reachability class, failed calls, and the state
+ * of the trace itself (duration, threads, cut, damaged).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
+#include "report_reach.h"
 #include "util.h"
 
 static int fail_cmp(const void *a, const void *b)
@@ -50,7 +52,7 @@ static uint64_t duration(const struct replay *r)
 	return end - t->hdr.start_mono_ns;
 }
 
-static void print_text(const struct replay *r)
+static void print_text(const struct replay *r, const struct reach_view *rv)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
@@ -102,6 +104,11 @@ static void print_text(const struct replay *r)
 		printf("live at end %s in %s block%s\n", bytes_exact(b3, sizeof(b3), kd->live_bytes),
 		       fmt_count(c1, sizeof(c1), kd->live_blocks), kd->live_blocks == 1 ? "" : "s");
 	}
+	reach_text_summary(stdout, rv, r);
+	if (r->have_reach && r->reach.status == MP_REACH_DONE)
+		printf("  the scan took %s and %s of its own memory\n",
+		       human_ns(b1, sizeof(b1), r->reach.scan_ns),
+		       human_bytes(b2, sizeof(b2), r->reach.mem_bytes));
 	fails = sorted_failures(r, &n);
 	if (n)
 		printf("\nfailed calls:\n");
@@ -117,7 +124,7 @@ static void print_text(const struct replay *r)
 	free(fails);
 }
 
-static void print_json(const struct replay *r)
+static void print_json(const struct replay *r, const struct reach_view *rv)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
@@ -165,7 +172,9 @@ static void print_json(const struct replay *r)
 		       kd->peak_blocks, kd->peak_bytes ? trace_rel(t, kd->peak_ts) : 0,
 		       kd->live_bytes, kd->live_blocks);
 	}
-	printf("},\"failures\":[");
+	printf("},");
+	reach_json(stdout, rv, r);
+	printf(",\"failures\":[");
 	fails = sorted_failures(r, &n);
 	for (i = 0; i < n; i++) {
 		const struct replay_failure *f = fails[i];
@@ -182,6 +191,7 @@ static int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_END };
 	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1 };
+	struct reach_view rv;
 	struct trace t;
 	struct replay r;
 	int ret;
@@ -190,10 +200,12 @@ static int cmd_stats(int argc, char **argv)
 		return ret;
 	if (report_replay(&t, &r, a.traces[0], NULL, NULL))
 		return EXIT_FAIL;
+	reach_view_totals(&rv, &r);
 	if (a.flags & REPORT_JSON)
-		print_json(&r);
+		print_json(&r, &rv);
 	else
-		print_text(&r);
+		print_text(&r, &rv);
+	reach_view_free(&rv);
 	return report_close(&t, &r);
 }
 
@@ -202,6 +214,8 @@ const struct command command_stats = {
 	.run = cmd_stats,
 	.usage = "memprov stats [--json] TRACE",
 	.help = "Calls, bytes and failures per function; allocations, frees, peak and live\n"
-		"memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
+		"memory per kind; the scan at exit's totals per reachability class (definitely\n"
+		"lost, indirectly lost, possibly lost, still reachable); duration, threads,\n"
+		"events, marks; whether the trace is cut.\n"
 		"  --json         one JSON object on stdout\n",
 };
