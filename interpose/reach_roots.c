@@ -379,6 +379,13 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 			}
 			rr->regs[rr->nregs++] = th[t].regs[k];
 		}
+		for (k = 0; k < th[t].nvec; k++) {
+			if (rmem_grow((void **)&rr->regs, &rr->regs_cap, 8, rr->nregs + 1)) {
+				c->err = RX_NOMEM;
+				return;
+			}
+			rr->regs[rr->nregs++] = th[t].vec[k];
+		}
 	}
 	if (unknown)
 		rr->notes |= MP_REACH_N_THREADS;

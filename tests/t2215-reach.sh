@@ -3,8 +3,9 @@
 # stop_world.c) on programs whose blocks have known classes (tests/progs/
 # reach.c): definitely lost, indirectly lost, possibly lost and still
 # reachable blocks at the right lines; pointers held only in another
-# thread's register or stack; every exit path; the switch, the time and
-# memory bounds; a killed process has no scan and says so.
+# thread's register (general-purpose, xmm, upper half of ymm) or stack;
+# every exit path; the switch, the time and memory bounds; a killed
+# process has no scan and says so; stats and diff give the classes.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
@@ -136,6 +137,15 @@ test_expect_success 'pointers only in another thread register or stack keep thei
 	test "$(in_class threads.json reg_thread still_reachable)" = 111 &&
 	test "$(in_class threads.json stack_thread still_reachable)" = 222 &&
 	test "$(in_class threads.json drop3 definitely_lost)" = 300
+'
+
+test_expect_success 'pointers only in another thread'"'"'s xmm register, or its ymm upper half, keep their blocks' '
+	run vec vecthreads &&
+	jget --check vec.json reach.threads=2 reach.threads_stopped=2 &&
+	test "$(in_class vec.json vec_thread definitely_lost)" = 0 &&
+	if grep -qw avx /proc/cpuinfo; then want=888; else want=333; fi &&
+	test "$(in_class vec.json vec_thread still_reachable)" = $want &&
+	test "$(in_class vec.json drop3 definitely_lost)" = 300
 '
 
 test_expect_success 'exit from a handler on an alternate stack: the main stack is still scanned' '
