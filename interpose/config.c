@@ -107,6 +107,7 @@ void mp_config_load(void)
 	c->native_full = (int)env_num("MEMPROV_NATIVE_FULL", 0, 1, 0);
 	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
 	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
+	c->ramfs_ok = (int)env_num("MEMPROV_RAMFS_OK", 0, 1, 0);
 	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");

@@ -1,9 +1,12 @@
 /*
- * intern.c - the set of stack ids already written to the trace: a
- * lock-free open-addressing table of 64-bit ids, CAS insert, 2^20 slots
- * mapped with MAP_NORESERVE (pages cost memory only once touched). When a
- * probe run is full the id is reported new again and its stack written
- * again: readers deduplicate by id.
+ * intern.c - the stacks already written to the trace: a lock-free
+ * open-addressing table from a stack's 64-bit hash to its small id (1, 2,
+ * ... in the order stacks are first seen: the trace names a stack in one
+ * or two bytes), CAS insert, 2^20 slots mapped with MAP_NORESERVE (pages
+ * cost memory only once touched). A slot holds the hash's top 40 bits and
+ * the id. When a probe run is full, or the ids run out, the stack gets no
+ * id: stack.c then names it by its hash and writes it again each time
+ * (readers deduplicate by id).
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
@@ -15,13 +18,17 @@
 #define INTERN_BITS 20
 #define INTERN_SIZE (1u << INTERN_BITS)
 #define INTERN_PROBES 32
+#define ID_BITS 24
+#define ID_MASK ((1ull << ID_BITS) - 1)
 
 static uint64_t *set;
+static uint32_t last_id;        /* ids handed out so far */
 
 int mp_intern_init(void)
 {
 	if (set)
 		mp_sys_munmap(set, INTERN_SIZE * sizeof(uint64_t));
+	last_id = 0;
 	set = mp_sys_mmap(NULL, INTERN_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (set == MAP_FAILED) {
@@ -31,25 +38,35 @@ int mp_intern_init(void)
 	return 0;
 }
 
-int mp_intern_insert(uint64_t id)
+uint32_t mp_intern_id(uint64_t hash, int *is_new)
 {
-	uint32_t i = (uint32_t)id & (INTERN_SIZE - 1);
+	uint64_t tag = hash & ~ID_MASK;
+	uint32_t i = (uint32_t)hash & (INTERN_SIZE - 1);
 	int probe;
 
+	*is_new = 0;
 	if (!set)
-		return 1;
+		return 0;
 	for (probe = 0; probe < INTERN_PROBES; probe++) {
 		uint64_t *slot = &set[(i + (uint32_t)probe) & (INTERN_SIZE - 1)];
-		uint64_t v = mp_atomic_load_relaxed_u64(slot);
+		uint64_t v = mp_atomic_load_relaxed_u64(slot), id;
 
-		if (v == id)
+		if (v && (v & ~ID_MASK) == tag)
+			return (uint32_t)(v & ID_MASK);
+		if (v)
+			continue;
+		id = mp_atomic_add_relaxed_u32(&last_id, 1) + 1ull;
+		if (id > ID_MASK)
 			return 0;
-		if (!v) {
-			if (mp_atomic_cas_relaxed_u64(slot, 0, id))
-				return 1;
-			if (mp_atomic_load_relaxed_u64(slot) == id)
-				return 0;
+		if (mp_atomic_cas_relaxed_u64(slot, 0, tag | id)) {
+			*is_new = 1;
+			return (uint32_t)id;
 		}
+		/* another thread took the slot first: perhaps for this hash
+		 * (then id is never used: ids may have gaps) */
+		v = mp_atomic_load_relaxed_u64(slot);
+		if ((v & ~ID_MASK) == tag)
+			return (uint32_t)(v & ID_MASK);
 	}
-	return 1;
+	return 0;
 }

@@ -3,7 +3,8 @@
  * unwind.c, or from libunwind's unw_backtrace where unwind.c gives up;
  * Python frames from python.c), hash it, and intern it: an MP_REC_STACK is
  * written the first time a hash is seen in this process, and records refer
- * to the stack by that hash.
+ * to the stack by the small id intern.c gave it (by its hash, with
+ * MP_STACK_HASHED, when the table is full).
  *
  * When the thread runs Python code, native frames stop before the first
  * frame in the interpreter's text (the reports cut there anyway);
@@ -182,7 +183,8 @@ uint64_t mp_capture_stack(int skip)
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
 	int (*pycap)(struct mp_pyframe *, int);
-	uint64_t id;
+	uint64_t hash, id;
+	int is_new;
 
 	(void)skip;
 	pycap = mp_python_capture;
@@ -212,8 +214,13 @@ uint64_t mp_capture_stack(int skip)
 			n = 0; /* fork from this very thread: no native frames */
 		}
 	}
-	id = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
-	if (mp_intern_insert(id))
+	hash = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
+	id = mp_intern_id(hash, &is_new);
+	if (MP_UNLIKELY(!id)) {
+		id = hash | MP_STACK_HASHED; /* no room for an id: written each time */
+		is_new = 1;
+	}
+	if (is_new)
 		mp_write_stack(id, buf + first, n, py, npy);
 	return id;
 }
