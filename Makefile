@@ -93,7 +93,8 @@ install: all ## install library, CLI and headers under PREFIX (default /usr/loca
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memprov
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libmemprov.so
-	install -m 0644 include/memprov.h include/memprov_trace.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/memprov.h include/memprov_trace.h include/memprov_codec.h \
+		$(DESTDIR)$(PREFIX)/include/
 
 format: ## reformat the C sources with clang-format
 	clang-format -i $(LIB_SRC) $(CLI_SRC) interpose/*.h analyzer/*.h include/*.h

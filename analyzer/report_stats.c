@@ -65,6 +65,9 @@ static void print_text(const struct replay *r)
 		printf("trace: cut at offset %" PRIu64 "\n", t->cut_at);
 	else
 		printf("trace: complete\n");
+	if (t->hdr.flags & MP_HF_RAMFS)
+		printf("trace: written to a RAM-backed file system (tmpfs): its pages took the "
+		       "machine's memory; write traces to disk (MEMPROV_OUTPUT, memprov run -o)\n");
 	printf("unmatched frees: %" PRIu64 " (frees of memory allocated before tracing started)\n",
 	       r->unmatched_frees);
 	if (r->unmatched_unmaps)
@@ -134,6 +137,8 @@ static void print_json(const struct replay *r)
 		printf("%" PRIu64, t->cut_at);
 	else
 		printf("null");
+	printf(",\"format_version\":%u,\"ram_backed\":%s", t->hdr.version,
+	       t->hdr.flags & MP_HF_RAMFS ? "true" : "false");
 	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"unmatched_unmaps\":%" PRIu64
 	       ",\"functions\":{", t->damaged ? "true" : "false", r->unmatched_frees, r->unmatched_unmaps);
 	for (i = 1; i < MP_FN_MAX; i++) {
