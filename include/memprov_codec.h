@@ -172,6 +172,66 @@ static inline int mp_get_svarint(const uint8_t **pp, const uint8_t *end, int64_t
 	return st;
 }
 
+/* A uvarint at p, which has 10 bytes at least: its end, or NULL when the
+ * varint is longer than 10 bytes. */
+static inline const uint8_t *mp_uvarint_10(const uint8_t *p, uint64_t *v)
+{
+	uint64_t x = *p & 0x7f;
+	unsigned shift = 7;
+
+	if (__builtin_expect(!(*p++ & 0x80), 1)) {
+		*v = x;
+		return p;
+	}
+	do {
+		if (shift > 63)
+			return NULL;
+		x |= (uint64_t)(*p & 0x7f) << shift;
+		shift += 7;
+	} while (*p++ & 0x80);
+	*v = x;
+	return p;
+}
+
+/*
+ * The common case of mp_dec_v2: an ALLOC or FREE with at least 64 bytes
+ * left (its longest encoding is 53), read without a bound check per byte.
+ * Returns MP_DEC_OK, MP_DEC_BAD, or -1 for "take the general path".
+ */
+static inline int mp_dec_compact(struct mp_dec *d, struct mp_rec_head *h, const char **why)
+{
+	const uint8_t *p = d->p;
+	unsigned tag = *p, type = tag & MP_TAG_TYPE;
+	uint64_t dts, da, size = 0, third = 0;
+	struct mp_rec_alloc *a = (void *)h;
+
+	if ((type != MP_REC_ALLOC && type != MP_REC_FREE) || (tag & ~MP_TAG_TYPE))
+		return -1; /* other types, or flags/func/kind given */
+	p++;
+	if (!(p = mp_uvarint_10(p, &dts)) || !(p = mp_uvarint_10(p, &da)))
+		goto bad;
+	if (type == MP_REC_ALLOC &&
+	    (!(p = mp_uvarint_10(p, &size)) || !(p = mp_uvarint_10(p, &third))))
+		goto bad;
+	h->type = (uint8_t)type;
+	h->flags = 0;
+	h->func = type == MP_REC_ALLOC ? MP_FN_malloc : MP_FN_free;
+	h->kind = MP_KIND_HEAP;
+	h->reserved = 0;
+	h->size = type == MP_REC_ALLOC ? sizeof(struct mp_rec_alloc) : sizeof(struct mp_rec_free);
+	h->ts = d->ts + dts;
+	a->addr = d->addr + ((da >> 1) ^ -(da & 1));
+	a->size = size;
+	a->stack = third;
+	d->addr = a->addr;
+	d->ts = h->ts;
+	d->p = p;
+	return MP_DEC_OK;
+bad:
+	*why = "varint longer than 10 bytes";
+	return MP_DEC_BAD;
+}
+
 /* Version 1: the record in place (data is 8-byte aligned). */
 static inline int mp_dec_v1(struct mp_dec *d, const struct mp_rec_head **rec, const char **why)
 {
@@ -285,6 +345,8 @@ static inline int mp_dec_v2(struct mp_dec *d, struct mp_rec_head *h, size_t room
 
 	if (p >= end)
 		return MP_DEC_END;
+	if (__builtin_expect(end - p >= 64, 1) && (st = mp_dec_compact(d, h, why)) >= 0)
+		return st;
 	tag = *p++;
 	if (tag & MP_TAG_RESERVED) {
 		*why = "record tag with its reserved bit set";
@@ -312,7 +374,7 @@ static inline int mp_dec_v2(struct mp_dec *d, struct mp_rec_head *h, size_t room
 	}
 	if ((st = mp_get_uvarint(&p, end, &dts)))
 		return st;
-	memset(h, 0, sizeof(*h));
+	h->reserved = 0;
 	h->type = (uint8_t)(tag & MP_TAG_TYPE);
 	h->flags = (uint8_t)flags;
 	h->func = (uint16_t)func;
