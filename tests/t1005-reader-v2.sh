@@ -58,8 +58,8 @@ print(struct.unpack_from(\"<I\", open(sys.argv[1], \"rb\").read(), 8)[0])" v2.tr
 	sed -e "s/ @[0-9]*//" -e "/^# trace/d" d2 >s2 &&
 	test_cmp s1 s2 &&
 	for r in leaks stats timeline peak; do
-		memprov $r --json v1.trace | sed "s/v1.trace/T/" >$r.1 &&
-		memprov $r --json v2.trace | sed "s/v2.trace/T/" >$r.2 &&
+		memprov $r --json v1.trace | sed -e "s/v1.trace/T/" -e "s/\"format_version\":1/V/" >$r.1 &&
+		memprov $r --json v2.trace | sed -e "s/v2.trace/T/" -e "s/\"format_version\":2/V/" >$r.2 &&
 		test_cmp $r.1 $r.2 || exit 1
 	done
 '
