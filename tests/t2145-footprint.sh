@@ -1,0 +1,61 @@
+#!/bin/sh
+# t2145-footprint.sh - memprov's own footprint does not grow with the
+# events it records: a program with a flat heap and 3 million allocations
+# on 2 threads. The trace's pages leave the address space once written,
+# so the resident size the trace records at the end stays within a few
+# chunks per thread of the bare run's (after memprov's fixed cost, taken
+# from a run of 1,000 allocations), the samples leave the trace's own
+# pages out (at most the header and one chunk per thread), and `memprov
+# timeline` finds no gap between resident and tracked memory.
+. "$(dirname "$0")/test-lib.sh"
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" && test -x "$BIN/flatheap" ||
+	test_skip "interpose/libmemprov.so, analyzer/memprov or tests/bin/flatheap not built"
+
+# at-end TRACE: "RSS TRACE_BYTES" of the sample taken at the mark "end"
+at_end() {
+	/usr/bin/python3 - "$TOP/tests/helper" "$1" <<-\PY
+	import struct, sys
+	sys.path.insert(0, sys.argv[1])
+	import mptrace
+	end = False
+	for ts, typ, fl, fn, kind, b, ser in mptrace.Trace(sys.argv[2]).records():
+	    if typ == 7 and b[8:].split(b"\0")[0] == b"end":
+	        end = True
+	    elif typ == 9 and end:
+	        rss, vm, trace = struct.unpack_from("<QQQ", b + bytes(8))
+	        print(rss, trace)
+	        break
+	PY
+}
+
+# run OPS NAME: the bare run's rss, then the traced run's sample
+run() {
+	"$BIN/flatheap" 2 $1 >bare.$2 &&
+	timeout 300 env MEMPROV_OUTPUT=$2.trace LD_PRELOAD=$MEMPROV_LIB "$BIN/flatheap" 2 $1 >traced.$2 &&
+	tail -n 1 bare.$2 >a && tail -n 1 traced.$2 >b && test_cmp a b &&
+	echo "$(sed -n "s/^rss //p" bare.$2) $(at_end $2.trace)" >fig.$2 && cat fig.$2
+}
+
+test_expect_success 'a small run: what memprov costs whatever the events' '
+	run 1000 small
+'
+
+test_expect_success '3 million allocations: the trace adds a few chunks per thread at most' '
+	run 1500000 big &&
+	"$MEMPROV_CLI" stats --json big.trace >s.json &&
+	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check s.json "=j[\"events\"]>6000000==true" &&
+	read bare0 rss0 trace0 <fig.small && read bare rss trace <fig.big &&
+	echo "fixed cost $((rss0 - bare0)) B; at 3M allocations $((rss - bare)) B; trace pages $trace B" &&
+	# main and 2 threads: 3 chunks of 64 KiB and the header page mapped
+	test $trace -gt 0 && test $trace -le $((4096 + 3 * 65536)) &&
+	test $((rss - bare)) -le $((rss0 - bare0 + 4 * 3 * 65536))
+'
+
+test_expect_success 'memprov timeline: no gap between resident and tracked memory' '
+	"$MEMPROV_CLI" timeline big.trace >tl.txt && tail -n 2 tl.txt &&
+	grep "^no gap: " tl.txt &&
+	"$MEMPROV_CLI" timeline --json big.trace >tl.json &&
+	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check tl.json gap.flagged=false
+'
+
+test_done
