@@ -493,9 +493,9 @@ _Static_assert(sizeof(struct mp_rec_pycode) == 32, "pycode record layout");
  *                   trace_bytes: the program's memory, not memprov's trace
  *   24 vm_bytes     virtual size
  *   32 trace_bytes  the trace's pages mapped in the process at the sample
- *                   (the header page and each thread's current chunk; a
- *                   finished chunk leaves the address space): not in
- *                   rss_bytes. Absent from 32-byte (version 1) records,
+ *                   (the header page, each thread's chunk and its last
+ *                   few finished ones; the others have left the address
+ *                   space): not in rss_bytes. Absent from 32-byte (version 1) records,
  *                   whose rss_bytes include every trace page written.
  */
 struct mp_rec_rss {

@@ -52,6 +52,8 @@ struct mp_writer {
 	uint64_t ts, addr;      /* the encoder's base: the last record's
 				 * timestamp and address in this chunk */
 	int released;           /* the chunk left the address space */
+	uint32_t retired_len;   /* finished chunks still mapped: bytes ... */
+	void *retired;          /* ... from here, released together */
 };
 
 struct mp_thread {
