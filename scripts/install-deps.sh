@@ -5,7 +5,8 @@
 #
 # build: compilers' libraries (libunwind, uthash, elfutils' libdw);
 # test: what the test suite runs (python3-numpy, python3-psutil, valgrind,
-# xmllint, strace, prlimit/setpriv); bench: heaptrack and perf; html:
+# xmllint, strace, prlimit/setpriv); bench: heaptrack, perf, clang's
+# LeakSanitizer runtime and sqlite3; html:
 # chromium for the HTML report test; fuzz: clang and its libFuzzer runtime.
 # Nothing is done when everything is there. Without root it prints the
 # exact apt-get command to run and fails.
@@ -13,7 +14,7 @@ set -e
 
 pkgs_build="gcc make libc6-dev libunwind-dev uthash-dev libdw-dev libelf-dev"
 pkgs_test="python3 python3-numpy python3-psutil valgrind libxml2-utils strace util-linux"
-pkgs_bench="heaptrack time linux-perf"
+pkgs_bench="heaptrack time linux-perf clang-14 libclang-rt-14-dev sqlite3"
 pkgs_html="chromium"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 
