@@ -6,7 +6,8 @@
 # chunks per thread of the bare run's (after memprov's fixed cost, taken
 # from a run of 1,000 allocations), the samples leave the trace's own
 # pages out (the header and at most 5 chunks per thread), and `memprov
-# timeline` finds no gap between resident and tracked memory.
+# timeline` finds no gap between resident and tracked memory. And 2,000
+# short-lived threads cost a block of trace each, none left mapped.
 . "$(dirname "$0")/test-lib.sh"
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" && test -x "$BIN/flatheap" ||
 	test_skip "interpose/libmemprov.so, analyzer/memprov or tests/bin/flatheap not built"
@@ -57,6 +58,56 @@ test_expect_success 'memprov timeline: no gap between resident and tracked memor
 	grep "^no gap: " tl.txt &&
 	"$MEMPROV_CLI" timeline --json big.trace >tl.json &&
 	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check tl.json gap.flagged=false
+'
+
+cat >"$TRASH/short.c" <<'CEOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void *volatile keep;
+static void *one(void *arg)
+{
+	keep = malloc(100 + (size_t)arg % 50);
+	free(keep);
+	return NULL;
+}
+int main(void)
+{
+	for (long i = 0; i < 2000; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, one, (void *)i) || pthread_join(t, NULL))
+			return 1;
+	}
+	puts("2000 threads");
+	return 0;
+}
+CEOF
+
+# last-rss TRACE: "RSS TRACE_BYTES" of the last sample (at exit)
+last_rss() {
+	/usr/bin/python3 - "$TOP/tests/helper" "$1" <<-\PY
+	import struct, sys
+	sys.path.insert(0, sys.argv[1])
+	import mptrace
+	last = None
+	for ts, typ, fl, fn, kind, b, ser in mptrace.Trace(sys.argv[2]).records():
+	    if typ == 9:
+	        last = struct.unpack_from("<QQQ", b + bytes(8))
+	print(last[0], last[2])
+	PY
+}
+
+test_expect_success '2,000 short-lived threads: a block of trace each, none left mapped' '
+	cc -O1 -o short short.c -lpthread &&
+	timeout 120 env MEMPROV_OUTPUT=short.trace LD_PRELOAD=$MEMPROV_LIB ./short >out &&
+	echo "2000 threads" >expect && test_cmp expect out &&
+	"$MEMPROV_CLI" stats --json short.trace >s.json &&
+	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check s.json threads=2001 &&
+	size=$(stat -c %s short.trace) && echo "trace $size B" &&
+	# a 4 KiB chunk per thread, and the file reserved an eighth ahead
+	test $size -le $((2000 * 4096 * 9 / 8 + 1048576)) &&
+	set -- $(last_rss short.trace) && echo "trace pages mapped at exit: $2 B" &&
+	test $2 -le $((4096 + 5 * 65536))
 '
 
 test_done
