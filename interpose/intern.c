@@ -2,16 +2,18 @@
  * intern.c - the stacks already written to the trace: a lock-free
  * open-addressing table from a stack's 64-bit hash to its small id (1, 2,
  * ... in the order stacks are first seen: the trace names a stack in one
- * or two bytes), CAS insert. Two levels, mapped with MAP_NORESERVE (pages
- * cost memory only once touched): 2^10 slots first, two pages that hold
- * the stacks of a short-lived process (a new stack in a big table touches
- * a new page: a page fault each), then 2^20 slots for the hashes whose
- * probe run in the first level is full. A run never empties, so a hash is
- * looked for in the second level only once its run in the first is full,
- * and is never in both. A slot holds the hash's top 40 bits and the id.
- * When a probe run of the second level is full, or the ids run out, the
- * stack gets no id: stack.c then names it by its hash and writes it again
- * each time (readers deduplicate by id).
+ * or two bytes), CAS insert.
+ *
+ * Four levels of 2^10, 2^13, 2^16 and 2^20 slots, mapped with
+ * MAP_NORESERVE (pages cost memory only once touched): a hash goes to a
+ * level only once its probe run in the level before is full. Each new
+ * stack in a big table touches a page of its own (a page fault, and 4 KiB
+ * of the program's resident memory, for 8 bytes): with levels, a process
+ * with N stacks touches about 8N bytes of table, not 4 KiB per stack. A
+ * run never empties, so a hash is never in two levels. A slot holds the
+ * hash's top 40 bits and the id. When the last level's run is full, or
+ * the ids run out, the stack gets no id: stack.c then names it by its
+ * hash and writes it again each time (readers deduplicate by id).
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
@@ -20,15 +22,21 @@
 #include "atomic.h"
 #include "intern.h"
 
-#define SMALL_SIZE (1u << 10)
-#define INTERN_BITS 20
-#define INTERN_SIZE (1u << INTERN_BITS)
-#define MAP_SLOTS (SMALL_SIZE + INTERN_SIZE)
-#define INTERN_PROBES 32
 #define ID_BITS 24
 #define ID_MASK ((1ull << ID_BITS) - 1)
+#define LEVELS 4
 
-static uint64_t *set;           /* SMALL_SIZE slots, then INTERN_SIZE */
+static const struct {
+	uint32_t first, size, probes;  /* slots */
+} level[LEVELS] = {
+	{ 0, 1u << 10, 8 },
+	{ 1u << 10, 1u << 13, 16 },
+	{ (1u << 10) + (1u << 13), 1u << 16, 32 },
+	{ (1u << 10) + (1u << 13) + (1u << 16), 1u << 20, 32 },
+};
+#define MAP_SLOTS ((1u << 10) + (1u << 13) + (1u << 16) + (1u << 20))
+
+static uint64_t *set;
 static uint32_t last_id;        /* ids handed out so far */
 
 int mp_intern_init(void)
@@ -46,17 +54,16 @@ int mp_intern_init(void)
 }
 
 /*
- * Look hash up in one level (size slots from t): its id, found or given
- * now (*is_new), or 0 when its probe run is full or the ids ran out.
+ * Look hash up in level l: its id, found or given now (*is_new), or 0
+ * when its probe run there is full or the ids ran out.
  */
-static uint32_t level_id(uint64_t *t, uint32_t size, uint64_t hash, int *is_new)
+static uint32_t level_id(int l, uint64_t hash, int *is_new)
 {
-	uint64_t tag = hash & ~ID_MASK;
-	uint32_t i = (uint32_t)hash & (size - 1);
-	int probe;
+	uint64_t *t = set + level[l].first, tag = hash & ~ID_MASK;
+	uint32_t mask = level[l].size - 1, i = (uint32_t)hash & mask, probe;
 
-	for (probe = 0; probe < INTERN_PROBES; probe++) {
-		uint64_t *slot = &t[(i + (uint32_t)probe) & (size - 1)];
+	for (probe = 0; probe < level[l].probes; probe++) {
+		uint64_t *slot = &t[(i + probe) & mask];
 		uint64_t v = mp_atomic_load_relaxed_u64(slot), id;
 
 		if (v && (v & ~ID_MASK) == tag)
@@ -81,13 +88,13 @@ static uint32_t level_id(uint64_t *t, uint32_t size, uint64_t hash, int *is_new)
 
 uint32_t mp_intern_id(uint64_t hash, int *is_new)
 {
-	uint32_t id;
+	uint32_t id = 0;
+	int l;
 
 	*is_new = 0;
 	if (!set)
 		return 0;
-	id = level_id(set, SMALL_SIZE, hash, is_new);
-	if (id || last_id > ID_MASK)
-		return id;
-	return level_id(set + SMALL_SIZE, INTERN_SIZE, hash, is_new);
+	for (l = 0; l < LEVELS && !id && last_id <= ID_MASK; l++)
+		id = level_id(l, hash, is_new);
+	return id;
 }
