@@ -124,6 +124,8 @@ static __attribute__((noinline)) int take_chunk(uint64_t ts, size_t len)
 		return -1;
 	if (w->chunk && !w->released)
 		retire(w, w->chunk, w->size);
+	else if (w->chunk)
+		exit_hook_arm(); /* written after its exit hook ran: run it again */
 	c->used = 0;
 	c->tid = mp_self.tid;
 	c->thread_serial = w->serial;
