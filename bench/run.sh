@@ -16,6 +16,7 @@
 #   BENCH_PARLA_ARGS=... flags for scripts/parla_evict.py besides --bug
 #   BENCH_RESULTS=FILE   where to write the table (bench/RESULTS.md)
 #   BENCH_LIB=PATH       the preload object to measure (interpose/libmemprov.so)
+#   BENCH_CLI=PATH       the analyzer to time and count events with (analyzer/memprov)
 # MEMPROV_* variables set by the caller reach the traced runs unchanged.
 #
 # Nothing here fails for a missing piece: a column whose tool is absent or
@@ -44,7 +45,7 @@ PARLA_ARGS=${BENCH_PARLA_ARGS-$PARLA_DEFAULT}
 RESULTS=${BENCH_RESULTS:-$TOP/bench/RESULTS.md}
 PY=/usr/bin/python3
 LIB=${BENCH_LIB:-$TOP/interpose/libmemprov.so}
-CLI=$TOP/analyzer/memprov
+CLI=${BENCH_CLI:-$TOP/analyzer/memprov}
 MEASURE=$TOP/bench/bin/measure
 OUT=$TOP/bench/out
 unset LD_PRELOAD MEMPROV_OUTPUT
