@@ -1,7 +1,10 @@
 # memprov - build, test and install.  `make help` lists the targets.
 #
 #   make                     build interpose/libmemprov.so and analyzer/memprov
+#                            (needs only the build libraries: checked by compiling)
 #   make test                build everything and run tests/ (ends "N passed, N failed")
+#   make install / uninstall PREFIX=/usr/local DESTDIR=
+#   make deb                 a Debian package, built with dpkg-deb
 #   make SANITIZE=address,undefined test   analyzer under ASan/UBSan
 #   make V=1                 show the commands
 #   make WERROR=1            warnings are errors (CI)
@@ -9,12 +12,17 @@
 CC ?= cc
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g
+VERSION := $(shell cat VERSION)
+# The preload object walks x86-64 frames: elsewhere only the analyzer is
+# built (it reads traces made on x86-64). ARCH=... overrides the guess.
+ARCH ?= $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 	-Wwrite-strings -Wvla -fno-common
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE -Iinclude
+BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE -Iinclude \
+	-DMEMPROV_VERSION='"$(VERSION)"'
 
 # The preload object: no sanitizer (it runs inside other programs), hidden
 # symbols but the hooks and the public API.
@@ -42,32 +50,48 @@ Q := @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-DEPS_STAMP := .deps-installed
+# `make` needs only the build libraries: scripts/install-deps.sh --check
+# compiles against each one (no package database is asked) and lists
+# what is missing. The stamp keeps it to the first build.
+BUILD_STAMP := .build-deps-ok
 
-.PHONY: all help test test-build demo bench fuzz install clean format deps check-layers
+ifeq ($(ARCH),x86_64)
+BUILD := $(LIB) $(CLI)
+else
+BUILD := $(CLI)
+endif
 
-all: $(DEPS_STAMP) $(LIB) $(CLI) ## build the preload library and the CLI (default)
+.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers
+
+all: $(BUILD) ## build the preload library and the CLI (default)
+ifneq ($(ARCH),x86_64)
+	@echo "memprov: built the analyzer only: the preload object (libmemprov.so) is x86-64 only, this is $(ARCH)"
+endif
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
 		sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  \1\t\2/' | expand -t 14
 
 deps: ## install missing Debian packages (build and test)
-	$(Q)scripts/install-deps.sh build test
-	$(Q)touch $(DEPS_STAMP)
+	$(Q)CC='$(CC)' scripts/install-deps.sh build test
 
-$(DEPS_STAMP): scripts/install-deps.sh
-	$(Q)scripts/install-deps.sh build test
+$(BUILD_STAMP): scripts/install-deps.sh
+	$(Q)CC='$(CC)' scripts/install-deps.sh --check build
 	$(Q)touch $@
 
-interpose/%.o: interpose/%.c $(DEPS_STAMP)
+interpose/%.o: interpose/%.c | $(BUILD_STAMP)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
 	$(call quiet,LINK,$@)$(CC) -shared $(CFLAGS) -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LIB_LIBS)
 
-analyzer/%.o: analyzer/%.c $(DEPS_STAMP)
+analyzer/%.o: analyzer/%.c | $(BUILD_STAMP)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CLI_CFLAGS) -c -o $@ $<
+
+# The HTML page's script and style sheet are files of their own
+# (analyzer/html/), put into the program by html_assets.c (.incbin).
+HTML_ASSETS := $(wildcard analyzer/html/*.js analyzer/html/*.css)
+analyzer/html_assets.o: $(HTML_ASSETS)
 
 $(CLI): $(CLI_OBJ)
 	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(CLI_LDFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS)
@@ -80,7 +104,7 @@ TEST_BUILD :=
 test-build: all $(TEST_BUILD) ## build what the tests need, without running them
 
 test: all $(TEST_BUILD) ## build and run the test suite
-	$(Q)scripts/install-deps.sh test html
+	$(Q)CC='$(CC)' scripts/install-deps.sh test html
 	$(Q)MEMPROV_SANITIZE='$(SANITIZE)' tests/run.sh
 
 check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
@@ -89,18 +113,47 @@ check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ lay
 demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh
 
-install: all ## install library, CLI and headers under PREFIX (default /usr/local)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memprov
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libmemprov.so
-	install -m 0644 include/memprov.h include/memprov_trace.h include/memprov_codec.h \
-		$(DESTDIR)$(PREFIX)/include/
+# What `make install` puts under PREFIX, and `make uninstall` removes:
+# each "SOURCE:DEST MODE", DEST relative to PREFIX.
+INSTALL_FILES := $(CLI):bin/memprov:0755 \
+	include/memprov.h:include/memprov.h:0644 \
+	include/memprov_trace.h:include/memprov_trace.h:0644 \
+	include/memprov_codec.h:include/memprov_codec.h:0644 \
+	docs/memprov.1:share/man/man1/memprov.1:0644 \
+	scripts/memprov-completion.bash:share/bash-completion/completions/memprov:0644 \
+	python/memprov_pytest.py:share/memprov/python/memprov_pytest.py:0644 \
+	$(foreach f,$(wildcard schemas/*.json),$(f):share/memprov/$(f):0644)
+ifeq ($(ARCH),x86_64)
+INSTALL_FILES += $(LIB):lib/libmemprov.so:0755
+endif
+install_src = $(word 1,$(subst :, ,$(1)))
+install_dst = $(DESTDIR)$(PREFIX)/$(word 2,$(subst :, ,$(1)))
+install_mode = $(word 3,$(subst :, ,$(1)))
+
+install: all ## install CLI, library, headers, man page, completion, schemas under PREFIX (/usr/local)
+	$(Q)$(foreach f,$(INSTALL_FILES),install -D -m $(call install_mode,$(f)) \
+		$(call install_src,$(f)) $(call install_dst,$(f)) || exit 1;)
+	@echo "memprov: installed under $(DESTDIR)$(PREFIX) (make uninstall PREFIX=$(PREFIX) removes it)"
+
+uninstall: ## remove what make install put under PREFIX
+	$(Q)$(foreach f,$(INSTALL_FILES),rm -f $(call install_dst,$(f));)
+	-$(Q)rmdir $(DESTDIR)$(PREFIX)/share/memprov/schemas $(DESTDIR)$(PREFIX)/share/memprov/python $(DESTDIR)$(PREFIX)/share/memprov 2>/dev/null
+	@echo "memprov: removed from $(DESTDIR)$(PREFIX)"
+
+# make deb: `make install` into a staging directory (PREFIX=/usr), then
+# scripts/make-deb.sh writes the control file and runs dpkg-deb.
+DEB_STAGE := build/deb
+deb: $(BUILD) ## build memprov_VERSION_ARCH.deb with dpkg-deb (no network)
+	$(Q)scripts/install-deps.sh --check deb
+	$(Q)rm -rf $(DEB_STAGE)
+	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr >/dev/null
+	$(Q)scripts/make-deb.sh $(DEB_STAGE) $(VERSION) $(ARCH)
 
 format: ## reformat the C sources with clang-format
 	clang-format -i $(LIB_SRC) $(CLI_SRC) interpose/*.h analyzer/*.h include/*.h
 
 clean: ## remove build outputs
-	rm -f $(LIB) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(DEPS_STAMP)
-	rm -rf tests/out fuzz/build
+	rm -f $(LIB) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(BUILD_STAMP) memprov_*.deb
+	rm -rf tests/out fuzz/build build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

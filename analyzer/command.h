@@ -7,6 +7,7 @@
 #ifndef MEMPROV_COMMAND_H
 #define MEMPROV_COMMAND_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 /* Exit statuses of the analyzer. */
@@ -34,6 +35,49 @@ extern const struct command command_diff;      /* report_diff.c */
 extern const struct command command_html;      /* report_html.c */
 extern const struct command command_check;     /* gate.c */
 extern const struct command command_dump;      /* report_dump.c */
+
+/*
+ * The one rule of every subcommand's command line: options and operands
+ * in any order (`memprov leaks TRACE --json` is `memprov leaks --json
+ * TRACE`), "--" ends the options, and --help and --color=WHEN are known
+ * to every command. With stop_at_operand (run), the first operand ends
+ * the options: it and everything after it are the command to run.
+ *
+ *	struct cmdline cl = { .cmd = &command_x, .argc = argc, .argv = argv,
+ *			      .shortopts = "o:", .longopts = opts };
+ *	while ((c = cmdline_next(&cl, &arg)) > 0)
+ *		... the command's own option c, value arg ...
+ *	if (c == CMDLINE_STOP)
+ *		return cl.status;    (after --help: 0; a usage error: 2, printed)
+ *	... cl.operands[0 .. cl.n_operands), then NULL (in argv: nothing to free) ...
+ */
+struct cmdline {
+	const struct command *cmd;
+	int argc;
+	char **argv;
+	const char *shortopts;           /* the command's short options ("o:"), or NULL */
+	const struct option *longopts;   /* its long options, NULL-terminated, or NULL */
+	int stop_at_operand;
+	/* filled by cmdline_next */
+	char **operands;
+	int n_operands;
+	int status;                      /* the exit status after CMDLINE_STOP */
+	/* private */
+	int ready;
+	struct option merged[40];
+	char shortbuf[40];
+};
+
+enum {
+	CMDLINE_END = 0,            /* every option read: the operands are in cl->operands */
+	CMDLINE_STOP = -1,          /* the command ends here with cl->status */
+	CMDLINE_OPT_COLOR = 0x7f00, /* --color's code (no command's option may use it) */
+};
+
+/* The next option of the command's own (> 0), or CMDLINE_END / CMDLINE_STOP. */
+int cmdline_next(struct cmdline *cl, const char **arg);
+/* A command's option handler failed with status (printed): CMDLINE_STOP. */
+int cmdline_fail(struct cmdline *cl, int status);
 
 /* "usage: USAGE", a blank line and the help text, on f. */
 void command_help(FILE *f, const struct command *c);

@@ -1,11 +1,14 @@
 /*
  * gate.c - `memprov check`: the CI leak gate. For each trace, memory
- * still live when the process ended (after suppressions) is held to
- * --max-leak, and with --max-growth, the slope of every growing site
- * across marks (or seconds) to that budget. Exit 0 within budget, 1 over
- * it, 2 when a trace or suppression file cannot be read. What it writes
- * (text, JSON, annotations, JUnit) is in gate_report.c. See README "CI
- * gate" for why the instant is process exit.
+ * still live when the process ended, or for Python when its main module
+ * ended (before finalization frees module globals), is held to
+ * --max-leak after what is not the program's is set apart (category.h:
+ * interpreter and module state, Python arenas, suppressions); with test
+ * marks, each test on what it kept (pertest.h). With --max-growth, the
+ * slope of every growing site across marks (tests, or seconds) too. Exit
+ * 0 within budget, 1 over it, 2 when a trace or suppression file cannot
+ * be read or the growth window is empty. What it writes (text, JSON,
+ * annotations, JUnit) is in gate_report.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include "gate.h"
 #include "gate_report.h"
 #include "growth.h"
+#include "pertest.h"
 #include "report.h"
 #include "sites.h"
 #include "util.h"
@@ -109,6 +113,9 @@ int gate_opts_set(struct gate_opts *o, const struct command *cmd, int opt, const
 	case GATE_OPT_CHILDREN:
 		o->flags |= GATE_CHILDREN;
 		return 0;
+	case GATE_OPT_ALL:
+		o->flags |= GATE_ALL;
+		return 0;
 	case GATE_OPT_ALLOC_FN:
 		if (alloc_fn_add(arg) < 0)
 			return usage_error(cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
@@ -120,77 +127,55 @@ int gate_opts_set(struct gate_opts *o, const struct command *cmd, int opt, const
 
 /* ---- one trace ---- */
 
-/* Which stacks a leak: rule hides, cached by stack id. */
-struct stack_match {
-	UT_hash_handle hh;
-	uint64_t id;
-	struct supp_rule *rule;
-};
-
-static struct supp_rule *match_cached(struct stack_match **cache, struct suppressions *supp,
-				      const struct replay *r, struct symbolizer *sym, uint64_t stack,
-				      unsigned kind, int small)
+/* Move site s into a new offender (the offender owns it from now on). */
+static struct offender *add_offender(struct result *res, struct site *s, const char *test)
 {
-	struct stack_match *m;
-	/* HOST and SMALL rules make kind and block size part of the answer */
-	uint64_t id = (stack * 8 + kind) * 2 + !!small;
+	struct offender *off;
 
-	HASH_FIND(hh, *cache, &id, sizeof(id), m);
-	if (!m) {
-		m = xcalloc(1, sizeof(*m));
-		m->id = id;
-		m->rule = supp_match_stack(supp, SUPP_LEAK, kind, small, r, sym, replay_find_stack(r, stack));
-		HASH_ADD(hh, *cache, id, sizeof(m->id), m);
-	}
-	return m->rule;
-}
-
-static void add_offender(struct result *res, const struct site *s)
-{
 	if (res->n_off % 16 == 0)
 		res->off = xrealloc(res->off, (res->n_off + 16) * sizeof(*res->off));
-	memset(&res->off[res->n_off], 0, sizeof(res->off[0]));
-	res->off[res->n_off++].s = *s;
+	off = &res->off[res->n_off++];
+	memset(off, 0, sizeof(*off));
+	off->s = *s;
+	off->test = test;
+	memset(s, 0, sizeof(*s));
+	return off;
+}
+
+/* Leave out of live what is not gated: kinds left out by --kind. */
+static void drop_ungated(const struct gate_opts *o, struct replay_live **live)
+{
+	struct replay_live *l, *tmp;
+
+	HASH_ITER(hh, *live, l, tmp)
+		if (!gate_kind_gated(o, l->key.kind)) {
+			HASH_DEL(*live, l);
+			free(l);
+		}
 }
 
 /*
- * Live at the end: drop kinds not gated, move what a leak: rule hides
- * out (counting it on the rule), and hold the rest to the budget.
+ * Live at the end (of the Python main module, else of the process): set
+ * apart what is not the program's (counted in cat), and hold the rest to
+ * the budget, all gated kinds summed or each --kind on its own.
  */
-static void check_leaks(const struct gate_opts *o, struct suppressions *supp, struct result *res,
-			const struct replay *r, struct symbolizer *sym, struct site **sites, size_t *n_sites)
+static void check_leaks(const struct gate_opts *o, struct classifier *cat, struct result *res,
+			struct replay_live **live)
 {
-	struct replay_live *live = replay_snapshot(r), *kept = NULL, *l, *tmp;
-	struct stack_match *cache = NULL, *m, *mtmp;
+	struct replay_live *l, *tmp;
+	struct site *sites;
+	size_t i, n;
 	uint64_t sum = 0;
 	unsigned k;
-	size_t i;
 
-	HASH_ITER(hh, live, l, tmp) {
-		struct supp_rule *rule;
-
-		HASH_DEL(live, l);
-		rule = gate_kind_gated(o, l->key.kind) ?
-			       match_cached(&cache, supp, r, sym, l->key.stack, l->key.kind,
-					    l->bytes <= l->blocks * SUPP_SMALL_BLOCK) : NULL;
-		if (!gate_kind_gated(o, l->key.kind) || rule) {
-			if (rule) {
-				rule->bytes += l->bytes;
-				rule->blocks += l->blocks;
-				res->hidden[0] += l->blocks;
-				res->hidden[1] += l->bytes;
-			}
-			free(l);
-			continue;
-		}
+	drop_ungated(o, live);
+	cat_split(cat, live, NULL);
+	HASH_ITER(hh, *live, l, tmp) {
 		res->live[l->key.kind][0] += l->blocks;
 		res->live[l->key.kind][1] += l->bytes;
-		HASH_ADD(hh, kept, key, sizeof(l->key), l);
 	}
-	HASH_ITER(hh, cache, m, mtmp) {
-		HASH_DEL(cache, m);
-		free(m);
-	}
+	res->hidden[0] = cat->total[CAT_SUPPRESSED].blocks;
+	res->hidden[1] = cat->total[CAT_SUPPRESSED].bytes;
 	for (k = 1; k < MP_KIND_COUNT; k++) {
 		sum += res->live[k][1];
 		if (o->kinds && (o->kinds & (1u << k)) && res->live[k][1] > o->max_leak) {
@@ -204,40 +189,85 @@ static void check_leaks(const struct gate_opts *o, struct suppressions *supp, st
 		if (sum > o->max_leak)
 			res->leak_fail = 1;
 	}
-	*sites = sites_build(r, sym, kept, SITE_DEFAULT, n_sites);
-	replay_live_free(&kept);
 	if (!res->leak_fail)
 		return;
-	for (i = 0; i < *n_sites; i++)
-		if (res->leak_fail == 1 || (res->leak_fail & (1u << (*sites)[i].kind)))
-			add_offender(res, &(*sites)[i]);
+	sites = sites_build(res->r, cat->sym, *live, SITE_DEFAULT, &n);
+	for (i = 0; i < n; i++)
+		if (res->leak_fail == 1 || (res->leak_fail & (1u << sites[i].kind)))
+			add_offender(res, &sites[i], NULL);
+	sites_free(sites, n);
 }
 
-/* Growing sites over budget, after --kind and growth: rules. */
-static void check_growth(const struct gate_opts *o, struct suppressions *supp, struct result *res,
-			 struct growth *g)
+/*
+ * A run with test marks: each test on its own, what it kept (its end
+ * minus its start, after what is set apart) held to --max-leak. The
+ * process as a whole is not judged: what is kept outside the tests is the
+ * runner's and the modules' (collection, fixtures of wider scope).
+ */
+static void check_tests(const struct gate_opts *o, struct classifier *cat, struct result *res,
+			struct pertest *p)
+{
+	size_t i, j, n;
+
+	res->tests = xcalloc(p->n + 1, sizeof(*res->tests));
+	for (i = 0; i < p->n; i++) {
+		struct test_result *tr = &res->tests[res->n_tests++];
+		struct ptest *t = &p->tests[i];
+		struct site *sites;
+
+		tr->t = t;
+		tr->off0 = res->n_off;
+		if (!t->end_ts)
+			continue; /* it never ended: the run stopped in it */
+		drop_ungated(o, &t->grown);
+		cat_split(cat, &t->grown, NULL);
+		sites = sites_build(res->r, cat->sym, t->grown, SITE_DEFAULT, &n);
+		for (j = 0; j < n; j++) {
+			tr->blocks += sites[j].blocks;
+			tr->bytes += sites[j].bytes;
+		}
+		tr->fail = tr->bytes > o->max_leak;
+		if (tr->fail) {
+			res->tests_failed++;
+			for (j = 0; j < n; j++)
+				add_offender(res, &sites[j], t->nodeid);
+		}
+		tr->n_off = res->n_off - tr->off0;
+		sites_free(sites, n);
+	}
+	res->leak_fail = res->tests_failed ? 1 : 0;
+	res->hidden[0] = cat->total[CAT_SUPPRESSED].blocks;
+	res->hidden[1] = cat->total[CAT_SUPPRESSED].bytes;
+}
+
+/* The test named by the label of point i of the growth window, or NULL. */
+static const char *test_at(const struct growth *g, size_t i)
+{
+	const char *label = g->set == &g->marks ? g->set->label[i] : NULL;
+
+	if (!label || strncmp(label, PERTEST_END, strlen(PERTEST_END)))
+		return NULL;
+	return label + strlen(PERTEST_END);
+}
+
+/* The program's growing sites over budget, after --kind. */
+static void check_growth(const struct gate_opts *o, struct result *res, struct growth *g)
 {
 	size_t i;
 
 	res->growth_checked = 1;
 	res->unit = growth_unit(g);
 	res->window = g->n_window;
+	growth_window_why(g, res->growth_why, sizeof(res->growth_why));
 	for (i = 0; i < g->n_sites; i++) {
 		struct gsite *gs = &g->sites[i];
-		struct supp_rule *rule;
 		struct offender *off;
 
 		if (!gs->st.suspect || !gate_kind_gated(o, gs->s.kind))
 			continue;
-		rule = supp_match_site(supp, SUPP_GROWTH, &gs->s);
-		if (rule) {
-			rule->sites++;
-			continue;
-		}
 		if (gs->st.slope_bytes <= (double)o->max_growth)
 			continue;
-		add_offender(res, &gs->s);
-		off = &res->off[res->n_off - 1];
+		off = add_offender(res, &gs->s, test_at(g, gs->st.start));
 		off->growth = 1;
 		off->slope = gs->st.slope_bytes;
 		off->growth_bytes = gs->st.growth_bytes;
@@ -255,39 +285,82 @@ static void reset_counts(struct suppressions *supp)
 		supp->rules[i].bytes = supp->rules[i].blocks = supp->rules[i].sites = 0;
 }
 
+/* Say on stderr that growth without marks is judged over time, and how to add marks. */
+static void note_no_marks(const struct result *res)
+{
+	warning("'%s' has no marks: growth is judged per second (%s); to judge it per "
+		"iteration, put a mark in the loop: memprov_mark(\"LABEL\") (include/memprov.h, "
+		"or from Python through ctypes) or `memprov run --mark-on MODULE:FUNCTION`",
+		res->path, res->growth_why);
+}
+
+static void free_result(struct result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->n_off; i++)
+		site_release(&res->off[i].s);
+	free(res->off);
+	free(res->tests);
+}
+
 /* Collect and check the open trace t, then write its report. */
 static void gate_trace(const struct gate_opts *o, struct suppressions *supp, struct trace *t,
 		       struct result *res, struct gate_totals *tot)
 {
-	struct growth_opts go = { .flags = (o->flags & GATE_GROWTH) ? GROWTH_SERIES : 0,
+	struct growth_opts go = { .flags = GROWTH_END_LIVE | GROWTH_END_ALL | GROWTH_TESTS,
 				  .points = 20, .skip = o->skip, .after = o->after, .min_bytes = 1,
-				  .mode = SITE_DEFAULT };
+				  .mode = SITE_DEFAULT, .supp = supp,
+				  .cat_flags = (o->flags & GATE_ALL) ? CAT_ALL : 0 };
 	struct symbolizer *sym;
-	struct site *sites = NULL;
+	struct classifier cat;
+	struct pertest pt;
 	struct growth g;
-	size_t n_sites = 0;
 
+	pertest_init(&pt);
+	go.on_mark = pertest_on_mark;
+	go.mark_arg = &pt;
+	if (o->flags & GATE_GROWTH)
+		go.flags |= GROWTH_SERIES;
 	growth_collect(&g, t, &go);
 	res->r = &g.r;
-	res->at = t->hdr.state == MP_STATE_EXITED || g.r.have_exit ? "exit" : "end-of-trace";
-	res->at_ns = trace_rel(t, replay_end_ts(&g.r));
+	res->at = g.main_end_ts ? "main-end" :
+		  t->hdr.state == MP_STATE_EXITED || g.r.have_exit ? "exit" : "end-of-trace";
+	res->at_ns = trace_rel(t, g.end_live_ts);
 	res->duration = (double)(g.end_ts - g.start_ts) / 1e9;
 	if (o->flags & GATE_GROWTH) {
 		growth_analyze(&g);
 		sym = g.sym;
-		check_growth(o, supp, res, &g);
+		if (growth_window_check(&g) < 0) {
+			res->status = 2;
+			res->error = "the growth window is empty (see the error above)";
+			tot->errors++;
+			gate_write(o, supp, res, tot);
+			goto out;
+		}
+		check_growth(o, res, &g);
+		if (g.set == &g.times)
+			note_no_marks(res);
 	} else {
 		sym = sym_new(&g.r, 1);
 	}
-	check_leaks(o, supp, res, &g.r, sym, &sites, &n_sites);
+	cat_init(&cat, &g.r, sym, supp, CAT_END_VERDICT | ((o->flags & GATE_ALL) ? CAT_ALL : 0));
+	res->cat = &cat;
+	if (pt.n)
+		check_tests(o, &cat, res, &pt);
+	else
+		check_leaks(o, &cat, res, &g.end_live);
 	res->status = res->leak_fail || res->growth_fail ? 1 : 0;
 	tot->failures += res->status;
 	tot->time += res->duration;
 	gate_write(o, supp, res, tot);
-	free(res->off);
-	sites_free(sites, n_sites);
+	cat_release(&cat);
+	res->cat = NULL;
 	if (!(o->flags & GATE_GROWTH))
 		sym_free(sym);
+out:
+	free_result(res);
+	pertest_release(&pt);
 	growth_release(&g);
 }
 
@@ -304,6 +377,7 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 	tot->tests++;
 	if (trace_open(&t, path, 0) < 0) {
 		res.status = 2;
+		res.error = "cannot read the trace";
 		tot->errors++;
 		gate_write(o, supp, &res, tot);
 		return res.status;
@@ -340,8 +414,10 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n)
 	if (o->junit) {
 		tot.junit = xopen_memstream(&cases, &len);
 	}
-	if (o->flags & GATE_JSON)
-		printf("{\"traces\":[");
+	if (o->flags & GATE_JSON) {
+		report_json_open(stdout, "check");
+		printf("\"traces\":[");
+	}
 	for (i = 0; i < n; i++) {
 		if ((o->flags & GATE_JSON) && i)
 			putchar(',');
@@ -424,43 +500,35 @@ static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		GATE_LONG_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cmdline cl = { .cmd = &command_check, .argc = argc, .argv = argv, .longopts = opts };
 	struct gate_opts o;
+	const char *arg;
 	int c, ret;
 
 	gate_opts_init(&o);
-	opterr = 0;
-	optind = 1;
 	/* options may follow the traces */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			gate_opts_release(&o);
-			command_help(stdout, &command_check);
-			return EXIT_OK;
-		}
-		if (c == '?' || c == ':') {
-			gate_opts_release(&o);
-			if (optopt >= GATE_OPT_MAX_LEAK)
-				return usage_error(&command_check, "option '%s' needs a value", argv[optind - 1]);
-			return usage_error(&command_check, "unknown option '%s'", argv[optind - 1]);
-		}
-		ret = gate_opts_set(&o, &command_check, c, optarg);
+	while ((c = cmdline_next(&cl, &arg)) > 0) {
+		ret = gate_opts_set(&o, &command_check, c, arg);
 		if (ret) {
 			gate_opts_release(&o);
 			return ret;
 		}
 	}
+	if (c == CMDLINE_STOP) {
+		gate_opts_release(&o);
+		return cl.status;
+	}
 	if ((o.flags & GATE_JSON) && (o.flags & GATE_ANNOTATIONS)) {
 		gate_opts_release(&o);
 		return usage_error(&command_check, "--json and --annotations both write stdout: choose one");
 	}
-	if (optind >= argc) {
+	if (!cl.n_operands) {
 		gate_opts_release(&o);
 		return usage_error(&command_check, "no trace given");
 	}
-	ret = gate_check(&o, argv + optind, (size_t)(argc - optind));
+	ret = gate_check(&o, cl.operands, (size_t)cl.n_operands);
 	gate_opts_release(&o);
 	return ret;
 }
@@ -468,23 +536,28 @@ static int cmd_check(int argc, char **argv)
 const struct command command_check = {
 	.name = "check",
 	.run = cmd_check,
-	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE...",
-	.help = "The CI gate: memory still live when each process ended (after suppressions) is\n"
-		"held to --max-leak, and with --max-growth, every site's growth per mark (or per\n"
-		"second without marks). Prints the offending sites. Exit 0 within budget, 1 over\n"
-		"budget, 2 bad command line or unreadable trace or suppression file.\n"
-		"  --max-leak SIZE          live bytes allowed at exit (default 0), all kinds summed,\n"
-		"                           or each --kind on its own\n"
-		"  --max-growth SIZE        growth allowed per mark (or second) of one site; growth\n"
-		"                           is not gated without it\n"
+	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE...",
+	.help = "The CI gate: memory still live when each process ended (for Python: when its\n"
+		"main module ended, before finalization), after what is set apart, is held to\n"
+		"--max-leak, and with --max-growth, every site's growth per mark (or per second\n"
+		"without marks). With test marks (memprov's pytest plugin), each test is judged on\n"
+		"what it kept. Prints the offending sites. Exit 0 within budget, 1 over budget,\n"
+		"2 bad command line, unreadable trace or suppression file, or an empty window.\n"
+		"  --max-leak SIZE          live bytes allowed at the end (default 0), all kinds\n"
+		"                           summed, or each --kind on its own; per test with tests\n"
+		"  --max-growth SIZE        growth allowed per mark (per test, or per second) of one\n"
+		"                           site; growth is not gated without it\n"
 		"  --kind KIND[,KIND]       gate only these kinds (heap, mmap, pinned, device,\n"
 		"                           managed, registered), each against the budget\n"
 		"  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style),\n"
 		"                           alloc:NAME lines (as --alloc-fn)\n"
-		"  --no-default-suppressions  also count what glibc, the loader, Python and CUDA\n"
-		"                           keep until exit on purpose\n"
-		"  --skip N, --after LABEL  growth window starts after warm-up\n"
-		"  --junit FILE             a JUnit XML file, one test case per trace\n"
+		"  --no-default-suppressions  also count what glibc, the loader, the environment and\n"
+		"                           CUDA keep until exit on purpose\n"
+		"  --all                    also count interpreter and module state (start-up,\n"
+		"                           imports, top-level code, library code alone) and Python\n"
+		"                           arenas\n"
+		"  --skip N, --after LABEL  growth window starts after warm-up (an empty window: exit 2)\n"
+		"  --junit FILE             a JUnit XML file, one test case per trace and per test\n"
 		"  --annotations            one ::error file=F,line=L:: line per offending site\n"
 		"  --json                   one JSON object on stdout\n"
 		"  --alloc-fn NAME          NAME allocates too, as for leaks\n",

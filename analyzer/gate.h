@@ -31,6 +31,7 @@ enum gate_opt {
 	GATE_OPT_GATE_STATUS,
 	GATE_OPT_CHILDREN,
 	GATE_OPT_ALLOC_FN,
+	GATE_OPT_ALL,
 };
 
 #define GATE_LONG_OPTIONS                                                           \
@@ -44,7 +45,8 @@ enum gate_opt {
 	{ "junit", required_argument, NULL, GATE_OPT_JUNIT },                       \
 	{ "annotations", no_argument, NULL, GATE_OPT_ANNOTATIONS },                 \
 	{ "json", no_argument, NULL, GATE_OPT_JSON },                               \
-	{ "alloc-fn", required_argument, NULL, GATE_OPT_ALLOC_FN }
+	{ "alloc-fn", required_argument, NULL, GATE_OPT_ALLOC_FN },                 \
+	{ "all", no_argument, NULL, GATE_OPT_ALL }
 
 /* Options of `memprov run --check` only. */
 #define GATE_RUN_LONG_OPTIONS                                                       \
@@ -57,6 +59,8 @@ enum gate_flags {
 	GATE_NO_DEFAULTS = 1 << 2,
 	GATE_GROWTH = 1 << 3,       /* --max-growth given */
 	GATE_CHILDREN = 1 << 4,     /* run --check: gate child processes too */
+	GATE_ALL = 1 << 5,          /* --all: gate interpreter and module state and
+				       Python arenas too */
 };
 
 struct gate_opts {

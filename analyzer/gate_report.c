@@ -1,7 +1,8 @@
 /*
  * gate_report.c - what `memprov check` writes for each trace: a short
  * text report or a JSON object on stdout, GitHub Actions annotations
- * (::error file=F,line=L::) and a JUnit test case per trace.
+ * (::error file=F,line=L::) and a JUnit test case per trace, and one per
+ * test when the trace has test marks.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,22 +68,37 @@ static const char *site_function(const struct site *s, char *buf, size_t len)
 	return "(no stack recorded)";
 }
 
+/* The instant leaks are judged at, as words. */
+static const char *at_text(const struct result *res)
+{
+	return !strcmp(res->at, "main-end") ? "the end of the main module" : res->at;
+}
+
 static void offender_line(FILE *f, const struct result *res, const struct offender *off)
 {
-	char b1[32], b2[32], fn[512];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN], fn[512];
 	const char *file;
 	int line;
 
 	if (off->growth)
-		fprintf(f, "%s %s grows %s per %s (%s over the window, %s live at the end)",
+		fprintf(f, "%s %s grows %s per %s (%s over the window, %s live at its end)",
 			kind_name(off->s.kind), site_api(&off->s),
 			human_bytes(b1, sizeof(b1), off->slope > 0 ? (uint64_t)off->slope : 0), res->unit,
 			human_bytes(b2, sizeof(b2), off->growth_bytes > 0 ? (uint64_t)off->growth_bytes : 0),
 			human_bytes(fn, sizeof(fn), off->s.bytes));
 	else
-		fprintf(f, "%s %s: %s in %" PRIu64 " block%s live at %s", kind_name(off->s.kind),
-			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes), off->s.blocks,
-			off->s.blocks == 1 ? "" : "s", res->at);
+		fprintf(f, "%s %s: %s in %s block%s %s", kind_name(off->s.kind),
+			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes),
+			fmt_count(c, sizeof(c), off->s.blocks), off->s.blocks == 1 ? "" : "s",
+			off->test ? "kept by test" : "live at");
+	if (off->test && off->growth)
+		fprintf(f, " since test");
+	if (off->test) {
+		fputc(' ', f);
+		put_text(f, off->test, ESC_TEXT);
+	} else if (!off->growth) {
+		fprintf(f, " %s", at_text(res));
+	}
 	fprintf(f, " in ");
 	put_text(f, site_function(&off->s, fn, sizeof(fn)), ESC_TEXT);
 	if (site_location(&off->s, &file, &line)) {
@@ -92,30 +108,63 @@ static void offender_line(FILE *f, const struct result *res, const struct offend
 	}
 }
 
-/* The first n offenders, each with its frames. */
-static void offenders_text(FILE *f, const struct result *res, size_t n)
+/* Offenders [from, from + n), each with its frames. */
+static void offenders_text(FILE *f, const struct result *res, size_t from, size_t n,
+			   const char *indent)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		fprintf(f, "    #%zu ", i + 1);
-		offender_line(f, res, &res->off[i]);
+		fprintf(f, "%s#%zu ", indent, i + 1);
+		offender_line(f, res, &res->off[from + i]);
 		fprintf(f, "\n");
-		site_text(f, &res->off[i].s, SITE_DEFAULT, GATE_FRAMES);
+		site_text(f, &res->off[from + i].s, SITE_DEFAULT, GATE_FRAMES);
 	}
+}
+
+/* With test marks: the tests over budget, each with what it kept. */
+static void tests_text(FILE *f, const struct gate_opts *o, const struct result *res, size_t max)
+{
+	char b1[32], b2[32];
+	size_t i, unfinished = 0;
+
+	for (i = 0; i < res->n_tests; i++)
+		unfinished += !res->tests[i].t->end_ts;
+	fprintf(f, "  per test: %zu test%s, %zu over budget (what each kept from its start to its end, "
+		"budget %s, %s)%s\n", res->n_tests, res->n_tests == 1 ? "" : "s", res->tests_failed,
+		human_bytes(b1, sizeof(b1), o->max_leak), o->kinds ? "the kinds given" : "all kinds",
+		res->tests_failed ? ": over budget" : "");
+	if (unfinished)
+		fprintf(f, "  %zu test%s did not end (the run stopped in it): not judged\n", unfinished,
+			unfinished == 1 ? "" : "s");
+	for (i = 0; i < res->n_tests; i++) {
+		const struct test_result *tr = &res->tests[i];
+
+		if (!tr->fail)
+			continue;
+		fprintf(f, "  FAIL ");
+		put_text(f, tr->t->nodeid, ESC_TEXT);
+		fprintf(f, ": kept %s in %" PRIu64 " block%s\n", human_bytes(b2, sizeof(b2), tr->bytes),
+			tr->blocks, tr->blocks == 1 ? "" : "s");
+		offenders_text(f, res, tr->off0, tr->n_off < max ? tr->n_off : max, "    ");
+	}
+	fprintf(f, "  the process as a whole is not judged for leaks: what it keeps outside the "
+		"tests is the test runner's and the modules'\n");
 }
 
 static void budget_text(FILE *f, const struct gate_opts *o, const struct result *res)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], c[HUMAN_LEN];
 	unsigned k;
 
-	if (o->kinds) {
+	if (res->n_tests) {
+		/* judged per test (tests_text) */
+	} else if (o->kinds) {
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			if (o->kinds & (1u << k))
-				fprintf(f, "  %s live at %s: %s in %" PRIu64 " block%s (budget %s)%s\n",
-					kind_name(k), res->at, human_bytes(b1, sizeof(b1), res->live[k][1]),
-					res->live[k][0], res->live[k][0] == 1 ? "" : "s",
+				fprintf(f, "  %s live at %s: %s in %s block%s (budget %s)%s\n",
+					kind_name(k), at_text(res), bytes_exact(b1, sizeof(b1), res->live[k][1]),
+					fmt_count(c, sizeof(c), res->live[k][0]), res->live[k][0] == 1 ? "" : "s",
 					human_bytes(b2, sizeof(b2), o->max_leak),
 					res->leak_fail & (1u << k) ? ": over budget" : "");
 	} else {
@@ -123,8 +172,9 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			blocks += res->live[k][0];
-		fprintf(f, "  live at %s: %s in %" PRIu64 " block%s (budget %s, all kinds)%s\n", res->at,
-			human_bytes(b1, sizeof(b1), res->leak_total), blocks, blocks == 1 ? "" : "s",
+		fprintf(f, "  live at %s: %s in %s block%s (budget %s, all kinds)%s\n", at_text(res),
+			bytes_exact(b1, sizeof(b1), res->leak_total), fmt_count(c, sizeof(c), blocks),
+			blocks == 1 ? "" : "s",
 			human_bytes(b2, sizeof(b2), o->max_leak), res->leak_fail ? ": over budget" : "");
 	}
 	if (res->growth_checked) {
@@ -132,16 +182,18 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 			fprintf(f, "  growth: not judged: %zu point%s in the window (at least 3)\n",
 				res->window, res->window == 1 ? "" : "s");
 		else
-			fprintf(f, "  growth over %zu %ss: %zu site%s over %s per %s\n", res->window,
-				!strcmp(res->unit, "mark") ? "mark" : "instant", res->growth_fail,
+			fprintf(f, "  growth over %zu %ss: %zu site%s over %s per %s (%s%s)\n", res->window,
+				!strcmp(res->unit, "s") ? "instant" : res->unit, res->growth_fail,
 				res->growth_fail == 1 ? "" : "s", human_bytes(b3, sizeof(b3), o->max_growth),
-				res->unit);
+				res->unit, !strcmp(res->unit, "s") ? "no marks: " : "", res->growth_why);
 	}
+	if (res->cat)
+		cat_text(f, res->cat, "  ", "gates them");
 }
 
 static void suppressed_text(FILE *f, const struct suppressions *supp, const struct result *res)
 {
-	char b1[32];
+	char b1[HUMAN_LEN], c[HUMAN_LEN];
 	size_t i;
 
 	if (!res->hidden[0] && !res->hidden[1]) {
@@ -152,14 +204,14 @@ static void suppressed_text(FILE *f, const struct suppressions *supp, const stru
 		if (!any)
 			return;
 	}
-	fprintf(f, "  suppressed: %s in %" PRIu64 " block%s\n", human_bytes(b1, sizeof(b1), res->hidden[1]),
-		res->hidden[0], res->hidden[0] == 1 ? "" : "s");
+	fprintf(f, "  suppressed: %s in %s block%s\n", bytes_exact(b1, sizeof(b1), res->hidden[1]),
+		fmt_count(c, sizeof(c), res->hidden[0]), res->hidden[0] == 1 ? "" : "s");
 	for (i = 0; i < supp->n; i++) {
 		const struct supp_rule *rule = &supp->rules[i];
 
 		if (rule->blocks)
-			fprintf(f, "    %s (%" PRIu64 " B) in %" PRIu64 " block%s: leak:%s (%s%s%s)\n",
-				human_bytes(b1, sizeof(b1), rule->bytes), rule->bytes, rule->blocks,
+			fprintf(f, "    %s in %s block%s: leak:%s (%s%s%s)\n",
+				bytes_exact(b1, sizeof(b1), rule->bytes), fmt_count(c, sizeof(c), rule->blocks),
 				rule->blocks == 1 ? "" : "s", rule->pattern, rule->source,
 				rule->why ? ": " : "", rule->why ? rule->why : "");
 		if (rule->sites)
@@ -171,10 +223,10 @@ static void suppressed_text(FILE *f, const struct suppressions *supp, const stru
 static void print_text(const struct gate_opts *o, const struct suppressions *supp,
 		       const struct result *res)
 {
-	size_t shown;
+	size_t shown, n;
 
 	if (res->status == 2) {
-		printf("memprov check: %s: cannot read the trace\n", res->path);
+		printf("memprov check: %s: %s\n", res->path, res->error);
 		return;
 	}
 	printf("memprov check: %s (pid %d: ", res->path, res->t->hdr.pid);
@@ -184,15 +236,25 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 		printf("not gated: replaced by exec (its memory went with it)\n");
 		return;
 	}
-	printf("%s\n", res->status ? "FAIL" : "ok");
-	if (strcmp(res->at, "exit"))
+	printf("%s%s%s\n", color(stdout, res->status ? COLOR_FAIL : COLOR_OK), res->status ? "FAIL" : "ok",
+	       color(stdout, COLOR_RESET));
+	if (!strcmp(res->at, "end-of-trace"))
 		printf("  the process did not exit (killed, or still running): live at the end of the trace\n");
+	else if (!strcmp(res->at, "main-end"))
+		printf("  a Python program: live at the end of its main module, before finalization\n");
+	if (res->n_tests)
+		tests_text(stdout, o, res, GATE_TOP);
 	budget_text(stdout, o, res);
-	shown = res->n_off < GATE_TOP ? res->n_off : GATE_TOP;
-	if (res->n_off)
-		printf("  %zu offending site%s%s:\n", res->n_off, res->n_off == 1 ? "" : "s",
-		       shown < res->n_off ? ", biggest first (first 10 shown)" : ", biggest first");
-	offenders_text(stdout, res, shown);
+	/* with tests, theirs are listed above: growth's (first in off[]) here */
+	for (n = 0; res->n_tests && n < res->n_off && res->off[n].growth; )
+		n++;
+	if (!res->n_tests)
+		n = res->n_off;
+	shown = n < GATE_TOP ? n : GATE_TOP;
+	if (n)
+		printf("  %zu offending site%s%s:\n", n, n == 1 ? "" : "s",
+		       shown < n ? ", biggest first (first 10 shown)" : ", biggest first");
+	offenders_text(stdout, res, 0, shown, "    ");
 	suppressed_text(stdout, supp, res);
 }
 
@@ -207,6 +269,8 @@ static void json_offender(FILE *f, const struct result *res, const struct offend
 	if (off->growth)
 		fprintf(f, ",\"slope\":%.2f,\"unit\":\"%s\",\"growth_bytes\":%" PRId64, off->slope,
 			res->unit, off->growth_bytes);
+	fprintf(f, ",\"test\":");
+	json_str(f, off->test);
 	fprintf(f, ",\"location\":");
 	if (site_location(&off->s, &file, &line)) {
 		fprintf(f, "{\"file\":");
@@ -216,6 +280,36 @@ static void json_offender(FILE *f, const struct result *res, const struct offend
 		fprintf(f, "null");
 	}
 	fprintf(f, "}");
+}
+
+/* "tests":[...]: with test marks, each test's verdict. */
+static void json_tests(FILE *f, const struct result *res)
+{
+	size_t i, j;
+
+	fprintf(f, ",\"tests\":");
+	if (!res->n_tests) {
+		fprintf(f, "null");
+		return;
+	}
+	fputc('[', f);
+	for (i = 0; i < res->n_tests; i++) {
+		const struct test_result *tr = &res->tests[i];
+
+		fprintf(f, "%s{\"nodeid\":", i ? "," : "");
+		json_str(f, tr->t->nodeid);
+		fprintf(f, ",\"status\":\"%s\",\"duration_ns\":%" PRIu64 ",\"kept_bytes\":%" PRIu64
+			",\"kept_blocks\":%" PRIu64 ",\"offenders\":[",
+			!tr->t->end_ts ? "unfinished" : tr->fail ? "fail" : "ok",
+			tr->t->end_ts ? tr->t->end_ts - tr->t->start_ts : 0, tr->bytes, tr->blocks);
+		for (j = 0; j < tr->n_off; j++) {
+			if (j)
+				fputc(',', f);
+			json_offender(f, res, &res->off[tr->off0 + j]);
+		}
+		fprintf(f, "]}");
+	}
+	fputc(']', f);
 }
 
 static void print_json(FILE *f, const struct gate_opts *o, const struct suppressions *supp,
@@ -228,7 +322,9 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 	fprintf(f, "{\"trace\":");
 	json_str(f, res->path);
 	if (res->status == 2) {
-		fprintf(f, ",\"status\":\"error\"}");
+		fprintf(f, ",\"status\":\"error\",\"error\":");
+		json_str(f, res->error);
+		fprintf(f, "}");
 		return;
 	}
 	fprintf(f, ",\"pid\":%d,\"command\":", res->t->hdr.pid);
@@ -245,12 +341,19 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 		if (gate_kind_gated(o, k))
 			fprintf(f, "%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 				first ? (first = 0, "") : ",", kind_name(k), res->live[k][0], res->live[k][1]);
-	fprintf(f, "},\"growth\":");
-	if (res->growth_checked)
-		fprintf(f, "{\"max_growth\":%" PRIu64 ",\"unit\":\"%s\",\"points\":%zu,\"over\":%zu}",
+	fprintf(f, "}");
+	json_tests(f, res);
+	fprintf(f, ",\"growth\":");
+	if (res->growth_checked) {
+		fprintf(f, "{\"max_growth\":%" PRIu64 ",\"unit\":\"%s\",\"points\":%zu,\"over\":%zu,\"why\":",
 			o->max_growth, res->unit, res->window, res->growth_fail);
-	else
+		json_str(f, res->growth_why);
+		fputc('}', f);
+	} else {
 		fprintf(f, "null");
+	}
+	if (res->cat)
+		cat_json_state(f, res->cat);
 	fprintf(f, ",\"suppressed\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"rules\":[",
 		res->hidden[0], res->hidden[1]);
 	for (i = 0, first = 1; i < supp->n; i++) {
@@ -259,7 +362,7 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 		if (!rule->blocks && !rule->sites)
 			continue;
 		fprintf(f, "%s{\"type\":\"%s\",\"pattern\":", first ? "" : ",",
-			rule->type == SUPP_LEAK ? "leak" : "growth");
+			rule->type == SUPP_GROWTH ? "growth" : "leak");
 		first = 0;
 		json_str(f, rule->pattern);
 		fprintf(f, ",\"source\":");
@@ -281,25 +384,33 @@ static void print_annotations(const struct result *res)
 	size_t i;
 
 	for (i = 0; i < res->n_off && i < GATE_MAX_ANNOT; i++) {
+		const struct offender *off = &res->off[i];
 		char *msg = NULL;
 		size_t len = 0;
 		FILE *m = xopen_memstream(&msg, &len);
 		const char *file;
 		int line;
 
-		fprintf(m, "memprov: %s: ", res->off[i].growth ? "memory grows" : "memory leaked");
-		offender_line(m, res, &res->off[i]);
+		fprintf(m, "memprov: %s: ", off->growth ? "memory grows" :
+			   off->test ? "a test kept memory" : "memory leaked");
+		offender_line(m, res, off);
 		fprintf(m, " (trace %s)", res->path);
 		fclose(m);
 		printf("::error ");
-		if (site_location(&res->off[i].s, &file, &line)) {
+		if (site_location(&off->s, &file, &line)) {
 			printf("file=");
 			put_text(stdout, file, ESC_ANNOT_PROPERTY);
 			printf(",line=%d", line);
 		}
 		printf(",title=");
-		put_text(stdout, res->off[i].growth ? "memprov: growth over budget" :
-						      "memprov: leak over budget", ESC_ANNOT_PROPERTY);
+		put_text(stdout, off->growth ? "memprov: growth over budget" :
+			 off->test ? "memprov: leak in a test over budget" : "memprov: leak over budget",
+			 ESC_ANNOT_PROPERTY);
+		if (off->test) {
+			put_text(stdout, " (", ESC_ANNOT_PROPERTY);
+			put_text(stdout, off->test, ESC_ANNOT_PROPERTY);
+			put_text(stdout, ")", ESC_ANNOT_PROPERTY);
+		}
 		printf("::");
 		put_text(stdout, msg, ESC_ANNOT_DATA);
 		printf("\n");
@@ -312,13 +423,81 @@ static void print_annotations(const struct result *res)
 	}
 }
 
+/* A JUnit failure element: message, type, and the body. */
+static void junit_failure(FILE *f, const char *msg, const char *type, const char *body)
+{
+	fprintf(f, "      <failure message=\"");
+	put_text(f, msg, ESC_XML);
+	fprintf(f, "\" type=\"%s\">", type);
+	put_text(f, body, ESC_XML);
+	fprintf(f, "</failure>\n");
+}
+
+/*
+ * One test case per test of a run with test marks: classname the node
+ * id's file (before "::"), name the rest.
+ */
+static void junit_tests(FILE *f, const struct result *res, struct gate_totals *tot)
+{
+	char b1[32], *body = NULL;
+	size_t i, blen = 0;
+
+	for (i = 0; i < res->n_tests; i++) {
+		const struct test_result *tr = &res->tests[i];
+		const char *id = tr->t->nodeid, *sep = strstr(id, "::");
+		FILE *b;
+
+		tot->cases++;
+		fprintf(f, "    <testcase classname=\"");
+		if (sep) {
+			char *file = xstrndup(id, (size_t)(sep - id));
+
+			put_text(f, file, ESC_XML);
+			free(file);
+		} else {
+			fprintf(f, "memprov.test");
+		}
+		fprintf(f, "\" name=\"");
+		put_text(f, sep ? sep + 2 : id, ESC_XML);
+		fprintf(f, "\" time=\"%.3f\">\n",
+			tr->t->end_ts ? (double)(tr->t->end_ts - tr->t->start_ts) / 1e9 : 0.0);
+		if (!tr->t->end_ts) {
+			tot->skipped++;
+			fprintf(f, "      <skipped message=\"the run stopped in this test\"/>\n");
+		} else if (tr->fail) {
+			tot->case_failures++;
+			b = xopen_memstream(&body, &blen);
+			fprintf(b, "test ");
+			put_text(b, id, ESC_TEXT);
+			fprintf(b, " kept %s in %" PRIu64 " block%s (trace %s)\n",
+				human_bytes(b1, sizeof(b1), tr->bytes), tr->blocks,
+				tr->blocks == 1 ? "" : "s", res->path);
+			offenders_text(b, res, tr->off0, tr->n_off, "    ");
+			fclose(b);
+			junit_failure(f, "memory kept by the test over budget", "leak", body);
+			free(body);
+			body = NULL;
+		}
+		fprintf(f, "    </testcase>\n");
+	}
+}
+
 static void junit_case(FILE *f, const struct gate_opts *o, const struct suppressions *supp,
-		       const struct result *res)
+		       const struct result *res, struct gate_totals *tot)
 {
 	char *body = NULL, *msg = NULL;
-	size_t blen = 0, mlen = 0;
+	size_t blen = 0, mlen = 0, n_growth = 0;
+	int fail = res->status == 1;
 	FILE *b, *m;
 
+	if (res->n_tests)
+		junit_tests(f, res, tot);
+	while (n_growth < res->n_off && res->off[n_growth].growth)
+		n_growth++;
+	if (res->n_tests) /* the tests carry their leaks: the trace carries growth */
+		fail = res->growth_fail > 0;
+	tot->cases++;
+	tot->case_failures += fail;
 	fprintf(f, "    <testcase classname=\"memprov.check\" name=\"");
 	if (res->status != 2) {
 		put_text(f, report_command(res->t), ESC_XML);
@@ -327,7 +506,9 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 	put_text(f, res->path, ESC_XML);
 	fprintf(f, "%s\" time=\"%.3f\">\n", res->status != 2 ? ")" : "", res->duration);
 	if (res->status == 2) {
-		fprintf(f, "      <error message=\"cannot read the trace\" type=\"unreadable\"/>\n");
+		fprintf(f, "      <error message=\"");
+		put_text(f, res->error, ESC_XML);
+		fprintf(f, "\" type=\"%s\"/>\n", res->t ? "empty-window" : "unreadable");
 		goto out;
 	}
 	if (res->skipped) {
@@ -337,19 +518,16 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 	b = xopen_memstream(&body, &blen);
 	m = xopen_memstream(&msg, &mlen);
 	budget_text(b, o, res);
-	offenders_text(b, res, res->n_off);
+	offenders_text(b, res, 0, res->n_tests ? n_growth : res->n_off, "    ");
 	suppressed_text(b, supp, res);
-	if (res->status)
-		fprintf(m, "%zu site%s over budget", res->n_off, res->n_off == 1 ? "" : "s");
+	if (fail)
+		fprintf(m, "%zu site%s over budget", res->n_tests ? n_growth : res->n_off,
+			(res->n_tests ? n_growth : res->n_off) == 1 ? "" : "s");
 	fclose(b);
 	fclose(m);
-	if (res->status) {
-		fprintf(f, "      <failure message=\"");
-		put_text(f, msg, ESC_XML);
-		fprintf(f, "\" type=\"%s\">", res->leak_fail && res->growth_fail ? "leak,growth" :
-					  res->growth_fail ? "growth" : "leak");
-		put_text(f, body, ESC_XML);
-		fprintf(f, "</failure>\n");
+	if (fail) {
+		junit_failure(f, msg, res->leak_fail && res->growth_fail && !res->n_tests ? "leak,growth" :
+				      res->growth_fail ? "growth" : "leak", body);
 	} else {
 		fprintf(f, "      <system-out>");
 		put_text(f, body, ESC_XML);
@@ -362,7 +540,7 @@ out:
 }
 
 void gate_write(const struct gate_opts *o, const struct suppressions *supp,
-		const struct result *res, const struct gate_totals *tot)
+		const struct result *res, struct gate_totals *tot)
 {
 	if (!(o->flags & GATE_JSON))
 		print_text(o, supp, res);
@@ -371,7 +549,7 @@ void gate_write(const struct gate_opts *o, const struct suppressions *supp,
 	if (o->flags & GATE_ANNOTATIONS)
 		print_annotations(res);
 	if (tot->junit)
-		junit_case(tot->junit, o, supp, res);
+		junit_case(tot->junit, o, supp, res, tot);
 }
 
 int gate_write_junit(const struct gate_opts *o, const struct gate_totals *tot, const char *cases)
@@ -382,13 +560,14 @@ int gate_write_junit(const struct gate_opts *o, const struct gate_totals *tot, c
 		return error("cannot write JUnit file '%s': %s", o->junit, strerror(errno));
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<testsuites name=\"memprov\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n",
-		tot->tests, tot->failures, tot->errors, tot->time);
+		tot->cases, tot->case_failures, tot->errors, tot->time);
 	fprintf(f, "  <testsuite name=\"memprov check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
 		   "skipped=\"%zu\" time=\"%.3f\">\n",
-		tot->tests, tot->failures, tot->errors, tot->skipped, tot->time);
+		tot->cases, tot->case_failures, tot->errors, tot->skipped, tot->time);
 	fputs(cases ? cases : "", f);
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 	if (fclose(f))
 		return error("cannot write JUnit file '%s': %s", o->junit, strerror(errno));
+	note_written("JUnit file", o->junit);
 	return 0;
 }

@@ -9,33 +9,51 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "category.h"
 #include "gate.h"
+#include "pertest.h"
 #include "replay.h"
 #include "sites.h"
 #include "suppress.h"
 
 struct offender {
-	struct site s;            /* frames, kind, func; s.bytes/blocks live at the end */
-	int growth;               /* a growth offender (else live at exit) */
+	struct site s;            /* frames, kind, func; s.bytes/blocks live at the end
+				     (a test's: what it kept) */
+	int growth;               /* a growth offender (else live at the end) */
 	double slope;             /* bytes per unit */
 	int64_t growth_bytes;     /* over the window */
+	const char *test;         /* the test that kept it, or where growth began; or NULL */
+};
+
+/* One test of a run with test marks (pertest.h), judged on its own. */
+struct test_result {
+	const struct ptest *t;
+	uint64_t blocks, bytes;   /* what it kept, after what is set apart */
+	int fail;
+	size_t off0, n_off;       /* its offenders: result.off[off0 .. off0 + n_off) */
 };
 
 struct result {
 	const char *path;
-	int status;               /* 0 ok, 1 over budget, 2 unreadable */
+	int status;               /* 0 ok, 1 over budget, 2 unreadable or not judged */
+	const char *error;        /* status 2: what went wrong */
 	int skipped;              /* replaced by exec: not gated */
 	const struct trace *t;
 	const struct replay *r;
-	const char *at;           /* "exit", "end-of-trace" */
+	const char *at;           /* "main-end", "exit", "end-of-trace" */
 	uint64_t at_ns;
+	const struct classifier *cat; /* what the leak check set apart */
+	struct test_result *tests;    /* per test: with test marks, instead of the
+					 process as a whole */
+	size_t n_tests, tests_failed;
 	uint64_t live[MP_KIND_COUNT][2];  /* gated, after suppressions: blocks, bytes */
 	uint64_t hidden[2];       /* suppressed: blocks, bytes */
 	uint64_t leak_total;      /* the figure held to --max-leak (sum, or worst kind) */
 	unsigned leak_fail;       /* kinds over budget (bit 0: the sum) */
 	int growth_checked;
-	const char *unit;         /* "mark" or "s" */
+	const char *unit;         /* "mark", "test" or "s" */
 	size_t window;            /* points in the growth window */
+	char growth_why[512];     /* why the window is what it is */
 	size_t growth_fail;
 	struct offender *off;
 	size_t n_off;
@@ -43,14 +61,15 @@ struct result {
 };
 
 struct gate_totals {
-	size_t tests, failures, errors, skipped;
+	size_t tests, failures, errors, skipped;  /* traces */
+	size_t cases, case_failures;              /* JUnit test cases: traces and tests */
 	double time;
 	FILE *junit;              /* testcases, in memory */
 };
 
-/* One trace's report: text or JSON on stdout, annotations, its JUnit case. */
+/* One trace's report: text or JSON on stdout, annotations, its JUnit cases. */
 void gate_write(const struct gate_opts *o, const struct suppressions *supp,
-		const struct result *res, const struct gate_totals *tot);
+		const struct result *res, struct gate_totals *tot);
 /* The JUnit file around the cases: 0, or -1 after the error. */
 int gate_write_junit(const struct gate_opts *o, const struct gate_totals *tot, const char *cases);
 

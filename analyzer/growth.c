@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "growth.h"
+#include "pertest.h"
 #include "util.h"
 
 #define PROGRESS_EVERY (1u << 20)
@@ -238,14 +239,29 @@ static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
 	return 0;
 }
 
+/* Is m a step of the series (every mark, or those named o.step_prefix...)? */
+static int is_step(const struct growth *g, const struct replay_mark *m)
+{
+	const char *p = g->o.step_prefix;
+
+	return !p || !strncmp(m->label, p, strlen(p));
+}
+
 static int on_mark(struct replay *r, const struct replay_mark *m, void *arg)
 {
 	struct growth *g = arg;
 	uint64_t ord;
 
+	if (g->o.on_mark && g->o.on_mark(r, m, g->o.mark_arg))
+		return 1;
 	if (m->flags & MP_RF_MAIN_END) {
-		if (!g->main_end_ts)
+		if (!g->main_end_ts) {
 			g->main_end_ts = m->ts;
+			/* the window without marks ends here: its last instant */
+			if ((g->o.flags & GROWTH_SERIES) && g->next_time < g->o.points)
+				gset_take(&g->times, r, m->ts, g->next_time, NULL, 0);
+			g->next_time = g->o.points;
+		}
 		if (g->o.flags & GROWTH_END_LIVE) {
 			/* the last main-end mark, as leaks measures */
 			replay_live_free(&g->end_live);
@@ -256,9 +272,22 @@ static int on_mark(struct replay *r, const struct replay_mark *m, void *arg)
 	}
 	if (g->main_end_ts)
 		return 0; /* after the main module: finalization, not the run */
-	ord = g->n_marks++;
+	if ((g->o.flags & GROWTH_TESTS) && !g->o.step_prefix && pertest_is_mark(m->label)) {
+		/* a test run: one step per test, from the first test on */
+		gset_release(&g->marks);
+		gset_init(&g->marks);
+		g->n_marks = 0;
+		if (g->after_ordinal != UINT64_MAX)
+			g->after_ordinal = 0;
+		g->o.step_prefix = PERTEST_END;
+		g->o.step_unit = "test";
+	}
+	/* --after names any mark: the window starts at the next step */
 	if (g->o.after && g->after_ordinal == UINT64_MAX && !strcmp(m->label, g->o.after))
-		g->after_ordinal = ord;
+		g->after_ordinal = g->n_marks;
+	if (!is_step(g, m))
+		return 0;
+	ord = g->n_marks++;
 	if (!(g->o.flags & GROWTH_SERIES) || ord % g->marks.stride)
 		return 0;
 	if (g->marks.n == GROWTH_MAX_STEPS) {
@@ -308,7 +337,9 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 
 const char *growth_unit(const struct growth *g)
 {
-	return g->set == &g->marks ? "mark" : "s";
+	if (g->set != &g->marks)
+		return "s";
+	return g->o.step_unit ? g->o.step_unit : "mark";
 }
 
 double growth_x(const struct growth *g, size_t i)
@@ -345,7 +376,11 @@ static void fit(const struct growth *g, const uint64_t *y, size_t n, double *slo
  * A suspect keeps what it gains: growth over the window above the floor,
  * a positive slope, at least half of all rises kept at the end (a
  * sawtooth gives them back), still rising in the window's second half (a
- * bounded cache stops), and a fit that explains at least half the variance.
+ * bounded cache stops), and a fit that explains at least half the
+ * variance. Without marks the window is time, and only steady growth
+ * counts: the site must also have risen in the first half (a late step,
+ * a result built at the end, is not a trend) and in at least a third of
+ * the steps (a table that doubles now and then is not one either).
  */
 static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t *yb,
 		       struct gstat *st)
@@ -380,12 +415,15 @@ static void site_stats(const struct growth *g, const uint64_t *y, const uint64_t
 		      (uint64_t)st->growth_bytes >= g->o.min_bytes && st->slope_bytes > 0 &&
 		      st->retention >= 0.5 && st->r2 >= 0.5 &&
 		      y[n - 1] > y[mid] && 4 * (y[n - 1] - y[mid]) >= (uint64_t)st->growth_bytes;
+	if (st->suspect && g->set == &g->times)
+		st->suspect = y[mid] > y[0] && 4 * (y[mid] - y[0]) >= (uint64_t)st->growth_bytes &&
+			      3 * rose >= n - 1;
 }
 
-/* A site's place in g->sites, found by the site's key. */
+/* A site's place in g->sites, found by its category and key. */
 struct site_slot {
 	UT_hash_handle hh;
-	const char *key;          /* the site's own key (g->sites[index].s.key) */
+	char *key;                /* category, then the site's key */
 	size_t index;
 };
 
@@ -394,21 +432,29 @@ static size_t site_index(struct growth *g, struct site_slot **slots, const struc
 {
 	struct site_slot *slot;
 	struct site s;
+	size_t len;
+	char *key;
 
 	site_of(&s, &g->r, g->sym, &k->key, g->o.mode);
-	HASH_FIND(hh, *slots, s.key, strlen(s.key), slot);
+	len = strlen(s.key) + 2;
+	key = xmalloc(len + 1);
+	snprintf(key, len + 1, "%d\n%s", (int)k->cat, s.key);
+	HASH_FIND(hh, *slots, key, len, slot);
 	if (slot) {
+		free(key);
 		site_release(&s);
 		return slot->index;
 	}
 	if (g->n_sites % 64 == 0)
 		g->sites = xrealloc(g->sites, (g->n_sites + 64) * sizeof(*g->sites));
 	slot = xcalloc(1, sizeof(*slot));
-	slot->key = s.key;
+	slot->key = key;
 	slot->index = g->n_sites;
-	HASH_ADD_KEYPTR(hh, *slots, slot->key, strlen(slot->key), slot);
+	HASH_ADD_KEYPTR(hh, *slots, slot->key, len, slot);
 	memset(&g->sites[g->n_sites], 0, sizeof(g->sites[0]));
 	g->sites[g->n_sites].s = s;
+	g->sites[g->n_sites].cat = k->cat;
+	g->sites[g->n_sites].rule = k->rule;
 	return g->n_sites++;
 }
 
@@ -419,17 +465,44 @@ static int key_by_site(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
+/* Suspects first, then the program's other sites, then each category's. */
 static int site_cmp(const void *a, const void *b)
 {
 	const struct gsite *x = a, *y = b;
 
 	if (x->st.suspect != y->st.suspect)
 		return x->st.suspect ? -1 : 1;
+	if (x->cat != y->cat)
+		return x->cat < y->cat ? -1 : 1;
 	if (x->st.growth_bytes != y->st.growth_bytes)
 		return x->st.growth_bytes > y->st.growth_bytes ? -1 : 1;
 	if (x->st.end_bytes != y->st.end_bytes)
 		return x->st.end_bytes > y->st.end_bytes ? -1 : 1;
 	return strcmp(x->s.key, y->s.key);
+}
+
+/*
+ * Without marks: the first instant after the last import of the first
+ * half of the run (the sum of what the import machinery allocated last
+ * rose there). Imports later than that are not waited for: they would
+ * leave too little to judge, and their memory is set apart anyway.
+ */
+static size_t after_imports(const struct growth *g)
+{
+	const struct gset *s = g->set;
+	const struct gkey *k, *tmp;
+	uint64_t *sum = xcalloc(s->n + 1, sizeof(*sum));
+	size_t p, last = 0;
+
+	HASH_ITER(hh, s->keys, k, tmp)
+		if (k->cat == CAT_STATE && k->why == WHY_IMPORT)
+			for (p = 0; p < s->n; p++)
+				sum[p] += gkey_at(k, p, 0);
+	for (p = 1; p < s->n && p <= (s->n - 1) / 2; p++)
+		if (sum[p] > sum[p - 1])
+			last = p;
+	free(sum);
+	return last;
 }
 
 static void choose_window(struct growth *g)
@@ -441,6 +514,7 @@ static void choose_window(struct growth *g)
 	s = g->set;
 	g->w0 = 0;
 	g->w1 = s->n ? s->n - 1 : 0;
+	g->why = g->o.after && s == &g->marks ? WINDOW_AFTER : g->o.skip ? WINDOW_SKIP : WINDOW_ALL;
 	for (i = 0; i < s->n; i++) {
 		uint64_t ord = s->ordinal[i];
 
@@ -451,10 +525,62 @@ static void choose_window(struct growth *g)
 			continue;
 		break;
 	}
+	g->import_point = s == &g->times ? after_imports(g) : 0;
+	if (s == &g->times && g->import_point > i && i < s->n) {
+		i = g->import_point;
+		g->why = WINDOW_IMPORTS;
+	}
 	g->w0 = i;
 	if (g->w0 > g->w1)
 		g->w0 = g->w1 + 1; /* an empty window */
 	g->n_window = s->n && g->w0 <= g->w1 ? g->w1 - g->w0 + 1 : 0;
+}
+
+/* Classify every key of the set, by what its stack is. */
+static void classify_keys(struct growth *g)
+{
+	struct gkey *k, *tmp;
+	struct replay_live l;
+
+	memset(&l, 0, sizeof(l));
+	HASH_ITER(hh, g->set->keys, k, tmp) {
+		size_t last = k->len ? k->first + k->len - 1 : 0;
+
+		/* arenas are told by their blocks' size: the last point that has any */
+		l.key = k->key;
+		l.blocks = gkey_at(k, last, 1);
+		l.bytes = gkey_at(k, last, 0);
+		k->why = WHY_IMPORT;
+		k->cat = cat_of(&g->cat, &l, &k->rule, &k->why);
+	}
+}
+
+/* Count what is set apart at the window's end, and the sites that would grow. */
+static void count_hidden(struct growth *g)
+{
+	struct gkey *k, *tmp;
+	size_t i;
+
+	if (!g->n_window)
+		return;
+	HASH_ITER(hh, g->set->keys, k, tmp)
+		if (k->cat != CAT_PROGRAM)
+			cat_count(&g->cat, k->cat, k->why, NULL, gkey_at(k, g->w1, 1),
+				  gkey_at(k, g->w1, 0));
+	for (i = 0; i < g->n_sites; i++)
+		if (g->sites[i].would_be) {
+			g->hidden_suspects[g->sites[i].cat]++;
+			if (g->sites[i].rule)
+				g->sites[i].rule->sites++;
+		}
+}
+
+/* The program's own memory in end_live; the rest counted in end_cat. */
+static void split_end(struct growth *g)
+{
+	cat_init(&g->end_cat, &g->r, g->sym, g->o.supp, g->o.cat_flags | CAT_END_VERDICT);
+	if (g->end_live && !(g->o.flags & GROWTH_END_ALL))
+		cat_split(&g->end_cat, &g->end_live, NULL);
 }
 
 void growth_analyze(struct growth *g)
@@ -464,8 +590,12 @@ void growth_analyze(struct growth *g)
 	size_t nk, i, j, n;
 	uint64_t *y, *yb;
 
-	choose_window(g);
 	g->sym = sym_new(&g->r, 1);
+	cat_init(&g->cat, &g->r, g->sym, g->o.supp, g->o.cat_flags | CAT_GROWTH | CAT_LIBRARY | CAT_FREELIST);
+	split_end(g);
+	g->set = g->marks.n >= 2 ? &g->marks : &g->times;
+	classify_keys(g);
+	choose_window(g);
 	nk = HASH_COUNT(g->set->keys);
 	keys = xmalloc((nk + 1) * sizeof(*keys));
 	i = 0;
@@ -475,6 +605,7 @@ void growth_analyze(struct growth *g)
 	}
 	HASH_ITER(hh, slots, e, etmp) {
 		HASH_DEL(slots, e);
+		free(e->key);
 		free(e);
 	}
 	sort_array(keys, nk, sizeof(*keys), key_by_site);
@@ -494,6 +625,10 @@ void growth_analyze(struct growth *g)
 		if (!n)
 			continue;
 		site_stats(g, y, yb, &gs->st);
+		if (gs->cat != CAT_PROGRAM) {
+			gs->would_be = gs->st.suspect;
+			gs->st.suspect = 0;
+		}
 		if (gs->st.suspect) {
 			gs->bytes = xmalloc(n * sizeof(*y));
 			gs->blocks = xmalloc(n * sizeof(*y));
@@ -505,6 +640,7 @@ void growth_analyze(struct growth *g)
 	free(y);
 	free(yb);
 	free(keys);
+	count_hidden(g);
 	sort_array(g->sites, g->n_sites, sizeof(*g->sites), site_cmp);
 }
 
@@ -518,8 +654,11 @@ void growth_release(struct growth *g)
 		site_release(&g->sites[i].s);
 	}
 	free(g->sites);
-	if (g->sym)
+	if (g->sym) {
+		cat_release(&g->cat);
+		cat_release(&g->end_cat);
 		sym_free(g->sym);
+	}
 	gset_release(&g->marks);
 	gset_release(&g->times);
 	free(g->tl);
@@ -552,6 +691,87 @@ void growth_window_text(const struct growth *g, char *buf, size_t len)
 	growth_point_text(g, g->w1, b, sizeof(b));
 	n = strlen(buf);
 	snprintf(buf + n, len - n, " .. %s", b);
+}
+
+const char *growth_window_why(const struct growth *g, char *buf, size_t len)
+{
+	char t[32], unit[32];
+
+	if (g->set == &g->marks) {
+		snprintf(unit, sizeof(unit), "%s", g->o.step_unit ? g->o.step_unit : "mark");
+		switch (g->why) {
+		case WINDOW_AFTER:
+			snprintf(buf, len, "from the first %s at or after the mark named by --after", unit);
+			break;
+		case WINDOW_SKIP:
+			snprintf(buf, len, "the first %" PRIu64 " %ss left out by --skip", g->o.skip, unit);
+			break;
+		default:
+			snprintf(buf, len, "every %s%s", unit,
+				 g->main_end_ts ? ", up to the end of the Python main module" : "");
+		}
+		return buf;
+	}
+	if (g->why == WINDOW_IMPORTS)
+		snprintf(buf, len, "from the first instant after the last import, at %s; a site "
+			 "must grow in both halves of the window and in a third of its steps: steady "
+			 "growth, not warm-up",
+			 human_ns(t, sizeof(t), trace_rel(g->r.trace, g->set->ts[g->import_point])));
+	else
+		snprintf(buf, len, "%s; a site must grow in both halves of the window and in a third "
+			 "of its steps: steady growth, not warm-up",
+			 g->why == WINDOW_SKIP ? "the first instants left out by --skip" :
+						 "every instant");
+	return buf;
+}
+
+/* The distinct labels of the trace's marks, with counts, on stderr. */
+static void list_labels(const struct replay *r)
+{
+	size_t i, j, shown = 0;
+
+	if (!r->n_marks) {
+		fprintf(stderr, "memprov: '%s' has no marks\n", r->trace->path);
+		return;
+	}
+	fprintf(stderr, "memprov: the marks of '%s':\n", r->trace->path);
+	for (i = 0; i < r->n_marks; i++) {
+		size_t count = 0;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(r->marks[j].label, r->marks[i].label))
+				break;
+		if (j < i)
+			continue; /* counted at its first one */
+		if (shown++ == 20) {
+			fprintf(stderr, "  ... and more\n");
+			return;
+		}
+		for (j = i; j < r->n_marks; j++)
+			count += !strcmp(r->marks[j].label, r->marks[i].label);
+		fprintf(stderr, "  \"");
+		put_text(stderr, r->marks[i].label, ESC_TEXT);
+		fprintf(stderr, "\" (%zu)%s\n", count,
+			r->marks[i].flags & MP_RF_MAIN_END ? ": the end of the Python main module" : "");
+	}
+}
+
+int growth_window_check(const struct growth *g)
+{
+	if (g->o.after && g->after_ordinal == UINT64_MAX) {
+		error("no mark named '%s' in '%s': the window would be empty", g->o.after,
+		      g->r.trace->path);
+		list_labels(&g->r);
+		return -1;
+	}
+	if (g->n_window || (!g->o.skip && !g->o.after))
+		return 0;
+	error("--skip %" PRIu64 "%s%s%s leaves no %s of '%s' to judge (it has %zu)", g->o.skip,
+	      g->o.after ? " and --after '" : "", g->o.after ? g->o.after : "",
+	      g->o.after ? "'" : "", g->set == &g->marks ? "mark" : "instant", g->r.trace->path,
+	      g->set == &g->marks ? (size_t)g->n_marks : g->set->n);
+	list_labels(&g->r);
+	return -1;
 }
 
 const char *growth_num(char *buf, size_t len, double v)

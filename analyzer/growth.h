@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "category.h"
 #include "replay.h"
 #include "sites.h"
 #include "symbolize.h"
@@ -28,6 +29,9 @@ struct gkey {
 	uint32_t first, len, cap;  /* values for points [first, first+len) */
 	uint64_t *bytes, *blocks;
 	size_t site;               /* index into growth.sites after grouping */
+	enum category cat;         /* set by growth_analyze */
+	enum state_why why;
+	struct supp_rule *rule;
 };
 
 /* A series of snapshots: at marks, or at evenly spaced instants. */
@@ -59,6 +63,9 @@ struct gstat {
 
 struct gsite {
 	struct site s;             /* frames; s.bytes/s.blocks unused */
+	enum category cat;         /* not CAT_PROGRAM: never a suspect */
+	struct supp_rule *rule;    /* CAT_SUPPRESSED: the rule */
+	int would_be;              /* not the program's, but would be a suspect */
 	struct gstat st;
 	uint64_t *bytes, *blocks;  /* the window's series, suspects only */
 };
@@ -67,6 +74,18 @@ enum growth_flags {
 	GROWTH_SERIES = 1 << 0,    /* take snapshots (growth, html, diff --growth) */
 	GROWTH_PROGRESS = 1 << 1,  /* a progress line on stderr */
 	GROWTH_END_LIVE = 1 << 2,  /* keep live memory at the end (as leaks measures it) */
+	GROWTH_END_ALL = 1 << 3,   /* growth_analyze leaves end_live whole (else: the
+				      program's only, the rest counted in end_cat) */
+	GROWTH_TESTS = 1 << 4,     /* a trace with test marks: one step per test (its
+				      test-end mark), from the first test on */
+};
+
+/* Why the window starts where it does (growth_window_why). */
+enum window_why {
+	WINDOW_ALL = 0,            /* every point */
+	WINDOW_SKIP,               /* --skip */
+	WINDOW_AFTER,              /* --after */
+	WINDOW_IMPORTS,            /* no marks: after the last import */
 };
 
 struct growth_opts {
@@ -77,6 +96,12 @@ struct growth_opts {
 	const char *after;         /* window starts at the first mark so named */
 	uint64_t min_bytes;        /* floor on growth over the window */
 	enum site_mode mode;
+	unsigned cat_flags;        /* enum cat_flags: CAT_NO_DEFAULTS ... */
+	struct suppressions *supp; /* rules (the caller keeps them); NULL: the defaults */
+	const char *step_prefix;   /* only marks whose label starts so are steps */
+	const char *step_unit;     /* their unit ("test"); NULL: "mark" */
+	replay_mark_fn on_mark;    /* also called at every mark (may be NULL) */
+	void *mark_arg;
 };
 
 struct growth {
@@ -110,7 +135,12 @@ struct growth {
 	const struct gset *set;    /* marks or times: the one analyzed */
 	size_t w0, w1;             /* window: points [w0, w1] of set */
 	size_t n_window;           /* points in the window (0: empty) */
+	enum window_why why;       /* where the window starts, and why */
+	size_t import_point;       /* time points: the first after the last import */
 	struct symbolizer *sym;
+	struct classifier cat;     /* what is not the program's, at the window's end */
+	struct classifier end_cat; /* the same for end_live (unless GROWTH_END_ALL) */
+	size_t hidden_suspects[CAT_COUNT]; /* sites set apart that grow like suspects */
 	struct gsite *sites;
 	size_t n_sites, n_suspects; /* suspects first in sites[] */
 };
@@ -127,6 +157,15 @@ void growth_release(struct growth *g);
 
 /* Host memory memprov tracks now: heap + mmap + pinned. */
 uint64_t growth_host_live(const struct replay *r);
+
+/*
+ * When the window is empty because of --skip or --after: print an error
+ * saying so and listing the trace's mark labels, and return -1 (the
+ * caller exits 2: a gate must fail closed). Else 0.
+ */
+int growth_window_check(const struct growth *g);
+/* Why the window is what it is, one phrase ("no marks: from ..."), into buf. */
+const char *growth_window_why(const struct growth *g, char *buf, size_t len);
 
 /* "mark" or "s": the unit of a step. */
 const char *growth_unit(const struct growth *g);

@@ -1,93 +1,34 @@
 /*
- * html_assets.c - the HTML report's style sheet and script, as C strings:
- * the page is one self-contained file (no network, no external scripts or
- * fonts). The script reads the JSON in <script id="memprov-data">, draws
- * the timeline chart on a canvas, fills the suspect table and builds a
- * clickable flame graph (click a frame to zoom, the top bar to zoom out).
- * When done it writes a summary into #status (data-ok="1"); an error
- * shows there too.
+ * html_assets.c - the HTML report's style sheet and script, put into the
+ * program from their own files, which can be read, linted and tested as
+ * CSS and JavaScript: analyzer/html/report.css, and the script's parts
+ * in order (fmt.js: number and time formats; view.js: DOM helpers and
+ * tables; timeline.js: the chart; flame.js: the flame graph; main.js:
+ * the page). Each array ends with a NUL. The page stays one
+ * self-contained file: no network, no external script or font.
+ *
+ * The paths are relative to the top of the tree, where make runs the
+ * compiler; the Makefile makes html_assets.o depend on the files.
  */
 #include "html.h"
 
-const char html_css[] =
-	"body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;background:#fff}\n"
-	"h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:20px 0 6px}\n"
-	".meta{color:#555;font-size:13px}.meta span{margin-right:16px}\n"
-	"#chart{width:100%;height:300px;border:1px solid #ddd;display:block}\n"
-	".legend span{display:inline-block;margin-right:14px;font-size:12px}\n"
-	".legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}\n"
-	".gap{padding:6px 10px;border-left:4px solid #d80;background:#fff6e6;margin:8px 0}\n"
-	".nogap{padding:6px 10px;border-left:4px solid #8a8;background:#f2f8f2;margin:8px 0}\n"
-	"table{border-collapse:collapse;font-size:13px;width:100%}\n"
-	"th,td{border-bottom:1px solid #eee;padding:4px 6px;text-align:right;vertical-align:top}\n"
-	"th{background:#f4f4f4}td.site,th.site{text-align:left;font-family:monospace;white-space:pre}\n"
-	"#flame{position:relative;width:100%;border:1px solid #ddd;overflow:hidden;font:11px monospace}\n"
-	"#flame div{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;overflow:hidden;\n"
-	"white-space:nowrap;padding:0 3px;cursor:pointer;line-height:15px}\n"
-	"#flame div:hover{border-color:#333}\n"
-	"#flameinfo{font:12px monospace;min-height:16px;color:#333}\n"
-	"#status{color:#888;font-size:11px}\n";
+#define HTML_DIR "analyzer/html/"
 
-const char html_js[] =
-	"(function(){\n"
-	"'use strict';\n"
-	"var D=JSON.parse(document.getElementById('memprov-data').textContent);\n"
-	"var COLORS={heap:'#1f77b4',mmap:'#2ca02c',pinned:'#9467bd',device:'#d62728',managed:'#ff7f0e',registered:'#8c564b'};\n"
-	"function fmtB(n){var u=['B','KiB','MiB','GiB','TiB'],i=0,v=Math.abs(n);\n"
-	" if(v<1024)return n+' B';while(v>=1024&&i<4){v/=1024;i++;}return (n<0?'-':'')+v.toFixed(1)+' '+u[i];}\n"
-	"function fmtT(ns){if(ns<1e3)return ns+' ns';if(ns<1e6)return (ns/1e3).toFixed(1)+' us';\n"
-	" if(ns<1e9)return (ns/1e6).toFixed(1)+' ms';return (ns/1e9).toFixed(3)+' s';}\n"
-	"function el(tag,txt,cls){var e=document.createElement(tag);if(txt!==undefined)e.textContent=txt;if(cls)e.className=cls;return e;}\n"
-	"function chart(){\n"
-	" var c=document.getElementById('chart'),tl=D.timeline,W=c.clientWidth||900,H=300;\n"
-	" c.width=W;c.height=H;var g=c.getContext('2d'),L=70,R=10,T=10,B=30;\n"
-	" var xs=tl.ns,n=xs.length,series=[],maxY=1,k,i;\n"
-	" for(k in tl.kinds)series.push({name:k,ys:tl.kinds[k],color:COLORS[k]||'#555',dash:[]});\n"
-	" if(tl.rss)series.push({name:'rss',ys:tl.rss,color:'#000',dash:[5,3]});\n"
-	" series.forEach(function(s){s.ys.forEach(function(y){if(y!==null&&y>maxY)maxY=y;});});\n"
-	" var x0=n?xs[0]:0,x1=n?xs[n-1]:1;D.marks.forEach(function(m){if(m.ns<x0)x0=m.ns;if(m.ns>x1)x1=m.ns;});\n"
-	" if(x1<=x0)x1=x0+1;\n"
-	" function X(v){return L+(W-L-R)*(v-x0)/(x1-x0);}function Y(v){return H-B-(H-T-B)*v/maxY;}\n"
-	" g.fillStyle='#fff';g.fillRect(0,0,W,H);g.strokeStyle='#ccc';g.lineWidth=1;g.fillStyle='#444';g.font='11px sans-serif';\n"
-	" for(i=0;i<=4;i++){var yv=maxY*i/4,yy=Y(yv);g.beginPath();g.moveTo(L,yy);g.lineTo(W-R,yy);g.stroke();g.fillText(fmtB(Math.round(yv)),4,yy+4);}\n"
-	" for(i=0;i<=4;i++){var xv=x0+(x1-x0)*i/4;g.fillText(fmtT(Math.round(xv)),Math.min(X(xv),W-60),H-10);}\n"
-	" g.strokeStyle='rgba(200,120,0,0.35)';\n"
-	" D.marks.forEach(function(m){var xx=X(m.ns);g.beginPath();g.moveTo(xx,T);g.lineTo(xx,H-B);g.stroke();});\n"
-	" series.forEach(function(s){g.strokeStyle=s.color;g.lineWidth=2;g.setLineDash(s.dash);g.beginPath();var on=false;\n"
-	"  for(i=0;i<n;i++){if(s.ys[i]===null){on=false;continue;}var px=X(xs[i]),py=Y(s.ys[i]);if(on)g.lineTo(px,py);else g.moveTo(px,py);on=true;}\n"
-	"  g.stroke();});\n"
-	" g.setLineDash([]);\n"
-	" var lg=document.getElementById('legend');\n"
-	" series.forEach(function(s){var sp=el('span',s.name==='rss'?'RSS (resident)':s.name+' (tracked live)'),ic=el('i');ic.style.background=s.color;sp.insertBefore(ic,sp.firstChild);lg.appendChild(sp);});\n"
-	" if(D.marks.length){var sp=el('span',D.marks.length+' marks'),ic=el('i');ic.style.background='rgba(200,120,0,0.6)';sp.insertBefore(ic,sp.firstChild);lg.appendChild(sp);}\n"
-	" return series.length;\n"
-	"}\n"
-	"function gap(){var box=document.getElementById('gap'),G=D.gap;\n"
-	" if(!G){box.textContent='No resident-memory samples: the gap check needs RSS samples (MEMPROV_RSS_INTERVAL_MS).';box.className='nogap';return;}\n"
-	" var s='From '+fmtT(G.from_ns)+' to '+fmtT(G.to_ns)+': RSS '+fmtB(G.rss_start)+' \\u2192 '+fmtB(G.rss_end)+\n"
-	"  ', tracked host memory '+fmtB(G.tracked_start)+' \\u2192 '+fmtB(G.tracked_end)+'. ';\n"
-	" if(G.flagged){s+='Gap: RSS rose '+fmtB(G.gap_bytes)+' ('+G.gap_bytes+' B) more than tracked memory: allocator retention or untracked memory, not a leak at any site.';box.className='gap';}\n"
-	" else{s+='No gap.';box.className='nogap';}\n"
-	" box.textContent=s;}\n"
-	"function table(){var tb=document.getElementById('suspects-body');\n"
-	" D.suspects.forEach(function(s,i){var tr=el('tr');\n"
-	"  [String(i+1),s.kind+' '+s.func,(s.growth_bytes>=0?'+':'')+s.growth_bytes,s.slope_bytes,s.slope_blocks,s.start,String(s.end_bytes),String(s.end_blocks),s.confidence].forEach(function(v){tr.appendChild(el('td',v));});\n"
-	"  tr.appendChild(el('td',s.where,'site'));tb.appendChild(tr);});\n"
-	" if(!D.suspects.length){var tr=el('tr'),td=el('td','no growing site','site');td.colSpan=10;tr.appendChild(td);tb.appendChild(tr);}\n"
-	" return D.suspects.length;}\n"
-	"var flameRoot=D.flame,frames=0;\n"
-	"function hue(name){var h=0;for(var i=0;i<name.length;i++)h=(h*31+name.charCodeAt(i))%360;return 'hsl('+(h%50+10)+',80%,'+(62+h%15)+'%)';}\n"
-	"function flame(root){var box=document.getElementById('flame'),W=box.clientWidth||900,depth=0;box.innerHTML='';frames=0;\n"
-	" function walk(nd,x,w,d){if(w<1||!nd.v)return;if(d>depth)depth=d;var e=el('div',nd.n);e.style.left=x+'px';e.style.width=w+'px';e.style.top=(d*17)+'px';\n"
-	"  e.style.background=d?hue(nd.n):'#ddd';e.title=nd.n+' \\u2014 '+fmtB(nd.v)+' ('+nd.v+' B)';\n"
-	"  e.onclick=function(){flame(nd===root?flameRoot:nd);};\n"
-	"  e.onmouseover=function(){document.getElementById('flameinfo').textContent=nd.n+': '+fmtB(nd.v)+' ('+nd.v+' B, '+(100*nd.v/flameRoot.v).toFixed(1)+'%)';};\n"
-	"  box.appendChild(e);frames++;var cx=x;nd.c.forEach(function(ch){var cw=w*ch.v/nd.v;walk(ch,cx,cw,d+1);cx+=cw;});}\n"
-	" if(root.v)walk(root,0,W,0);else box.appendChild(el('p','nothing to show'));\n"
-	" box.style.height=((depth+1)*17+2)+'px';return frames;}\n"
-	"function main(){var st=document.getElementById('status'),nc=chart();gap();var ns=table(),nf=flame(flameRoot);\n"
-	" st.textContent='rendered: '+D.timeline.ns.length+' timeline points, '+nc+' series, '+ns+' suspects, '+nf+' flame frames';\n"
-	" st.setAttribute('data-ok','1');}\n"
-	"window.addEventListener('error',function(e){var st=document.getElementById('status');if(st)st.textContent='error: '+e.message;});\n"
-	"if(document.readyState==='loading')document.addEventListener('DOMContentLoaded',main);else main();\n"
-	"})();\n";
+__asm__(".section .rodata\n"
+	".globl html_css\n"
+	".type html_css, @object\n"
+	"html_css:\n"
+	".incbin \"" HTML_DIR "report.css\"\n"
+	".byte 0\n"
+	".size html_css, . - html_css\n"
+	".globl html_js\n"
+	".type html_js, @object\n"
+	"html_js:\n"
+	".incbin \"" HTML_DIR "fmt.js\"\n"
+	".incbin \"" HTML_DIR "view.js\"\n"
+	".incbin \"" HTML_DIR "timeline.js\"\n"
+	".incbin \"" HTML_DIR "flame.js\"\n"
+	".incbin \"" HTML_DIR "main.js\"\n"
+	".byte 0\n"
+	".size html_js, . - html_js\n"
+	".previous\n");

@@ -1,15 +1,23 @@
 /*
  * main.c - the memprov command line: finds the subcommand and hands it
- * the arguments; `memprov --help` and `memprov help [NAME]`. Each
- * subcommand owns its usage text and options (struct command, in its
- * own file); nothing calls back into this file.
+ * the arguments; `memprov --help`, `memprov help [NAME]`, `memprov
+ * --version` and `memprov version`, and --color=WHEN before the
+ * subcommand. Each subcommand owns its usage text and options (struct
+ * command, in its own file); nothing calls back into this file.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "command.h"
+#include "memprov_trace.h"
+#include "report.h"
 #include "util.h"
+
+#ifndef MEMPROV_VERSION
+#define MEMPROV_VERSION "unknown"
+#endif
 
 static const struct command *const commands[] = {
 	&command_run, &command_leaks, &command_stats, &command_growth, &command_peak,
@@ -31,10 +39,14 @@ static void show_usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: memprov SUBCOMMAND [OPTIONS] ...\n\n");
+	fprintf(f, "usage: memprov [--color=WHEN] SUBCOMMAND [OPTIONS] ...\n\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %s\n", commands[i]->usage);
 	fprintf(f, "\n  memprov help SUBCOMMAND    details of one subcommand\n"
+		   "  memprov version            memprov's version and the trace format it reads\n"
+		   "\nOptions and traces go in any order; -- ends the options (run: before CMD).\n"
+		   "--color=auto|always|never: colour on a terminal only (auto, the default;\n"
+		   "NO_COLOR turns it off), always, or never.\n"
 		   "\nExit status: 0 success, 1 failure (unreadable trace, command failed),\n"
 		   "2 bad command line; run exits with the command's status.\n");
 }
@@ -46,7 +58,7 @@ static int main_usage_error(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	fprintf(stderr, "memprov: error: ");
+	fprintf(stderr, "memprov: %serror:%s ", color(stderr, COLOR_ERROR), color(stderr, COLOR_RESET));
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -55,16 +67,57 @@ static int main_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* `memprov --version`, `memprov version`: what this build is and reads. */
+static int show_version(int argc)
+{
+	if (argc > 0)
+		return main_usage_error("version takes no argument");
+	printf("memprov %s\ntrace format %d\nJSON reports: memprov.REPORT/%d\n", MEMPROV_VERSION,
+	       MP_VERSION, REPORT_SCHEMA_VERSION);
+	return EXIT_OK;
+}
+
+/*
+ * A report that could not be written (a full disk, a closed pipe with
+ * SIGPIPE ignored) fails with the system's reason, as a trace that could
+ * not be read does.
+ */
+static int flush_stdout(int ret)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout))
+		err = errno;
+	else if (ferror(stdout))
+		err = errno ? errno : EIO;
+	if (!err)
+		return ret;
+	error("cannot write the report to stdout: %s", strerror(err));
+	return ret ? ret : EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
 
+	color_set("auto");
+	/* --color=WHEN before the subcommand, as after it */
+	while (argc > 1 && !strncmp(argv[1], "--color", 7) && (!argv[1][7] || argv[1][7] == '=')) {
+		if (color_set(argv[1][7] ? argv[1] + 8 : NULL) < 0)
+			return main_usage_error("--color wants auto, always or never, not '%s'", argv[1] + 8);
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 2)
 		return main_usage_error("no subcommand given");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		show_usage(stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
+		return show_version(argc - 2);
 	if (!strcmp(argv[1], "help")) {
 		if (argc < 3) {
 			show_usage(stdout);
@@ -81,5 +134,5 @@ int main(int argc, char **argv)
 	c = find_command(argv[1]);
 	if (!c)
 		return main_usage_error("unknown subcommand '%s'", argv[1]);
-	return c->run(argc - 1, argv + 1);
+	return flush_stdout(c->run(argc - 1, argv + 1));
 }

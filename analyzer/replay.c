@@ -419,6 +419,36 @@ static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
 	th->name[16] = 0;
 }
 
+/* Classes of the scan at exit: only blocks that were live at the scan. */
+static void do_reach_blocks(struct replay *r, const struct mp_rec_reach_blocks *rb)
+{
+	uint32_t i;
+
+	for (i = 0; i < rb->count; i++) {
+		struct replay_block *b = block_find(r, rb->h.kind, rb->addr[i]);
+
+		if (b && b->ts <= rb->scan_ts)
+			b->reach = rb->cls;
+	}
+}
+
+/* The scan's summary: every block it saw and did not list is reachable. */
+static void do_reach(struct replay *r, const struct mp_rec_reach *rr)
+{
+	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
+	struct replay_block *b, *tmp;
+	size_t i;
+
+	r->have_reach = 1;
+	r->reach = *rr;
+	if (rr->status != MP_REACH_DONE)
+		return;
+	for (i = 0; i < 2; i++)
+		HASH_ITER(hh, tables[i], b, tmp)
+			if (!b->reach && b->ts <= rr->scan_ts)
+				b->reach = MP_REACH_REACHABLE;
+}
+
 /* Apply one record. Returns nonzero when a callback asks to stop. */
 static int apply(struct replay *r, const struct mp_rec_head *h)
 {
@@ -442,6 +472,8 @@ static int apply(struct replay *r, const struct mp_rec_head *h)
 	case MP_REC_MODULE: do_module(r, (const void *)h); break;
 	case MP_REC_UNLOAD: do_unload(r, (const void *)h); break;
 	case MP_REC_THREAD: do_thread(th, (const void *)h); break;
+	case MP_REC_REACH_BLOCKS: do_reach_blocks(r, (const void *)h); break;
+	case MP_REC_REACH: do_reach(r, (const void *)h); break;
 	case MP_REC_MARK:
 		drop_stash(th);
 		stop = do_mark(r, (const void *)h);
@@ -475,6 +507,12 @@ int replay_run(struct replay *r)
 
 struct replay_live *replay_snapshot(const struct replay *r)
 {
+	return replay_snapshot_reach(r, MP_REACH_CLASS_COUNT);
+}
+
+/* cls MP_REACH_CLASS_COUNT: every block. */
+struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls)
+{
 	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
 	struct replay_live *live = NULL;
 	size_t i;
@@ -486,6 +524,8 @@ struct replay_live *replay_snapshot(const struct replay *r)
 			struct replay_live_key key;
 			struct replay_live *l;
 
+			if (cls < MP_REACH_CLASS_COUNT && b->reach != cls)
+				continue;
 			memset(&key, 0, sizeof(key));
 			key.stack = b->stack;
 			key.func = b->func;
@@ -571,6 +611,13 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 	case MP_STATE_EXEC:
 		snprintf(buf, len, "replaced by exec (a new trace continues)");
 		break;
+	case MP_STATE_KILLED: {
+		const char *abbrev = sigabbrev_np(h->term_signal);
+
+		snprintf(buf, len, "killed by SIG%s (signal %d): live at point of death",
+			 abbrev ? abbrev : "?", h->term_signal);
+		break;
+	}
 	case MP_STATE_STOPPED:
 		snprintf(buf, len, "tracing stopped: %s",
 			 h->stop_message[0] ? h->stop_message :

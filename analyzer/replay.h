@@ -31,6 +31,7 @@ struct replay_block {
 	uint64_t ts;
 	int32_t device;
 	uint16_t func;
+	uint8_t reach;     /* enum mp_reach_class from the scan at exit; 0: none */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
 
@@ -129,6 +130,8 @@ struct replay {
 	uint64_t unmatched_frees;         /* frees of blocks allocated before tracing */
 	uint64_t unmatched_unmaps;        /* munmaps of ranges no traced mmap made */
 	uint64_t ctx_reset_frees;
+	int have_reach;                   /* an MP_REC_REACH was seen: reach holds it */
+	struct mp_rec_reach reach;        /* the scan at exit (blocks carry its classes) */
 	int have_exit;                    /* an MP_REC_EXIT was seen */
 	int32_t exit_status;
 	uint64_t exit_ts;
@@ -158,6 +161,8 @@ void replay_release(struct replay *r);
 
 /* Live bytes and blocks per (stack, kind, func) now; free with replay_live_free. */
 struct replay_live *replay_snapshot(const struct replay *r);
+/* The same for the blocks of one enum mp_reach_class only. */
+struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls);
 void replay_live_free(struct replay_live **live);
 
 struct replay_stack *replay_find_stack(const struct replay *r, uint64_t id);

@@ -10,6 +10,7 @@
 
 #include "alloc_fn.h"
 #include "report.h"
+#include "trace_chain.h"
 #include "util.h"
 
 const char *report_command(const struct trace *t)
@@ -17,10 +18,35 @@ const char *report_command(const struct trace *t)
 	return t->hdr.cmdline[0] ? t->hdr.cmdline : t->hdr.exe;
 }
 
+/* A trace whose process called exec: the trace of the program it became. */
+static char *report_successor(const struct trace *t)
+{
+	return t->hdr.state == MP_STATE_EXEC ? trace_exec_successor(t->path, &t->hdr) : NULL;
+}
+
+/* The end of the chain of execs that starts at next: the program's last trace. */
+static char *report_chain_end(const char *next)
+{
+	struct mp_file_header h;
+	char *cur = xstrdup(next), *n;
+	int steps;
+
+	for (steps = 0; steps < 256; steps++) {
+		if (trace_peek(cur, &h) || h.state != MP_STATE_EXEC)
+			break;
+		n = trace_exec_successor(cur, &h);
+		if (!n)
+			break;
+		free(cur);
+		cur = n;
+	}
+	return cur;
+}
+
 void report_header(FILE *f, const struct replay *r)
 {
 	const struct trace *t = r->trace;
-	char buf[512];
+	char buf[512], *next;
 
 	fprintf(f, "trace: %s\n", t->path);
 	fprintf(f, "pid: %d, command: ", t->hdr.pid);
@@ -28,6 +54,23 @@ void report_header(FILE *f, const struct replay *r)
 	fprintf(f, "\nended: ");
 	put_text(f, replay_ending(r, buf, sizeof(buf)), ESC_TEXT);
 	fputc('\n', f);
+	if (t->hdr.state == MP_STATE_EXEC) {
+		next = report_successor(t);
+		fprintf(f, "continued by: ");
+		put_text(f, next ? next : "no trace of the same pid beside this one", ESC_TEXT);
+		if (next) {
+			char *end = report_chain_end(next);
+
+			if (strcmp(end, next)) {
+				fprintf(f, " (its execs end in ");
+				put_text(f, end, ESC_TEXT);
+				fputc(')', f);
+			}
+			free(end);
+		}
+		fputc('\n', f);
+		free(next);
+	}
 	if (t->cut)
 		fprintf(f, "warning: trace cut at offset %" PRIu64 ": figures are up to that point\n",
 			t->cut_at);
@@ -55,18 +98,33 @@ int report_status(const struct trace *t)
 	return EXIT_OK;
 }
 
+void report_json_open(FILE *f, const char *report)
+{
+	fprintf(f, "{\"schema\":\"memprov.%s/%d\",", report, REPORT_SCHEMA_VERSION);
+}
+
 void report_json_trace(FILE *f, const struct trace *t)
 {
 	fprintf(f, "\"trace\":");
 	json_str(f, t->path);
 	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
 	json_str(f, report_command(t));
+	if (t->hdr.state == MP_STATE_EXEC) {
+		char *next = report_successor(t);
+
+		fprintf(f, ",\"continued_by\":");
+		if (next)
+			json_str(f, next);
+		else
+			fprintf(f, "null");
+		free(next);
+	}
 	fprintf(f, ",\"skipped_events\":%" PRIu64, t->hdr.skipped_total);
 }
 
-void report_json_head(FILE *f, const struct trace *t)
+void report_json_head(FILE *f, const struct trace *t, const char *report)
 {
-	fputc('{', f);
+	report_json_open(f, report);
 	report_json_trace(f, t);
 	fprintf(f, ",\"state\":\"%s\",\"damaged\":%s", state_name(t->hdr.state),
 		t->damaged ? "true" : "false");
@@ -79,6 +137,8 @@ void report_json_exit(FILE *f, const struct trace *t)
 		fprintf(f, "%d", t->hdr.exit_status);
 	else
 		fprintf(f, "null");
+	if (t->hdr.state == MP_STATE_KILLED)
+		fprintf(f, ",\"signal\":%d", t->hdr.term_signal);
 }
 
 int report_replay(struct trace *t, struct replay *r, const char *path, replay_mark_fn on_mark,
@@ -134,12 +194,16 @@ static int parse_points(struct report_args *a, const char *arg)
 }
 
 /* One option (getopt's code c): 0, or a usage error's status. */
-static int report_opt(struct report_args *a, int c, const char *arg, char **argv)
+static int report_opt(struct report_args *a, int c, const char *arg)
 {
 	switch (c) {
 	case 'j': a->flags |= REPORT_JSON; return 0;
 	case 'f': a->flags |= REPORT_FOLDED; return 0;
 	case 'a': a->flags |= REPORT_ALL; return 0;
+	case 'D':
+		a->flags |= REPORT_NO_DEFAULTS;
+		a->o.cat_flags |= CAT_NO_DEFAULTS;
+		return 0;
 	case 'n': a->o.mode = SITE_NATIVE; return 0;
 	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
 	case 'A': a->o.after = arg; return 0;
@@ -152,52 +216,42 @@ static int report_opt(struct report_args *a, int c, const char *arg, char **argv
 	case 's': return parse_uint(a->cmd, "--skip", arg, &a->o.skip) ? EXIT_USAGE : 0;
 	case 'm':
 		return report_parse_size(a->cmd, "--min-bytes", arg, &a->o.min_bytes) ? EXIT_USAGE : 0;
-	case ':':
-		return usage_error(a->cmd, "%s wants a value", argv[optind - 1]);
-	case '?':
-		break;
-	default:
-		if (a->own)
-			return a->own(a, c, arg);
 	}
-	return usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
+	return a->own ? a->own(a, c, arg) : usage_error(a->cmd, "unknown option code %d", c);
 }
 
 /* What must hold once the options are read. */
-static int check_args(const struct report_args *a, int argc)
+static int check_args(const struct report_args *a, int n)
 {
 	if ((a->flags & REPORT_JSON) && (a->flags & REPORT_FOLDED))
 		return usage_error(a->cmd, "--json and --folded do not go together");
 	if (a->n_traces == 2)
-		return argc - optind != 2 ? usage_error(a->cmd, "two traces wanted, A and B") : 0;
-	if (optind != argc - 1)
-		return usage_error(a->cmd, optind == argc ? "no trace given" : "more than one trace given");
+		return n != 2 ? usage_error(a->cmd, "two traces wanted, A and B") : 0;
+	if (n != 1)
+		return usage_error(a->cmd, !n ? "no trace given" : "more than one trace given");
 	return 0;
 }
 
 int report_parse(struct report_args *a, int argc, char **argv, int *status)
 {
-	const char *given = a->shortopts ? a->shortopts : "+h";
-	char shortopts[32];
+	struct cmdline *cl = &a->cl;
+	const char *arg;
 	int c, ret = 0;
 
-	/* "+:...": a missing value is ':', apart from an unknown option ('?') */
-	snprintf(shortopts, sizeof(shortopts), "+:%s", given + (given[0] == '+'));
-	opterr = 0;
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, shortopts, a->opts, NULL)) != -1) {
-		if (c == 'h') {
-			command_help(stdout, a->cmd);
-			*status = EXIT_OK;
-			return -1;
+	*cl = (struct cmdline){ .cmd = a->cmd, .argc = argc, .argv = argv,
+				.shortopts = a->shortopts, .longopts = a->opts };
+	while ((c = cmdline_next(cl, &arg)) > 0) {
+		ret = report_opt(a, c, arg);
+		if (ret) {
+			c = cmdline_fail(cl, ret);
+			break;
 		}
-		ret = report_opt(a, c, optarg, argv);
 	}
-	if (!ret)
-		ret = check_args(a, argc);
-	a->traces = argv + optind;
-	*status = ret;
-	return ret ? -1 : 0;
+	if (c == CMDLINE_END)
+		cl->status = check_args(a, cl->n_operands);
+	a->traces = cl->operands;
+	*status = cl->status;
+	return *status || c == CMDLINE_STOP ? -1 : 0;
 }
 
 int report_collect(struct growth *g, struct trace *t, const char *path, const struct growth_opts *o)

@@ -18,6 +18,7 @@ enum report_flags {
 	REPORT_JSON = 1 << 0,
 	REPORT_FOLDED = 1 << 1,
 	REPORT_ALL = 1 << 2,
+	REPORT_NO_DEFAULTS = 1 << 3, /* --no-default-suppressions (also in o.cat_flags) */
 	REPORT_OWN = 1 << 8,        /* first flag free for a command's own options */
 };
 
@@ -29,6 +30,7 @@ enum report_flags {
 #define REPORT_OPT_JSON { "json", no_argument, NULL, 'j' }
 #define REPORT_OPT_FOLDED { "folded", no_argument, NULL, 'f' }
 #define REPORT_OPT_ALL { "all", no_argument, NULL, 'a' }
+#define REPORT_OPT_NO_DEFAULTS { "no-default-suppressions", no_argument, NULL, 'D' }
 #define REPORT_OPT_SITES                                                    \
 	{ "native", no_argument, NULL, 'n' },                               \
 	{ "python-only", no_argument, NULL, 'p' },                          \
@@ -37,14 +39,14 @@ enum report_flags {
 #define REPORT_OPT_SKIP { "skip", required_argument, NULL, 's' }
 #define REPORT_OPT_AFTER { "after", required_argument, NULL, 'A' }
 #define REPORT_OPT_MIN_BYTES { "min-bytes", required_argument, NULL, 'm' }
-#define REPORT_OPT_END { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+#define REPORT_OPT_END { NULL, 0, NULL, 0 }
 
 /* The command line of a report subcommand. */
 struct report_args {
 	/* set by the command */
 	const struct command *cmd;
 	const struct option *opts;
-	const char *shortopts;      /* NULL: "+h" */
+	const char *shortopts;      /* short options of its own ("o:"), or NULL */
 	int n_traces;               /* traces wanted: 1, or 2 (A and B) */
 	/* the command's own options: 0, or a usage error's status */
 	int (*own)(struct report_args *a, int opt, const char *arg);
@@ -52,13 +54,15 @@ struct report_args {
 	/* filled by report_parse, over the command's defaults */
 	unsigned flags;             /* enum report_flags */
 	struct growth_opts o;       /* mode, points, skip, after, min_bytes */
-	char **traces;
+	char **traces;              /* the operands (cl.operands) */
+	struct cmdline cl;
 };
 
 /*
- * Parse a report's options and traces. Returns 0 to go on, or -1 when
- * the command ends here with *status: 0 after --help, 2 after a usage
- * error (already printed).
+ * Parse a report's options and traces (cmdline_next's rule: in any
+ * order). Returns 0 to go on, or -1 when the command ends here with
+ * *status: 0 after --help, 2 after a usage error (already printed).
+ * The traces are in argv.
  */
 int report_parse(struct report_args *a, int argc, char **argv, int *status);
 
@@ -87,10 +91,18 @@ int report_close(struct trace *t, struct replay *r);
 /* Parse "--min-bytes" style sizes; prints a usage error for cmd. */
 int report_parse_size(const struct command *cmd, const char *opt, const char *arg, uint64_t *out);
 
+/*
+ * The version of every --json report's shape: "schema":"memprov.REPORT/1".
+ * Members may be added within a version; removing one or changing its
+ * meaning raises it (and schemas/REPORT.schema.json says so).
+ */
+#define REPORT_SCHEMA_VERSION 1
+/* {"schema":"memprov.REPORT/1", : how every JSON report starts. */
+void report_json_open(FILE *f, const char *report);
 /* "trace":PATH,"pid":N,"command":CMD: the members a JSON report starts with. */
 void report_json_trace(FILE *f, const struct trace *t);
-/* {"trace":..,"pid":..,"command":..,"state":STATE,"damaged":BOOL */
-void report_json_head(FILE *f, const struct trace *t);
+/* {"schema":..,"trace":..,"pid":..,"command":..,"state":STATE,"damaged":BOOL */
+void report_json_head(FILE *f, const struct trace *t, const char *report);
 /* ,"state":STATE,"exit_status":N (null when not known) */
 void report_json_exit(FILE *f, const struct trace *t);
 

@@ -102,20 +102,25 @@ static void print_side_json(const char *name, const struct side *sd)
 
 static void print_row_text(const struct drow *r, size_t i, unsigned flags, const struct side *sd)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], c1[HUMAN_LEN], c2[HUMAN_LEN];
 
 	if (flags & DIFF_GROWTH) {
-		printf("  #%zu %s %s: %+.2f B/%s: A %.2f B/%s%s, B %.2f B/%s%s\n", i + 1,
-		       kind_name(r->s->kind), site_api(r->s), r->delta, growth_unit(&sd[0].g),
-		       r->slope[0], growth_unit(&sd[0].g), r->suspect[0] ? " (growing)" : "",
-		       r->slope[1], growth_unit(&sd[1].g), r->suspect[1] ? " (growing)" : "");
+		printf("  %s#%zu %s %s: %s per %s%s\n", color(stdout, COLOR_HEADING), i + 1,
+		       kind_name(r->s->kind), site_api(r->s),
+		       bytes_delta(b1, sizeof(b1), (int64_t)nearbyint(r->delta)), growth_unit(&sd[0].g),
+		       color(stdout, COLOR_RESET));
+		printf("     A %s per %s%s, B %s per %s%s\n", bytes_rate(b2, sizeof(b2), r->slope[0]),
+		       growth_unit(&sd[0].g), r->suspect[0] ? " (growing)" : "",
+		       bytes_rate(b3, sizeof(b3), r->slope[1]), growth_unit(&sd[1].g),
+		       r->suspect[1] ? " (growing)" : "");
 	} else {
-		printf("  #%zu %s %s: %s%s (%+.0f B): A %s (%" PRIu64 " block%s), B %s (%" PRIu64
-		       " block%s)\n", i + 1, kind_name(r->s->kind), site_api(r->s),
-		       r->delta < 0 ? "-" : "+", human_bytes(b1, sizeof(b1), (uint64_t)fabs(r->delta)),
-		       r->delta, human_bytes(b2, sizeof(b2), r->bytes[0]), r->blocks[0],
-		       r->blocks[0] == 1 ? "" : "s", human_bytes(b3, sizeof(b3), r->bytes[1]),
-		       r->blocks[1], r->blocks[1] == 1 ? "" : "s");
+		printf("  %s#%zu %s %s: %s%s\n", color(stdout, COLOR_HEADING), i + 1, kind_name(r->s->kind),
+		       site_api(r->s), bytes_delta(b1, sizeof(b1), (int64_t)nearbyint(r->delta)),
+		       color(stdout, COLOR_RESET));
+		printf("     A %s in %s block%s, B %s in %s block%s\n", bytes_exact(b2, sizeof(b2), r->bytes[0]),
+		       fmt_count(c1, sizeof(c1), r->blocks[0]), r->blocks[0] == 1 ? "" : "s",
+		       bytes_exact(b3, sizeof(b3), r->bytes[1]), fmt_count(c2, sizeof(c2), r->blocks[1]),
+		       r->blocks[1] == 1 ? "" : "s");
 	}
 	site_text(stdout, r->s, sd[0].g.o.mode, SITE_ALL_FRAMES);
 }
@@ -179,7 +184,8 @@ static int cmd_diff(int argc, char **argv)
 	static const struct option opts[] = {
 		REPORT_OPT_JSON,
 		{ "growth", no_argument, NULL, 'g' },
-		REPORT_OPT_MIN_BYTES, REPORT_OPT_SKIP, REPORT_OPT_SITES, REPORT_OPT_END,
+		REPORT_OPT_MIN_BYTES, REPORT_OPT_SKIP, REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS,
+		REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_diff, .opts = opts, .n_traces = 2, .own = diff_opt,
 				 .o = { .flags = GROWTH_PROGRESS | GROWTH_END_LIVE, .points = 20,
@@ -215,7 +221,7 @@ static int cmd_diff(int argc, char **argv)
 			(double)rows[i].bytes[1] - (double)rows[i].bytes[0];
 	sort_array(rows, n, sizeof(*rows), row_cmp);
 	if (flags & REPORT_JSON) {
-		printf("{");
+		report_json_open(stdout, "diff");
 		print_side_json("a", &sd[0]);
 		printf(",");
 		print_side_json("b", &sd[1]);
@@ -260,7 +266,7 @@ static int cmd_diff(int argc, char **argv)
 const struct command command_diff = {
 	.name = "diff",
 	.run = cmd_diff,
-	.usage = "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] [--alloc-fn NAME]... A B",
+	.usage = "memprov diff [--json] [--growth] [--min-bytes SIZE] [--skip N] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] A B",
 	.help = "Sites whose live memory at the end (as leaks measures it) differs between\n"
 		"traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
 		"growing in one trace only or whose slopes differ by 10% or more. Sites are\n"

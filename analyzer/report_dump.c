@@ -50,6 +50,20 @@ static void dump_module(const struct mp_rec_module *m)
 	json_str(stdout, m->path);
 }
 
+static void dump_reach(const struct mp_rec_reach *r)
+{
+	unsigned c;
+
+	printf("reach status=%s notes=0x%x scan_ts=%" PRIu64 " scan_ns=%" PRIu64
+	       " mem=%" PRIu64 " threads=%u stopped=%u stack_only=%u unreadable=%u"
+	       " root_bytes=%" PRIu64 " block_bytes=%" PRIu64, reach_status_name(r->status),
+	       r->notes, r->scan_ts, r->scan_ns, r->mem_bytes, r->threads, r->threads_stopped,
+	       r->threads_stack_only, r->unreadable, r->root_bytes, r->block_bytes);
+	for (c = 1; c < MP_REACH_CLASS_COUNT; c++)
+		printf(" %s=%" PRIu64 "/%" PRIu64, reach_class_name(c), r->classes[c].blocks,
+		       r->classes[c].bytes);
+}
+
 static void dump_record(const struct mp_rec_head *h)
 {
 	switch (h->type) {
@@ -136,6 +150,17 @@ static void dump_record(const struct mp_rec_head *h)
 	case MP_REC_FORK:
 		printf("fork child=%d", ((const struct mp_rec_fork *)h)->child_pid);
 		break;
+	case MP_REC_REACH: dump_reach((const void *)h); break;
+	case MP_REC_REACH_BLOCKS: {
+		const struct mp_rec_reach_blocks *b = (const void *)h;
+		uint32_t i;
+
+		printf("reach_blocks %s %s scan_ts=%" PRIu64 " count=%u", kind_name(h->kind),
+		       reach_class_name(b->cls), b->scan_ts, b->count);
+		for (i = 0; i < b->count; i++)
+			printf(" 0x%" PRIx64, b->addr[i]);
+		break;
+	}
 	}
 	dump_flags(h->flags);
 	putchar('\n');

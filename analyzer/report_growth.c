@@ -16,29 +16,68 @@
 
 static void window_text(const struct growth *g)
 {
-	char w[2 * GROWTH_POINT_TEXT + 8];
+	char w[2 * GROWTH_POINT_TEXT + 8], why[512];
 	size_t n = g->n_window;
 
 	if (!n) {
-		printf("window: empty (%zu point%s, none after --skip/--after)\n", g->set->n,
-		       g->set->n == 1 ? "" : "s");
+		printf("window: empty (%zu point%s)\n", g->set->n, g->set->n == 1 ? "" : "s");
 		return;
 	}
 	growth_window_text(g, w, sizeof(w));
 	printf("window: ");
 	put_text(stdout, w, ESC_TEXT);
-	printf(": %zu %s, %zu step%s%s\n", n,
-	       g->set == &g->marks ? "marks" : "instants", n - 1, n == 2 ? "" : "s",
+	printf(": %zu %ss, %zu step%s%s\n", n,
+	       g->set != &g->marks ? "instant" : g->o.step_unit ? g->o.step_unit : "mark", n - 1,
+	       n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
+	printf("  (%s%s)\n", g->set == &g->marks ? "" : "no marks: ", growth_window_why(g, why, sizeof(why)));
 	if (g->main_end_ts)
 		printf("window ends at the end of the Python main module\n");
 }
 
+/* One site: its heading, figures and frames, numbered no. */
+static void site_lines(const struct growth *g, const struct gsite *s, size_t no)
+{
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], s2[HUMAN_LEN], c[HUMAN_LEN];
+	char at[GROWTH_POINT_TEXT];
+	const char *u = growth_unit(g);
+
+	growth_point_text(g, s->st.start, at, sizeof(at));
+	fmt_rate(s2, sizeof(s2), s->st.slope_blocks);
+	printf("  %s#%zu %s %s: %s over the window, %s per %s, %s block%s per %s%s\n",
+	       color(stdout, COLOR_HEADING), no, kind_name(s->s.kind), site_api(&s->s),
+	       bytes_delta(b1, sizeof(b1), s->st.growth_bytes),
+	       bytes_rate(b2, sizeof(b2), s->st.slope_bytes), u, s2, strcmp(s2, "1") ? "s" : "", u,
+	       color(stdout, COLOR_RESET));
+	printf("     since ");
+	put_text(stdout, at, ESC_TEXT);
+	printf("; %s in %s block%s at the window's end; confidence %.2f "
+	       "(R^2 %.3f, rose in %.0f%% of steps, kept %.0f%% of its rises)\n",
+	       bytes_exact(b3, sizeof(b3), s->st.end_bytes), fmt_count(c, sizeof(c), s->st.end_blocks),
+	       s->st.end_blocks == 1 ? "" : "s", s->st.confidence, s->st.r2,
+	       100 * s->st.rose, 100 * s->st.retention);
+	site_text(stdout, &s->s, g->o.mode, SITE_ALL_FRAMES);
+}
+
+static const char *const section[CAT_COUNT] = {
+	"other sites",
+	"interpreter and module state (never a suspect)",
+	"Python arenas (small objects of every line; never a suspect)",
+	"kept until exit on purpose (default suppressions; never a suspect)",
+};
+
+/* What was set apart at the window's end. */
+static void hidden_text(const struct growth *g)
+{
+	cat_text(stdout, &g->cat, "", "shows them");
+	cat_text_suppressed(stdout, &g->cat, "");
+}
+
 static void print_text(const struct growth *g, unsigned flags)
 {
-	char b1[32], b2[32], b3[32], s1[32], s2[32], at[GROWTH_POINT_TEXT];
+	char b1[HUMAN_LEN];
 	size_t i, shown = 0, n = g->n_window;
-	const char *u = growth_unit(g);
+	int cat = -1;
 
 	report_header(stdout, &g->r);
 	window_text(g);
@@ -46,11 +85,13 @@ static void print_text(const struct growth *g, unsigned flags)
 		printf("\ntoo few points in the window to see growth (%zu; at least 3)\n", n);
 		return;
 	}
+	printf("\n");
+	hidden_text(g);
 	if (!g->n_suspects)
-		printf("\nno growing site (growth of at least %s over the window)\n",
+		printf("no growing site (growth of at least %s over the window)\n",
 		       human_bytes(b1, sizeof(b1), g->o.min_bytes));
 	else
-		printf("\n%zu growing site%s (growth of at least %s over the window), biggest first:\n",
+		printf("%zu growing site%s (growth of at least %s over the window), biggest first:\n",
 		       g->n_suspects, g->n_suspects == 1 ? "" : "s",
 		       human_bytes(b1, sizeof(b1), g->o.min_bytes));
 	for (i = 0; i < g->n_sites; i++) {
@@ -58,26 +99,11 @@ static void print_text(const struct growth *g, unsigned flags)
 
 		if (!s->st.suspect && !(flags & REPORT_ALL))
 			continue;
-		if (!s->st.suspect && shown == g->n_suspects)
-			printf("\nother sites:\n");
-		shown++;
-		growth_point_text(g, s->st.start, at, sizeof(at));
-		printf("  #%zu %s %s: %s%s (%" PRId64 " B) over the window, %s/%s (%s B, %s block%s/%s)\n",
-		       shown, kind_name(s->s.kind), site_api(&s->s),
-		       s->st.growth_bytes < 0 ? "-" : "+",
-		       human_bytes(b1, sizeof(b1), (uint64_t)llabs(s->st.growth_bytes)),
-		       s->st.growth_bytes,
-		       human_bytes(b2, sizeof(b2), (uint64_t)fabs(s->st.slope_bytes)), u,
-		       growth_num(s1, sizeof(s1), s->st.slope_bytes), growth_num(s2, sizeof(s2), s->st.slope_blocks),
-		       fabs(s->st.slope_blocks - 1) < 1e-6 ? "" : "s", u);
-		printf("     since ");
-		put_text(stdout, at, ESC_TEXT);
-		printf("; %s (%" PRIu64 " block%s) at the end; confidence %.2f "
-		       "(R^2 %.3f, rose in %.0f%% of steps, kept %.0f%% of its rises)\n",
-		       human_bytes(b3, sizeof(b3), s->st.end_bytes), s->st.end_blocks,
-		       s->st.end_blocks == 1 ? "" : "s", s->st.confidence, s->st.r2,
-		       100 * s->st.rose, 100 * s->st.retention);
-		site_text(stdout, &s->s, g->o.mode, SITE_ALL_FRAMES);
+		if (!s->st.suspect && cat != (int)s->cat) {
+			cat = (int)s->cat;
+			printf("\n%s:\n", section[cat]);
+		}
+		site_lines(g, s, ++shown);
 	}
 }
 
@@ -94,7 +120,7 @@ static void json_gsite(const struct growth *g, const struct gsite *s, size_t n, 
 	char s1[32], s2[32];
 	size_t j;
 
-	printf("%s{", i ? "," : "");
+	printf("%s{\"category\":\"%s\",", i ? "," : "", cat_name(s->cat));
 	site_json(stdout, &s->s);
 	printf(",\"growth_bytes\":%" PRId64 ",\"growth_blocks\":%" PRId64
 	       ",\"slope_bytes\":%s,\"slope_blocks\":%s,\"start\":",
@@ -118,8 +144,9 @@ static void print_json(const struct growth *g, unsigned flags)
 {
 	const struct trace *t = g->r.trace;
 	size_t i, n = g->n_window;
+	char why[512];
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "growth");
 	printf(",\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
 	       ",\"thinned\":%" PRIu64 ",\"main_end\":%s,\"min_bytes\":%" PRIu64 ",\"points\":[",
 	       g->set == &g->marks ? "marks" : "time", growth_unit(g), g->n_marks,
@@ -130,8 +157,12 @@ static void print_json(const struct growth *g, unsigned flags)
 			putchar(',');
 		json_point(g, i);
 	}
-	printf("],\"window\":{\"first\":%zu,\"last\":%zu,\"steps\":%zu},\"suspects\":[",
-	       g->w0, n ? g->w1 : g->w0, n ? n - 1 : 0);
+	printf("],\"window\":{\"first\":%zu,\"last\":%zu,\"steps\":%zu,\"why\":", g->w0,
+	       n ? g->w1 : g->w0, n ? n - 1 : 0);
+	json_str(stdout, growth_window_why(g, why, sizeof(why)));
+	printf("}");
+	cat_json(stdout, &g->cat);
+	printf(",\"suspects\":[");
 	for (i = 0; i < g->n_suspects; i++)
 		json_gsite(g, &g->sites[i], n, i);
 	if (flags & REPORT_ALL) {
@@ -147,10 +178,10 @@ static int cmd_growth(int argc, char **argv)
 	static const struct option opts[] = {
 		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_POINTS, REPORT_OPT_SKIP,
 		REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES, REPORT_OPT_SITES, REPORT_OPT_ALL,
-		REPORT_OPT_END,
+		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1,
-				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS, .points = 20,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS, .points = 20,
 					.min_bytes = 1024 } };
 	struct growth g;
 	struct trace t;
@@ -160,8 +191,11 @@ static int cmd_growth(int argc, char **argv)
 	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
 		return ret;
 	growth_analyze(&g);
-	if (a.o.after && g.after_ordinal == UINT64_MAX)
-		warning("no mark named '%s' in '%s': the window is empty", a.o.after, t.path);
+	if (growth_window_check(&g) < 0) {
+		growth_release(&g);
+		trace_close(&t);
+		return EXIT_USAGE;
+	}
 	if (a.flags & REPORT_JSON)
 		print_json(&g, a.flags);
 	else if (a.flags & REPORT_FOLDED)
@@ -175,18 +209,23 @@ static int cmd_growth(int argc, char **argv)
 const struct command command_growth = {
 	.name = "growth",
 	.run = cmd_growth,
-	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
+	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE",
 	.help = "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
 		"spaced instants when the trace has no marks; lists the sites whose live memory\n"
 		"keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
 		"second), where growth started, bytes at the end and a confidence figure.\n"
 		"A site that rises and falls back (bounded cache, sawtooth) is not a suspect.\n"
+		"Without marks, only steady growth counts: the window starts after the last import,\n"
+		"and a suspect grows in both halves of it. Interpreter and module state (start-up,\n"
+		"imports, library code alone), Python arenas and what the default suppressions\n"
+		"hide are never suspects: one line each. With test marks, one step per test.\n"
 		"  --json            one JSON object on stdout\n"
 		"  --folded          suspects' growth as folded stacks (flamegraph.pl, speedscope)\n"
 		"  --points N        instants when there are no marks (default 20)\n"
 		"  --skip N          leave out the first N marks (or instants): warm-up\n"
-		"  --after LABEL     start at the first mark named LABEL\n"
+		"  --after LABEL     start at the first mark named LABEL (none: exit 2)\n"
 		"  --min-bytes SIZE  least growth over the window for a suspect (default 1K)\n"
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
-		"  --all             also list the sites that are not suspects\n",
+		"  --all             also list the sites that are not suspects, those set apart too\n"
+		"  --no-default-suppressions  what glibc, the loader and CUDA keep counts too\n",
 };

@@ -3,11 +3,14 @@
  * together, and each kind on its own) and what was live at the overall
  * peak, by site. The first pass finds the record at which the total
  * peaked; a second pass stops right after that record and takes a
- * snapshot.
+ * snapshot. Interpreter and module state (start-up, imports), pymalloc's
+ * arenas and what the default suppressions hide are one line each
+ * (category.h); --all lists them by site.
  */
 #include <inttypes.h>
 #include <string.h>
 
+#include "category.h"
 #include "flame.h"
 #include "growth.h"
 #include "report.h"
@@ -43,10 +46,25 @@ static struct replay_live *live_at_event(struct trace *t, uint64_t event, struct
 	return s.live ? s.live : replay_snapshot(r);
 }
 
-static void print_text(const struct growth *g, const struct site *sites, size_t n, unsigned flags)
+static const char *const section[CAT_COUNT] = {
+	NULL,
+	"interpreter and module state",
+	"Python arenas (pymalloc: small objects of every line)",
+	"kept until exit on purpose (default suppressions)",
+};
+
+/* What the peak report set apart, and with --all those sites. */
+struct peak_other {
+	struct classifier cat;
+	struct site *sites[CAT_COUNT];
+	size_t n[CAT_COUNT];
+};
+
+static void print_text(const struct growth *g, const struct site *sites, size_t n, unsigned flags,
+		       const struct peak_other *po)
 {
 	const struct trace *t = g->r.trace;
-	char b1[32], b2[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN];
 	size_t shown = n;
 	unsigned k;
 
@@ -55,37 +73,57 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 		printf("\nno memory was live at any time\n");
 		return;
 	}
-	printf("\npeak of live memory, all kinds: %s (%" PRIu64 " B) at %s (record %" PRIu64 ")\n",
-	       human_bytes(b1, sizeof(b1), g->peak_total), g->peak_total,
-	       human_ns(b2, sizeof(b2), trace_rel(t, g->peak_ts)), g->peak_event);
+	printf("\npeak of live memory, all kinds: %s at %s (record %s)\n",
+	       bytes_exact(b1, sizeof(b1), g->peak_total), human_ns(b2, sizeof(b2), trace_rel(t, g->peak_ts)),
+	       fmt_count(c, sizeof(c), g->peak_event));
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		if (g->peak_live[k])
-			printf("  %-10s %12s (%" PRIu64 " B)\n", kind_name(k),
-			       human_bytes(b1, sizeof(b1), g->peak_live[k]), g->peak_live[k]);
+			printf("  %-10s %s\n", kind_name(k), bytes_exact(b1, sizeof(b1), g->peak_live[k]));
 	printf("\npeak of each kind on its own:\n");
 	for (k = 1; k < MP_KIND_COUNT; k++) {
 		const struct replay_kind *rk = &g->r.kinds[k];
 
 		if (!rk->peak_bytes)
 			continue;
-		printf("  %-10s %12s (%" PRIu64 " B) at %s; %" PRIu64 " blocks at most\n", kind_name(k),
-		       human_bytes(b1, sizeof(b1), rk->peak_bytes), rk->peak_bytes,
-		       human_ns(b2, sizeof(b2), trace_rel(t, rk->peak_ts)), rk->peak_blocks);
+		printf("  %-10s %s at %s; %s block%s at most\n", kind_name(k),
+		       bytes_exact(b1, sizeof(b1), rk->peak_bytes), human_ns(b2, sizeof(b2), trace_rel(t, rk->peak_ts)),
+		       fmt_count(c, sizeof(c), rk->peak_blocks), rk->peak_blocks == 1 ? "" : "s");
 	}
 	if (!(flags & REPORT_ALL) && n > PEAK_TOP)
 		shown = PEAK_TOP;
-	printf("\nlive at the peak, %s%zu site%s:\n", shown < n ? "top " : "", shown,
+	printf("\nlive at the peak:\n");
+	cat_text(stdout, &po->cat, "", "shows them");
+	cat_text_suppressed(stdout, &po->cat, "");
+	printf("%s%zu site%s of the program's own:\n", shown < n ? "top " : "", shown,
 	       shown == 1 ? "" : "s");
 	sites_text(stdout, sites, shown, g->o.mode);
+	for (k = CAT_STATE; k < CAT_COUNT; k++) {
+		if (!po->n[k])
+			continue;
+		printf("\n%s, %zu site%s:\n", section[k], po->n[k], po->n[k] == 1 ? "" : "s");
+		sites_text(stdout, po->sites[k], po->n[k], g->o.mode);
+	}
 }
 
-static void print_json(const struct growth *g, const struct site *sites, size_t n)
+static void json_sites(const struct site *sites, size_t n, enum category cat, int *first)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++, *first = 0) {
+		printf("%s{\"category\":\"%s\",", *first ? "" : ",", cat_name(cat));
+		site_json(stdout, &sites[i]);
+		printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", sites[i].blocks, sites[i].bytes);
+	}
+}
+
+static void print_json(const struct growth *g, const struct site *sites, size_t n,
+		       const struct peak_other *po)
 {
 	const struct trace *t = g->r.trace;
-	size_t i;
 	unsigned k;
+	int first = 1;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "peak");
 	printf(",\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"record\":%" PRIu64
 	       ",\"kinds\":{", g->peak_total, g->peak_total ? trace_rel(t, g->peak_ts) : 0,
 	       g->peak_event);
@@ -99,29 +137,32 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 		       ",\"peak_ns\":%" PRIu64 "}", k > 1 ? "," : "", kind_name(k), rk->peak_bytes,
 		       rk->peak_blocks, rk->peak_bytes ? trace_rel(t, rk->peak_ts) : 0);
 	}
-	printf("},\"sites\":[");
-	for (i = 0; i < n; i++) {
-		printf("%s{", i ? "," : "");
-		site_json(stdout, &sites[i]);
-		printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", sites[i].blocks, sites[i].bytes);
-	}
+	printf("}");
+	cat_json(stdout, &po->cat);
+	printf(",\"sites\":[");
+	json_sites(sites, n, CAT_PROGRAM, &first);
+	for (k = CAT_STATE; k < CAT_COUNT; k++)
+		json_sites(po->sites[k], po->n[k], k, &first);
 	printf("]}\n");
 }
 
 static int cmd_peak(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_END,
+		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL,
+		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_peak, .opts = opts, .n_traces = 1,
 				 .o = { .flags = GROWTH_PROGRESS } };
 	struct growth g;
 	struct trace t, t2;
 	struct replay r2;
-	struct replay_live *live;
+	struct replay_live *live, *out[CAT_COUNT] = { NULL };
+	struct peak_other po;
 	struct symbolizer *sym;
 	struct site *sites;
 	size_t n, i;
+	unsigned k;
 	int ret;
 
 	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
@@ -136,15 +177,27 @@ static int cmd_peak(int argc, char **argv)
 		replay_init(&r2, &t2);
 	/* symbolize with the whole trace's modules and stacks */
 	sym = sym_new(&g.r, 1);
+	memset(&po, 0, sizeof(po));
+	cat_init(&po.cat, &g.r, sym, NULL, a.o.cat_flags);
+	cat_split(&po.cat, &live, (a.flags & REPORT_ALL) ? out : NULL);
 	sites = sites_build(&g.r, sym, live, a.o.mode, &n);
+	for (k = CAT_STATE; k < CAT_COUNT; k++)
+		if (out[k])
+			po.sites[k] = sites_build(&g.r, sym, out[k], a.o.mode, &po.n[k]);
 	if (a.flags & REPORT_JSON)
-		print_json(&g, sites, n);
+		print_json(&g, sites, n, &po);
 	else if (a.flags & REPORT_FOLDED)
 		for (i = 0; i < n; i++)
 			flame_folded(stdout, &sites[i], sites[i].bytes);
 	else
-		print_text(&g, sites, n, a.flags);
+		print_text(&g, sites, n, a.flags, &po);
 	sites_free(sites, n);
+	for (k = CAT_STATE; k < CAT_COUNT; k++) {
+		if (po.sites[k])
+			sites_free(po.sites[k], po.n[k]);
+		replay_live_free(&out[k]);
+	}
+	cat_release(&po.cat);
 	sym_free(sym);
 	replay_live_free(&live);
 	replay_release(&r2);
@@ -155,11 +208,14 @@ static int cmd_peak(int argc, char **argv)
 const struct command command_peak = {
 	.name = "peak",
 	.run = cmd_peak,
-	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE",
+	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE",
 	.help = "When live memory peaked (all kinds together, and each kind on its own) and what\n"
-		"was live at the overall peak, by site, biggest first.\n"
+		"was live at the overall peak, by site, biggest first; interpreter and module\n"
+		"state (start-up, imports), pymalloc's arenas and what the default suppressions\n"
+		"hide are one line each.\n"
 		"  --json         one JSON object on stdout\n"
 		"  --folded       live bytes at the peak as folded stacks\n"
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
-		"  --all          show every site, not the top 20\n",
+		"  --all          show every site, not the top 20, those set apart too\n"
+		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n",
 };

@@ -54,13 +54,14 @@ static void print_text(const struct replay *r)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
-	char b1[32], b2[32], b3[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], c1[HUMAN_LEN], c2[HUMAN_LEN], c3[HUMAN_LEN];
 	size_t n, i;
 	unsigned k;
 
 	report_header(stdout, r);
-	printf("duration: %s, threads: %u, events: %" PRIu64 ", marks: %zu\n",
-	       human_ns(b1, sizeof(b1), duration(r)), HASH_COUNT(r->threads), r->events, r->n_marks);
+	printf("duration: %s, threads: %u, events: %s, marks: %s\n",
+	       human_ns(b1, sizeof(b1), duration(r)), HASH_COUNT(r->threads),
+	       fmt_count(c1, sizeof(c1), r->events), fmt_count(c2, sizeof(c2), r->n_marks));
 	if (t->cut)
 		printf("trace: cut at offset %" PRIu64 "\n", t->cut_at);
 	else
@@ -68,8 +69,8 @@ static void print_text(const struct replay *r)
 	if (t->hdr.flags & MP_HF_RAMFS)
 		printf("trace: written to a RAM-backed file system (tmpfs): its pages took the "
 		       "machine's memory; write traces to disk (MEMPROV_OUTPUT, memprov run -o)\n");
-	printf("unmatched frees: %" PRIu64 " (frees of memory allocated before tracing started)\n",
-	       r->unmatched_frees);
+	printf("unmatched frees: %s (frees of memory allocated before tracing started)\n",
+	       fmt_count(c1, sizeof(c1), r->unmatched_frees));
 	if (r->unmatched_unmaps)
 		printf("munmaps of untraced ranges: %" PRIu64 "\n", r->unmatched_unmaps);
 	printf("\nfunctions:\n");
@@ -79,8 +80,8 @@ static void print_text(const struct replay *r)
 
 		if (!f->calls)
 			continue;
-		printf("  %-24s %10" PRIu64 " %14" PRIu64 " %8" PRIu64 "\n", func_name((unsigned)i),
-		       f->calls, f->bytes, f->failed);
+		printf("  %-24s %10s %14s %8s\n", func_name((unsigned)i), fmt_count(c1, sizeof(c1), f->calls),
+		       fmt_count(b1, sizeof(b1), f->bytes), fmt_count(c2, sizeof(c2), f->failed));
 	}
 	if (t->hdr.skipped_total) {
 		printf("\nnot recorded (reached while memprov was busy): %" PRIu64 "\n",
@@ -96,13 +97,13 @@ static void print_text(const struct replay *r)
 
 		if (!kd->allocs && !kd->frees)
 			continue;
-		printf("  %-10s allocs %" PRIu64 ", frees %" PRIu64 ", peak %s (%" PRIu64
-		       " block%s max) at %s, live at end %s in %" PRIu64 " block%s\n",
-		       kind_name(k), kd->allocs, kd->frees, human_bytes(b1, sizeof(b1), kd->peak_bytes),
-		       kd->peak_blocks, kd->peak_blocks == 1 ? "" : "s",
+		printf("  %-10s allocs %s, frees %s, ", kind_name(k), fmt_count(c1, sizeof(c1), kd->allocs),
+		       fmt_count(c2, sizeof(c2), kd->frees));
+		printf("peak %s at %s, %s block%s at most; ", bytes_exact(b1, sizeof(b1), kd->peak_bytes),
 		       human_ns(b2, sizeof(b2), trace_rel(t, kd->peak_ts)),
-		       human_bytes(b3, sizeof(b3), kd->live_bytes), kd->live_blocks,
-		       kd->live_blocks == 1 ? "" : "s");
+		       fmt_count(c3, sizeof(c3), kd->peak_blocks), kd->peak_blocks == 1 ? "" : "s");
+		printf("live at end %s in %s block%s\n", bytes_exact(b3, sizeof(b3), kd->live_bytes),
+		       fmt_count(c1, sizeof(c1), kd->live_blocks), kd->live_blocks == 1 ? "" : "s");
 	}
 	fails = sorted_failures(r, &n);
 	if (n)
@@ -110,11 +111,11 @@ static void print_text(const struct replay *r)
 	for (i = 0; i < n; i++) {
 		const struct replay_failure *f = fails[i];
 
-		printf("  %s (%s) of %" PRIu64 " bytes", func_name(f->key.func),
-		       kind_name(f->key.kind), f->key.size);
+		printf("  %s (%s) of %s", func_name(f->key.func), kind_name(f->key.kind),
+		       bytes_exact(b1, sizeof(b1), f->key.size));
 		if (f->key.result)
 			printf(", error %d", f->key.result);
-		printf(": %" PRIu64 " time%s\n", f->count, f->count == 1 ? "" : "s");
+		printf(": %s time%s\n", fmt_count(c1, sizeof(c1), f->count), f->count == 1 ? "" : "s");
 	}
 	free(fails);
 }
@@ -127,7 +128,7 @@ static void print_json(const struct replay *r)
 	unsigned k;
 	int first = 1;
 
-	putchar('{');
+	report_json_open(stdout, "stats");
 	report_json_trace(stdout, t);
 	report_json_exit(stdout, t);
 	printf(",\"duration_ns\":%" PRIu64 ",\"threads\":%u,\"events\":%" PRIu64 ",\"marks\":%zu",

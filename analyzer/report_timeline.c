@@ -30,7 +30,8 @@ static unsigned kinds_used(const struct growth *g)
 
 static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
+	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], b4[HUMAN_LEN], b5[HUMAN_LEN], b6[HUMAN_LEN];
+	char b7[HUMAN_LEN], b8[HUMAN_LEN], b9[HUMAN_LEN];
 
 	if (!gap->known) {
 		printf("\nresident memory: fewer than two RSS samples in the trace "
@@ -46,10 +47,10 @@ static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 	       gap->host_growth < 0 ? "-" : "+",
 	       human_bytes(b8, sizeof(b8), (uint64_t)llabs(gap->host_growth)));
 	if (gap->flagged)
-		printf("gap: RSS rose %s (%" PRId64 " B) more than tracked memory: allocator retention "
+		printf("gap: RSS rose %s more than tracked memory: allocator retention "
 		       "(freed memory kept by the allocator) or memory memprov does not track; "
 		       "not a leak at any allocation site\n",
-		       human_bytes(b9, sizeof(b9), (uint64_t)gap->gap), gap->gap);
+		       bytes_exact(b9, sizeof(b9), (uint64_t)gap->gap));
 	else
 		printf("no gap: RSS did not rise more than tracked memory (by at least %s)\n",
 		       human_bytes(b4, sizeof(b4), min_gap));
@@ -59,7 +60,7 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 {
 	const struct trace *t = g->r.trace;
 	unsigned used = kinds_used(g), k;
-	char b[32];
+	char b[HUMAN_LEN];
 	size_t i;
 
 	report_header(stdout, &g->r);
@@ -117,7 +118,7 @@ static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_
 	size_t i;
 	unsigned k;
 
-	report_json_head(stdout, t);
+	report_json_head(stdout, t, "timeline");
 	printf(",\"rss_interval_ns\":%" PRIu64 ",\"rss_samples\":%" PRIu64 ",\"points\":[",
 	       t->hdr.rss_interval_ns, g->rss_samples);
 	for (i = 0; i < g->n_tl; i++) {

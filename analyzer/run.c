@@ -1,7 +1,8 @@
 /*
  * run.c - `memprov run`: start a command with libmemprov.so preloaded,
- * wait for it, say where its trace (and its children's) went, and exit
- * with its status as a shell would.
+ * wait for it, say where its trace went (the program's own, after a
+ * launcher's execs; the others in one line), gate it with --check, and
+ * exit with its status as a shell would.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +19,26 @@
 
 #include "command.h"
 #include "gate.h"
+#include "trace_chain.h"
 #include "util.h"
 
 #define DEFAULT_OUTPUT "memprov.%p.trace"
-#define MAX_LISTED 5 /* other traces named one by one */
+#define MAX_LISTED 3 /* other traces named one by one */
+#define PYTEST_PLUGIN "memprov_pytest"
+
+/* The command line of `memprov run`. */
+struct run_args {
+	const char *output;         /* trace template, as given */
+	char *mark_on;              /* MODULE:FUNC,MODULE:FUNC... or NULL */
+	int check;                  /* --check */
+	int python_objects;         /* --python-objects */
+	int pytest;                 /* --pytest */
+	int no_clobber;             /* --no-clobber */
+	int json_stdout;            /* --json: refused, it would go into CMD's stdout */
+	const char *json_file;      /* --json-file FILE */
+	struct gate_opts gate;
+	char **cmd;
+};
 
 /*
  * Signals memprov passes on to the command instead of dying of them (as
@@ -164,18 +181,29 @@ static int readable_file(const char *path)
 	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, R_OK);
 }
 
-/* The preload object: $MEMPROV_LIB, else beside this program. */
-static char *find_library(void)
+/* Where the library and the pytest plugin are, relative to this program. */
+static const char *const library_paths[] = {
+	"/../interpose/libmemprov.so", "/../lib/libmemprov.so",
+};
+static const char *const plugin_paths[] = {
+	"/../python/" PYTEST_PLUGIN ".py", "/../share/memprov/python/" PYTEST_PLUGIN ".py",
+};
+
+/*
+ * A file memprov ships: $var when set (var may be NULL), else the first
+ * of rel[] that exists beside this program. Its real path, or NULL after
+ * an error naming what.
+ */
+static char *find_beside(const char *const *rel, size_t nrel, const char *var, const char *what)
 {
-	static const char *const rel[] = { "/../interpose/libmemprov.so", "/../lib/libmemprov.so" };
 	char exe[PATH_MAX], path[PATH_MAX + 64], *slash, *real;
-	const char *env = getenv("MEMPROV_LIB");
+	const char *env = var ? getenv(var) : NULL;
 	ssize_t n;
 	size_t i;
 
 	if (env && *env) {
 		if (!readable_file(env)) {
-			error("MEMPROV_LIB is '%s', which is not a readable file: set it to libmemprov.so", env);
+			error("%s is '%s', which is not a readable file: set it to %s", var, env, what);
 			return NULL;
 		}
 		real = realpath(env, NULL);
@@ -183,105 +211,105 @@ static char *find_library(void)
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0) {
-		error("cannot read /proc/self/exe: %s; set MEMPROV_LIB to libmemprov.so", strerror(errno));
+		error("cannot read /proc/self/exe to find %s: %s", what, strerror(errno));
 		return NULL;
 	}
 	exe[n] = 0;
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = 0;
-	for (i = 0; i < ARRAY_SIZE(rel); i++) {
+	for (i = 0; i < nrel; i++) {
 		snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
 		if (readable_file(path)) {
 			real = realpath(path, NULL);
 			return real ? real : xstrdup(path);
 		}
 	}
-	error("cannot find libmemprov.so in %s/../interpose or %s/../lib: build it with make, or set MEMPROV_LIB",
-	      exe, exe);
+	error("cannot find %s in %s%.*s or %s%.*s: build it with make%s%s", what, exe,
+	      (int)(strrchr(rel[0], '/') - rel[0]), rel[0], exe,
+	      (int)(strrchr(rel[1], '/') - rel[1]), rel[1], var ? ", or set " : "", var ? var : "");
 	return NULL;
 }
 
-/* template with every %p replaced by rep and %% by %, as the library does. */
-static char *expand(const char *tmpl, const char *rep)
-{
-	size_t n = strlen(tmpl) + 1, rl = strlen(rep);
-	char *out = xmalloc(n * (rl + 1) + 1), *o = out;
-
-	for (; *tmpl; tmpl++) {
-		if (tmpl[0] == '%' && tmpl[1] == 'p') {
-			memcpy(o, rep, rl);
-			o += rl;
-			tmpl++;
-		} else if (tmpl[0] == '%' && tmpl[1] == '%') {
-			*o++ = '%';
-			tmpl++;
-		} else {
-			*o++ = *tmpl;
-		}
-	}
-	*o = 0;
-	return out;
-}
-
-/*
- * Trace files the template can produce: %p as any pid, and the numbered
- * names the writer falls back to (NAME.<k>.trace) when a name is taken,
- * as after an exec.
- */
-static void list_traces(const char *tmpl, glob_t *g)
-{
-	char *pat = expand(tmpl, "*"), *num;
-	size_t len = strlen(pat);
-
-	memset(g, 0, sizeof(*g));
-	num = xmalloc(len + 8);
-	if (len >= 6 && !strcmp(pat + len - 6, ".trace"))
-		sprintf(num, "%.*s.*.trace", (int)(len - 6), pat);
-	else
-		sprintf(num, "%s.*", pat);
-	if (glob(pat, 0, NULL, g) && glob(num, 0, NULL, g))
-		memset(g, 0, sizeof(*g));
-	else
-		glob(num, GLOB_APPEND, NULL, g);
-	free(pat);
-	free(num);
-}
-
-static int in_glob(const glob_t *g, const char *path)
+/* Is path among the first n entries of g? */
+static int in_glob_n(const glob_t *g, size_t n, const char *path)
 {
 	size_t i;
 
-	for (i = 0; i < g->gl_pathc; i++)
+	for (i = 0; i < n && i < g->gl_pathc; i++)
 		if (!strcmp(g->gl_pathv[i], path))
 			return 1;
 	return 0;
 }
 
-/* Is entry i of g also an earlier entry (two patterns can match one file)? */
-static int seen_before(const glob_t *g, size_t i)
+static int in_glob(const glob_t *g, const char *path)
 {
-	size_t j;
-
-	for (j = 0; j < i; j++)
-		if (!strcmp(g->gl_pathv[j], g->gl_pathv[i]))
-			return 1;
-	return 0;
+	return in_glob_n(g, g->gl_pathc, path);
 }
 
 /*
- * The command's own trace: the name for its pid, or, when that name was
- * taken before the run (an old trace at -o PATH), the first numbered name
- * the library fell back to (NAME.<k>.trace).
+ * What a fixed -o NAME (no %p) held before the run. An older memprov
+ * trace there is replaced (with its numbered siblings, the other traces
+ * of that earlier run), unless --no-clobber: otherwise the library would
+ * write NAME.1.trace beside it and the user would read the old one.
+ * Anything that is not a memprov trace is never touched.
  */
-static char *own_trace(const char *tmpl, pid_t pid, const glob_t *before)
+enum clobber {
+	CLOBBER_NONE,           /* the name was free, or has a %p */
+	CLOBBER_REPLACED,       /* an older trace was removed */
+	CLOBBER_KEPT,           /* an older trace was kept (--no-clobber) */
+	CLOBBER_FOREIGN,        /* a file that is not a trace: kept */
+	CLOBBER_NOT_FILE,       /* a link, a directory, a device...: kept */
+};
+
+static enum clobber clobber_old(const char *tmpl, int no_clobber, char **base_out)
+{
+	struct mp_file_header h;
+	enum clobber c = CLOBBER_NONE;
+	struct stat st;
+	glob_t g;
+	size_t i;
+
+	*base_out = NULL;
+	if (!trace_template_fixed(tmpl))
+		return CLOBBER_NONE;
+	*base_out = trace_expand(tmpl, "");
+	if (lstat(*base_out, &st) < 0)
+		return CLOBBER_NONE;
+	if (!S_ISREG(st.st_mode))
+		return CLOBBER_NOT_FILE;
+	if (trace_peek(*base_out, &h) < 0)
+		return CLOBBER_FOREIGN;
+	if (no_clobber)
+		return CLOBBER_KEPT;
+	trace_glob(tmpl, &g);
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *p = g.gl_pathv[i];
+
+		if (in_glob_n(&g, i, p) || trace_peek(p, &h) < 0)
+			continue;
+		if (unlink(p) < 0)
+			warning("cannot remove the older trace '%s': %s", p, strerror(errno));
+		else if (!strcmp(p, *base_out))
+			c = CLOBBER_REPLACED;
+	}
+	trace_glob_free(&g);
+	return c;
+}
+
+/*
+ * When no new trace has a header naming pid (the library could not
+ * write one): the name the library would have used for pid, or the first
+ * numbered name it falls back to when that name was taken before the run.
+ */
+static char *name_for_pid(const char *tmpl, pid_t pid, const glob_t *before)
 {
 	char pidstr[16], *base, *alt;
 	size_t len;
 	int k;
 
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
-	base = expand(tmpl, pidstr);
+	base = trace_expand(tmpl, pidstr);
 	if (!in_glob(before, base))
 		return base;
 	len = strlen(base);
@@ -300,50 +328,198 @@ static char *own_trace(const char *tmpl, pid_t pid, const glob_t *before)
 	return base;
 }
 
-/* Say where the traces are: the command's own, then any new ones (children). */
-static void report_traces(const char *tmpl, pid_t pid, const glob_t *before)
-{
-	char *mine;
-	size_t i, others = 0;
-	glob_t after;
+/* The traces this run wrote: new names matching the template, headers read. */
+struct run_traces {
+	glob_t g;
+	char **path;
+	struct mp_file_header *h;
+	int *ok;                 /* h was read */
+	size_t n;
+	size_t last;             /* the command's own, after every exec; n if none */
+};
 
-	mine = own_trace(tmpl, pid, before);
-	if (readable_file(mine))
-		fprintf(stderr, "memprov: trace written to %s\n", mine);
-	else
+static void run_traces_find(struct run_traces *t, const char *tmpl, const glob_t *before,
+			    pid_t pid)
+{
+	size_t i;
+
+	trace_glob(tmpl, &t->g);
+	t->path = xcalloc(t->g.gl_pathc + 1, sizeof(*t->path));
+	t->h = xcalloc(t->g.gl_pathc + 1, sizeof(*t->h));
+	t->ok = xcalloc(t->g.gl_pathc + 1, sizeof(*t->ok));
+	t->n = 0;
+	for (i = 0; i < t->g.gl_pathc; i++) {
+		const char *p = t->g.gl_pathv[i];
+
+		if (in_glob(before, p) || in_glob_n(&t->g, i, p))
+			continue;
+		t->path[t->n] = t->g.gl_pathv[i];
+		t->ok[t->n] = !trace_peek(p, &t->h[t->n]);
+		t->n++;
+	}
+	/* the program pid finally became: the latest trace of that pid */
+	t->last = t->n;
+	for (i = 0; i < t->n; i++)
+		if (t->ok[i] && t->h[i].pid == pid &&
+		    (t->last == t->n || t->h[i].start_mono_ns > t->h[t->last].start_mono_ns))
+			t->last = i;
+}
+
+static void run_traces_release(struct run_traces *t)
+{
+	trace_glob_free(&t->g);
+	free(t->path);
+	free(t->h);
+	free(t->ok);
+}
+
+/* What another trace of the run was: an image replaced by exec, or a child. */
+static const char *other_role(const struct run_traces *t, size_t i, pid_t pid)
+{
+	if (!t->ok[i])
+		return "another process";
+	return t->h[i].pid == pid ? "replaced by exec" : "child process";
+}
+
+/* The line about the run's other traces: their names when few, else counts and where. */
+static void report_others(const struct run_traces *t, pid_t pid, const char *mine)
+{
+	size_t i, others = 0, execd = 0, shown = 0;
+	char *dir, *slash;
+
+	for (i = 0; i < t->n; i++) {
+		if (!strcmp(t->path[i], mine))
+			continue;
+		others++;
+		execd += t->ok[i] && t->h[i].pid == pid;
+	}
+	if (!others)
+		return;
+	if (others <= MAX_LISTED) {
+		fprintf(stderr, "memprov: other trace%s of this run: ", others == 1 ? "" : "s");
+		for (i = 0; i < t->n; i++) {
+			if (!strcmp(t->path[i], mine))
+				continue;
+			fprintf(stderr, "%s%s (%s)", shown++ ? ", " : "", t->path[i],
+				other_role(t, i, pid));
+		}
+		fputc('\n', stderr);
+		return;
+	}
+	dir = xstrdup(mine);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = 0;
+	fprintf(stderr, "memprov: %zu other traces of this run in %s: %zu of programs replaced by exec "
+		"on the way (a launcher such as a pyenv shim, env or sh -c), %zu of child processes\n",
+		others, slash ? dir : ".", execd, others - execd);
+	free(dir);
+}
+
+/*
+ * Say where the traces are: the command's own (the program its pid
+ * finally became, after any exec), then one line on the others.
+ */
+static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
+			  const char *base)
+{
+	struct run_traces t;
+	char *mine;
+
+	run_traces_find(&t, tmpl, before, pid);
+	mine = t.last < t.n ? xstrdup(t.path[t.last]) : name_for_pid(tmpl, pid, before);
+	if (!readable_file(mine))
 		fprintf(stderr, "memprov: no trace at %s: the command may not have started under libmemprov.so\n",
 			mine);
-	list_traces(tmpl, &after);
-	for (i = 0; i < after.gl_pathc; i++) {
-		const char *p = after.gl_pathv[i];
-
-		if (!strcmp(p, mine) || in_glob(before, p) || seen_before(&after, i))
-			continue;
-		if (++others <= MAX_LISTED)
-			fprintf(stderr, "memprov: trace of a child or exec'd process written to %s\n", p);
-	}
-	if (others > MAX_LISTED)
-		fprintf(stderr, "memprov: and %zu more traces of child or exec'd processes\n",
-			others - MAX_LISTED);
-	globfree(&after);
+	else if (c == CLOBBER_REPLACED && !strcmp(mine, base))
+		fprintf(stderr, "memprov: trace written to %s (an older trace there was replaced)\n", mine);
+	else if (c >= CLOBBER_KEPT && strcmp(mine, base))
+		fprintf(stderr, "memprov: trace written to %s (%s was left as it was: %s)\n", mine, base,
+			c == CLOBBER_KEPT ? "an older trace, --no-clobber" :
+			c == CLOBBER_FOREIGN ? "not a memprov trace" : "not a regular file");
+	else
+		fprintf(stderr, "memprov: trace written to %s\n", mine);
+	report_others(&t, pid, mine);
+	run_traces_release(&t);
 	free(mine);
 }
 
-static int set_env(const char *lib, const char *output, const char *mark_on)
+/*
+ * The directory the trace will be created in must exist and be writable
+ * before the command starts: a run whose trace cannot be written is
+ * refused (exit 1), not run untraced. A template that is a directory
+ * (or ends in '/') gets its traces inside it; a directory part holding a
+ * '%' depends on the pid and is left to the library.
+ */
+static int check_output(const char *output)
 {
-	const char *old = getenv("LD_PRELOAD");
-	char *preload;
+	const char *slash = strrchr(output, '/');
+	char *dir;
+	struct stat st;
+	int ret = 0;
+
+	if (!stat(output, &st) && S_ISDIR(st.st_mode))
+		dir = xstrdup(output);
+	else if (!slash)
+		dir = xstrdup(".");
+	else
+		dir = xstrndup(output, slash == output ? 1 : (size_t)(slash - output));
+	if (strchr(dir, '%'))
+		goto out;
+	if (stat(dir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
+	    access(dir, W_OK | X_OK) < 0)
+		ret = error("cannot write the trace '%s' in '%s': %s", output, dir, strerror(errno));
+out:
+	free(dir);
+	return ret;
+}
+
+/* Is word one of the sep-separated items of list? */
+static int has_item(const char *list, const char *word, char sep)
+{
+	size_t n = strlen(word);
+
+	while (list && *list) {
+		if (!strncmp(list, word, n) && (list[n] == sep || !list[n]))
+			return 1;
+		list = strchr(list, sep);
+		if (list)
+			list++;
+	}
+	return 0;
+}
+
+/* name=value, or value put before (sep) what name already holds. */
+static int prepend_env(const char *name, const char *value, const char *sep)
+{
+	const char *old = getenv(name);
+	char *v;
 	int ret;
 
-	if (old && *old) {
-		preload = xmalloc(strlen(lib) + strlen(old) + 2);
-		sprintf(preload, "%s %s", lib, old);
-	} else {
-		preload = xstrdup(lib);
-	}
-	ret = setenv("LD_PRELOAD", preload, 1) || setenv("MEMPROV_OUTPUT", output, 1) ||
-	      (mark_on && setenv("MEMPROV_MARK_ON", mark_on, 1));
-	free(preload);
+	if (!old || !*old)
+		return setenv(name, value, 1);
+	v = xmalloc(strlen(value) + strlen(sep) + strlen(old) + 1);
+	sprintf(v, "%s%s%s", value, sep, old);
+	ret = setenv(name, v, 1);
+	free(v);
+	return ret;
+}
+
+/*
+ * The environment the command starts with: the library first in
+ * LD_PRELOAD, the settings asked for, and with --pytest the plugin's
+ * directory first in PYTHONPATH and the plugin in PYTEST_PLUGINS.
+ */
+static int set_env(const struct run_args *a, const char *lib, const char *plugin_dir)
+{
+	int ret = prepend_env("LD_PRELOAD", lib, " ") || setenv("MEMPROV_OUTPUT", a->output, 1) ||
+		  (a->mark_on && setenv("MEMPROV_MARK_ON", a->mark_on, 1)) ||
+		  (a->python_objects && setenv("MEMPROV_PYTHON_OBJECTS", "1", 1));
+
+	if (!ret && plugin_dir)
+		ret = prepend_env("PYTHONPATH", plugin_dir, ":") ||
+		      (!has_item(getenv("PYTEST_PLUGINS"), PYTEST_PLUGIN, ',') &&
+		       prepend_env("PYTEST_PLUGINS", PYTEST_PLUGIN, ","));
 	return ret ? error("cannot set the environment: %s", strerror(errno)) : 0;
 }
 
@@ -417,37 +593,37 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
  * --check: gate the traces this run wrote (the command's, after any
  * exec). The command's own failure wins; when it succeeded, a gate
  * failure exits with --gate-status (23) and an unreadable trace with 2.
+ * With --json-file, what the gate writes on stdout goes to that file
+ * (json_fd, opened before the run), never into the command's output.
  */
-static int run_gate(const struct gate_opts *gate, const char *tmpl, const glob_t *before,
+static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, const glob_t *before,
 		    pid_t pid, int status)
 {
-	glob_t after;
-	char **paths;
-	size_t i, n = 0;
-	int ret;
+	struct run_traces t;
+	int ret, saved = -1;
 
-	list_traces(tmpl, &after);
-	paths = xcalloc(after.gl_pathc + 1, sizeof(*paths));
-	for (i = 0; i < after.gl_pathc; i++)
-		if (!in_glob(before, after.gl_pathv[i]) && !seen_before(&after, i))
-			paths[n++] = after.gl_pathv[i];
+	run_traces_find(&t, tmpl, before, pid);
 	fflush(stdout);
-	ret = gate_check_process(gate, paths, n, pid);
-	free(paths);
-	globfree(&after);
+	if (json_fd >= 0) {
+		saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		dup2(json_fd, 1);
+	}
+	ret = gate_check_process(&a->gate, t.path, t.n, pid);
+	if (json_fd >= 0) {
+		fflush(stdout);
+		if (saved >= 0) {
+			dup2(saved, 1);
+			close(saved);
+		} else {
+			close(1); /* stdout was closed: leave it so */
+		}
+		fprintf(stderr, "memprov: gate report (JSON) written to %s\n", a->json_file);
+	}
+	run_traces_release(&t);
 	if (status)
 		return status;
-	return ret == 1 ? gate->gate_status : ret;
+	return ret == 1 ? a->gate.gate_status : ret;
 }
-
-/* The command line of `memprov run`. */
-struct run_args {
-	const char *output;         /* trace template */
-	char *mark_on;              /* MODULE:FUNC,MODULE:FUNC... or NULL */
-	int check;                  /* --check */
-	struct gate_opts gate;
-	char **cmd;
-};
 
 /* --mark-on MODULE:FUNCTION, appended to the list. */
 static int add_mark_on(struct run_args *a, const char *arg)
@@ -462,21 +638,61 @@ static int add_mark_on(struct run_args *a, const char *arg)
 }
 
 /* What must hold once the options are read: 0, or a usage error's status. */
-static int check_args(const struct run_args *a, int argc)
+static int check_args(const struct run_args *a, int n_cmd)
 {
 	if (a->gate.set && !a->check)
 		return usage_error(&command_run, "gate options need --check");
+	if (a->json_stdout && !a->json_file)
+		return usage_error(&command_run, "--json would go into the output of CMD: give --json-file FILE");
+	if (a->json_file && !a->check)
+		return usage_error(&command_run, "--json-file needs --check");
 	if ((a->gate.flags & GATE_JSON) && (a->gate.flags & GATE_ANNOTATIONS))
-		return usage_error(&command_run, "--json and --annotations both write stdout: choose one");
-	if (optind >= argc)
+		return usage_error(&command_run, "--json-file and --annotations: choose one");
+	if (!n_cmd)
 		return usage_error(&command_run, "no command given");
 	return 0;
 }
 
+/* One option of run's own (or the gate's): 0, or a usage error's status. */
+static int run_opt(struct run_args *a, int c, const char *arg)
+{
+	if (c == GATE_OPT_JSON) {
+		a->json_stdout = 1;
+		return 0;
+	}
+	if (c >= GATE_OPT_MAX_LEAK)
+		return gate_opts_set(&a->gate, &command_run, c, arg);
+	switch (c) {
+	case 'c':
+		a->check = 1;
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	case 'm':
+		return add_mark_on(a, arg);
+	case 'P':
+		a->python_objects = 1;
+		return 0;
+	case 'T':
+		a->pytest = 1;
+		return 0;
+	case 'n':
+		a->no_clobber = 1;
+		return 0;
+	case 'J':
+		a->json_file = arg;
+		a->gate.flags |= GATE_JSON;
+		return 0;
+	}
+	return usage_error(&command_run, "unknown option code %d", c);
+}
+
 /*
- * Parse the options up to the command. Returns 0 to go on, or -1 when
- * the command ends here with *status (0 after --help, 2 after a usage
- * error, already printed).
+ * Parse the options up to the command (the shared rule, but the command
+ * and its arguments are CMD's own). Returns 0 to go on, or -1 when the
+ * command ends here with *status (0 after --help, 2 after a usage error,
+ * already printed).
  */
 static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 {
@@ -484,73 +700,76 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 		{ "output", required_argument, NULL, 'o' },
 		{ "mark-on", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "python-objects", no_argument, NULL, 'P' },
+		{ "pytest", no_argument, NULL, 'T' },
+		{ "no-clobber", no_argument, NULL, 'n' },
+		{ "json-file", required_argument, NULL, 'J' },
 		GATE_LONG_OPTIONS,
 		GATE_RUN_LONG_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cmdline cl = { .cmd = &command_run, .argc = argc, .argv = argv, .shortopts = "o:",
+			      .longopts = opts, .stop_at_operand = 1 };
+	const char *arg;
 	int c, ret = 0;
 
-	opterr = 0;
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
-		if (c >= GATE_OPT_MAX_LEAK) {
-			ret = gate_opts_set(&a->gate, &command_run, c, optarg);
-			continue;
-		}
-		switch (c) {
-		case 'c':
-			a->check = 1;
+	while ((c = cmdline_next(&cl, &arg)) > 0) {
+		ret = run_opt(a, c, arg);
+		if (ret) {
+			c = cmdline_fail(&cl, ret);
 			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'm':
-			ret = add_mark_on(a, optarg);
-			break;
-		case 'h':
-			command_help(stdout, &command_run);
-			*status = EXIT_OK;
-			return -1;
-		case '?':
-			if (optopt >= GATE_OPT_MAX_LEAK)
-				ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
-			else if (optopt)
-				ret = usage_error(&command_run, "option '-%c' %s", optopt,
-						  optopt == 'o' ? "needs a path" : "is unknown");
-			else
-				ret = usage_error(&command_run, "unknown option '%s'", argv[optind - 1]);
-			break;
-		default:
-			ret = usage_error(&command_run, "option '%s' needs a value", argv[optind - 1]);
 		}
 	}
-	if (!ret)
-		ret = check_args(a, argc);
-	a->cmd = argv + optind;
+	if (c == CMDLINE_END)
+		cl.status = check_args(a, cl.n_operands);
+	a->cmd = cl.operands;
 	if (!a->output || !*a->output)
 		a->output = DEFAULT_OUTPUT;
-	*status = ret;
-	return ret ? -1 : 0;
+	*status = cl.status;
+	return *status || c == CMDLINE_STOP ? -1 : 0;
+}
+
+/* --json-file FILE, opened before the run so that a bad path fails early. */
+static int open_json_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		error("cannot write '%s': %s", path, strerror(errno));
+	return fd;
 }
 
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = { .output = getenv("MEMPROV_OUTPUT") };
 	glob_t before = { 0 };
-	char *lib = NULL;
-	int ret, started = 0, sig = 0;
+	char *lib = NULL, *plugin = NULL, *tmpl = NULL, *base = NULL;
+	int ret, started = 0, sig = 0, json_fd = -1;
+	enum clobber clob;
 	pid_t pid = 0;
 
 	gate_opts_init(&a.gate);
 	if (run_parse(&a, argc, argv, &ret) < 0)
 		goto out;
-	lib = find_library();
-	if (!lib || set_env(lib, a.output, a.mark_on) < 0) {
-		ret = EXIT_FAIL;
+	ret = EXIT_FAIL;
+	lib = find_beside(library_paths, ARRAY_SIZE(library_paths), "MEMPROV_LIB", "libmemprov.so");
+	if (!lib)
+		goto out;
+	if (a.pytest) {
+		plugin = find_beside(plugin_paths, ARRAY_SIZE(plugin_paths), NULL, PYTEST_PLUGIN ".py");
+		if (!plugin)
+			goto out;
+		*strrchr(plugin, '/') = 0;
+	}
+	if (check_output(a.output) < 0 || set_env(&a, lib, plugin) < 0)
+		goto out;
+	if (a.json_file && (json_fd = open_json_file(a.json_file)) < 0) {
+		ret = EXIT_USAGE;
 		goto out;
 	}
-	list_traces(a.output, &before);
+	tmpl = trace_template(a.output);
+	clob = clobber_old(tmpl, a.no_clobber, &base);
+	trace_glob(tmpl, &before);
 	ret = spawn_and_wait(a.cmd, &pid, &started, &sig);
 	if (ret < 0) {
 		ret = EXIT_FAIL;
@@ -559,13 +778,18 @@ static int cmd_run(int argc, char **argv)
 	if (!started)
 		goto out;
 	own_line();
-	report_traces(a.output, pid, &before);
+	report_traces(tmpl, pid, &before, clob, base);
 	if (a.check)
-		ret = run_gate(&a.gate, a.output, &before, pid, ret);
+		ret = run_gate(&a, json_fd, tmpl, &before, pid, ret);
 out:
-	globfree(&before);
+	if (json_fd >= 0)
+		close(json_fd);
+	trace_glob_free(&before);
 	gate_opts_release(&a.gate);
 	free(lib);
+	free(plugin);
+	free(tmpl);
+	free(base);
 	free(a.mark_on);
 	if (sig && ret == 128 + sig)
 		die_of_signal(sig);
@@ -575,17 +799,27 @@ out:
 const struct command command_run = {
 	.name = "run",
 	.run = cmd_run,
-	.usage = "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS]] -- CMD [ARGS...]",
+	.usage = "memprov run [-o PATH] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]",
 	.help = "Run CMD with libmemprov.so preloaded and write its trace.\n"
-		"  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace)\n"
+		"  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace); an\n"
+		"                           older memprov trace at PATH is replaced\n"
+		"  --no-clobber             keep an older trace at PATH: write PATH.1.trace, ...\n"
 		"  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
+		"  --python-objects         record every Python object (pymalloc block) with its\n"
+		"                           stack (MEMPROV_PYTHON_OBJECTS=1); slower\n"
+		"  --pytest                 load the memprov_pytest plugin into pytest: a mark at\n"
+		"                           the start and the end of each test\n"
 		"  --check [CHECK OPTIONS]  then gate the trace as `memprov check` does (its options\n"
 		"                           go here too): the command's own trace, after any exec\n"
+		"  --json-file FILE         with --check: the gate's JSON object goes to FILE\n"
 		"  --children               with --check: gate its child processes' traces too\n"
 		"  --gate-status N          with --check: exit status when CMD succeeded but the\n"
 		"                           gate failed (default 23); 2 when no trace could be read\n"
+		"Names the trace of the program CMD finally became (after a launcher's execs)\n"
+		"and sums up the other traces of the run in one line.\n"
 		"Exits with CMD's status, 127 if CMD is not found; dies of signal N when CMD does.\n"
 		"HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH and CONT sent to memprov go to CMD.\n"
 		"The library is $MEMPROV_LIB, else ../interpose/libmemprov.so or ../lib/libmemprov.so\n"
-		"next to this program.\n",
+		"next to this program; the pytest plugin ../python/memprov_pytest.py or\n"
+		"../share/memprov/python/memprov_pytest.py.\n",
 };

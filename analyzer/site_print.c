@@ -87,15 +87,15 @@ void site_text(FILE *f, const struct site *s, enum site_mode mode, size_t max)
 
 void sites_text(FILE *f, const struct site *sites, size_t shown, enum site_mode mode)
 {
-	char b[32];
+	char b[HUMAN_LEN], c[HUMAN_LEN];
 	size_t i;
 
 	for (i = 0; i < shown; i++) {
 		const struct site *s = &sites[i];
 
-		fprintf(f, "  #%zu %s %s: %" PRIu64 " block%s, %s (%" PRIu64 " B)\n", i + 1,
-			kind_name(s->kind), site_api(s), s->blocks, s->blocks == 1 ? "" : "s",
-			human_bytes(b, sizeof(b), s->bytes), s->bytes);
+		fprintf(f, "  %s#%zu %s %s: %s block%s, %s%s\n", color(f, COLOR_HEADING), i + 1,
+			kind_name(s->kind), site_api(s), fmt_count(c, sizeof(c), s->blocks),
+			s->blocks == 1 ? "" : "s", bytes_exact(b, sizeof(b), s->bytes), color(f, COLOR_RESET));
 		site_text(f, s, mode, SITE_ALL_FRAMES);
 	}
 }

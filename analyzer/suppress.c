@@ -20,18 +20,19 @@
  * Memory kept on purpose until the process ends. An ANY rule matches any
  * frame, as a user's rule does: only for functions that never call back
  * into user code. An OWNER rule matches only the frame that asked for the
- * memory (the innermost one outside libc and memprov), so that a leak a
- * user's callback makes under the loader, the interpreter or the CUDA
- * runtime still shows. HOST rules leave device memory alone.
+ * memory (the innermost one outside libc, the loader, memprov and the
+ * allocation functions), so that a leak a user's callback makes under the
+ * interpreter or the CUDA runtime still shows. A FIRST rule matches the
+ * innermost frame outside memprov and the allocation functions, libc and
+ * the loader included: for the loader's own blocks, which OWNER rules
+ * would look past. HOST rules leave device memory alone.
+ *
+ * Python's own state (start-up, imports, the interpreter's objects,
+ * pymalloc's arenas) is not here: category.c sets it apart in every report.
  */
-enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST, SMALL = SUPP_SMALL };
+enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST, SMALL = SUPP_SMALL, FIRST = SUPP_FIRST };
 
 static const struct { const char *pattern; unsigned flags; const char *why; } defaults[] = {
-	/* Python: the interpreter does not free everything at exit */
-	{ "<frozen importlib._bootstrap>", ANY,
-	  "modules' state: allocated while importing, kept until exit (extension modules are never unloaded)" },
-	{ INTERPRETER_PATTERN, OWNER | HOST,
-	  "the Python interpreter's own objects and caches, left at exit by design" },
 	{ "_multiarray_umath", OWNER | HOST | SMALL,
 	  "numpy's caches of small data and shape blocks (under 1 KiB), kept for reuse" },
 	/* glibc: freed only under valgrind (__libc_freeres) */
@@ -51,11 +52,19 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	{ "__libc_dlopen_mode", ANY, "glibc's own dlopen (NSS, gconv, libgcc_s)" },
 	{ "_dlerror_run", ANY, "dlerror message buffers" },
 	{ "__libc_alloc_buffer_allocate", ANY, "glibc resolver buffers" },
+	/* the environment: glibc never frees a string setenv copied */
+	{ "^setenv$", ANY, "the process environment (setenv, putenv, os.environ): glibc never frees it" },
+	{ "^putenv$", ANY, "the process environment (setenv, putenv, os.environ): glibc never frees it" },
+	{ "^__add_to_environ$", ANY, "the process environment (setenv, putenv, os.environ): glibc never frees it" },
+	/* OpenSSL (hashlib, ssl): algorithms fetched once, cached until exit */
+	{ "^EVP_*_fetch$", ANY, "OpenSSL's cache of fetched algorithms (hashlib, ssl)" },
 	/* libstdc++ */
 	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },
 	{ "__cxa_get_globals", ANY, "libstdc++ per-thread exception globals" },
-	/* the dynamic loader's own tables: link maps, dlopen scopes, TLS, per-thread data */
-	{ "ld-linux", OWNER, "dynamic loader tables (link maps, dlopen, TLS)" },
+	/* the dynamic loader's own tables: link maps, dlopen scopes, TLS, and
+	 * the DTV of each thread, which glibc keeps with a finished thread's
+	 * cached stack */
+	{ "ld-linux", FIRST, "dynamic loader tables (link maps, dlopen, TLS, a thread's DTV)" },
 	{ "libunwind", OWNER, "libunwind caches" },
 	/* CUDA driver and runtime: host memory for contexts, modules, handles */
 	{ "libcuda.so", OWNER | HOST, "CUDA driver state (contexts, modules)" },
@@ -104,8 +113,8 @@ void supp_add_defaults(struct suppressions *s)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(defaults); i++) {
-		struct supp_rule *r = add(s, defaults[i].pattern, strlen(defaults[i].pattern), SUPP_LEAK,
-					  "default");
+		struct supp_rule *r = add(s, defaults[i].pattern, strlen(defaults[i].pattern),
+					  SUPP_LEAK | SUPP_GROWTH, "default");
 
 		r->why = defaults[i].why;
 		r->flags = defaults[i].flags;
@@ -203,12 +212,26 @@ static int is_libc(const struct sym_frame *f)
 }
 
 /*
- * The frame that asked for the memory: the innermost one outside memprov,
- * libc and the allocation functions (alloc_fn.h).
+ * The frames OWNER and FIRST rules look at. owner: the frame that asked
+ * for the memory, the innermost one outside memprov, libc, the loader and
+ * the allocation functions (alloc_fn.h). first: the innermost one outside
+ * memprov and the allocation functions. cut: there are Python frames but
+ * no native frame outside the allocator, because native frames are
+ * recorded only up to the interpreter: the interpreter itself asked.
  */
-static int is_owner(const struct sym_frame *f)
+struct asker {
+	const struct sym_frame *owner, *first;
+	int cut;
+};
+
+static void asker_add(struct asker *a, const struct sym_frame *f)
 {
-	return !f->memprov && !is_libc(f) && !alloc_fn_match(f);
+	if (f->memprov || alloc_fn_match(f))
+		return;
+	if (!a->first)
+		a->first = f;
+	if (!a->owner && !is_libc(f))
+		a->owner = f;
 }
 
 static int rule_matches_python(const struct supp_rule *rule, const char *function, const char *file)
@@ -228,12 +251,17 @@ static int rule_applies(const struct supp_rule *rule, unsigned type, unsigned ki
 	       (!(rule->flags & SUPP_SMALL) || small);
 }
 
-/* Does an OWNER rule match the frame that asked for the memory? */
-static int rule_matches_owner(const struct supp_rule *rule, const struct sym_frame *f)
+/*
+ * Does an OWNER or FIRST rule match? "<python-interpreter>": the owner
+ * is in the interpreter, or the stack was cut at the interpreter.
+ */
+static int rule_matches_asker(const struct supp_rule *rule, const struct asker *a)
 {
 	if (rule->interpreter)
-		return f->interpreter;
-	return rule_matches_native(rule, f);
+		return a->owner ? a->owner->interpreter : a->cut;
+	if (rule->flags & SUPP_FIRST)
+		return a->first && rule_matches_native(rule, a->first);
+	return a->owner && rule_matches_native(rule, a->owner);
 }
 
 /* Does a rule that is not an OWNER rule match a native frame? */
@@ -242,26 +270,54 @@ static int rule_matches_frame(const struct supp_rule *rule, const struct sym_fra
 	return !f->memprov && rule_matches_native(rule, f);
 }
 
+/* The frames OWNER and FIRST rules look at, in stack st. */
+static void asker_of_stack(struct asker *a, struct symbolizer *sym, const struct replay_stack *st)
+{
+	const struct sym_frame *f;
+	size_t j, k, n;
+
+	memset(a, 0, sizeof(*a));
+	for (j = 0; j < st->n_native && !a->owner; j++)
+		for (f = sym_lookup(sym, st->native[j], st->ts, &n), k = 0; k < n && !a->owner; k++)
+			asker_add(a, &f[k]);
+	a->cut = !a->first && st->n_python;
+}
+
+int supp_interpreter_asked(struct symbolizer *sym, const struct replay_stack *st)
+{
+	struct asker a;
+
+	asker_of_stack(&a, sym, st);
+	return a.owner ? a.owner->interpreter : a.cut;
+}
+
+const struct sym_frame *supp_asker(struct symbolizer *sym, const struct replay_stack *st, int *cut)
+{
+	struct asker a;
+
+	asker_of_stack(&a, sym, st);
+	*cut = a.cut;
+	return a.owner;
+}
+
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
 				   int small, const struct replay *r, struct symbolizer *sym,
 				   const struct replay_stack *st)
 {
-	const struct sym_frame *owner = NULL, *f;
+	const struct sym_frame *f;
+	struct asker a;
 	size_t i, j, k, n;
 
 	if (!st)
 		return NULL;
-	for (j = 0; j < st->n_native && !owner; j++)
-		for (f = sym_lookup(sym, st->native[j], st->ts, &n), k = 0; k < n && !owner; k++)
-			if (is_owner(&f[k]))
-				owner = &f[k];
+	asker_of_stack(&a, sym, st);
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
 		if (!rule_applies(rule, type, kind, small))
 			continue;
-		if (rule->flags & SUPP_OWNER) {
-			if (owner && rule_matches_owner(rule, owner))
+		if (rule->flags & (SUPP_OWNER | SUPP_FIRST)) {
+			if (rule_matches_asker(rule, &a))
 				return rule;
 			continue;
 		}
@@ -281,20 +337,20 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
 
 struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const struct site *site)
 {
-	const struct sym_frame *owner = NULL;
+	struct asker a = { NULL, NULL, 0 };
 	int small = site->bytes <= site->blocks * SUPP_SMALL_BLOCK;
 	size_t i, j;
 
-	for (j = 0; j < site->n_native && !owner; j++)
-		if (is_owner(site->native[j]))
-			owner = site->native[j];
+	for (j = 0; j < site->n_native && !a.owner; j++)
+		asker_add(&a, site->native[j]);
+	a.cut = !a.first && site->n_python;
 	for (i = 0; i < s->n; i++) {
 		struct supp_rule *rule = &s->rules[i];
 
 		if (!rule_applies(rule, type, site->kind, small))
 			continue;
-		if (rule->flags & SUPP_OWNER) {
-			if (owner && rule_matches_owner(rule, owner))
+		if (rule->flags & (SUPP_OWNER | SUPP_FIRST)) {
+			if (rule_matches_asker(rule, &a))
 				return rule;
 			continue;
 		}

@@ -1,8 +1,8 @@
 /*
  * suppress.h - suppression files for the CI gate (`memprov check`), in
- * LeakSanitizer's style, and the built-in defaults: memory that glibc,
- * the dynamic loader, the Python interpreter and the CUDA stack keep on
- * purpose until the process ends.
+ * LeakSanitizer's style, and the built-in defaults that every report
+ * applies: memory that glibc, the dynamic loader, the environment,
+ * libstdc++ and the CUDA stack keep on purpose until the process ends.
  *
  *   # comment
  *   leak:PATTERN      hide matching sites from the live-at-exit budget
@@ -13,9 +13,10 @@
  * A pattern matches a frame's function name, source file, module path,
  * Python function or Python file: as a substring, '*' matching any run of
  * characters, '^' anchoring at the start and '$' at the end. The pattern
- * "<python-interpreter>" matches heap and mmap memory that the interpreter
- * asked for itself (the innermost frame outside libc is in libpython or
- * the python executable).
+ * "<python-interpreter>" matches memory that the interpreter asked for
+ * itself: the innermost frame outside libc is in libpython or the python
+ * executable, or the native frames were cut at the interpreter (the
+ * default under Python code) before any frame outside the allocator.
  */
 #ifndef MEMPROV_SUPPRESS_H
 #define MEMPROV_SUPPRESS_H
@@ -35,6 +36,8 @@ enum supp_flags {
 	SUPP_OWNER = 1 << 0,    /* match only the frame that asked for the memory */
 	SUPP_HOST = 1 << 1,     /* heap and mmap only */
 	SUPP_SMALL = 1 << 2,    /* blocks of at most SUPP_SMALL_BLOCK bytes (on average) */
+	SUPP_FIRST = 1 << 3,    /* match only the innermost frame outside the allocator,
+				   libc and the loader included */
 };
 
 #define SUPP_SMALL_BLOCK 1024
@@ -47,7 +50,8 @@ struct supp_rule {
 	const char *why;        /* defaults: what keeps the memory */
 	int interpreter;        /* pattern "<python-interpreter>": the allocation was
 				   made by the Python interpreter itself (its innermost
-				   frame outside libc is in libpython / python) */
+				   frame outside libc is in libpython / python, or the
+				   stack was cut there) */
 	/* what it hid, filled by the gate */
 	uint64_t bytes, blocks, sites;
 };
@@ -59,7 +63,7 @@ struct suppressions {
 
 void supp_init(struct suppressions *s);
 void supp_release(struct suppressions *s);
-/* Add the built-in default rules. */
+/* Add the built-in default rules (leak: and growth: both). */
 void supp_add_defaults(struct suppressions *s);
 /* Read a suppression file; returns 0, or -1 after an error naming FILE:LINE. */
 int supp_load(struct suppressions *s, const char *path);
@@ -72,6 +76,16 @@ int supp_load(struct suppressions *s, const char *path);
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
 				   int small, const struct replay *r, struct symbolizer *sym,
 				   const struct replay_stack *st);
+
+/*
+ * Did the interpreter itself ask for the memory of stack st: is the frame
+ * that asked (the innermost one outside libc, the loader, memprov and the
+ * allocation functions) in the interpreter, or is there none because the
+ * native frames were cut at the interpreter under Python frames?
+ */
+int supp_interpreter_asked(struct symbolizer *sym, const struct replay_stack *st);
+/* The frame that asked (as above), or NULL; *cut: none because the stack was cut there. */
+const struct sym_frame *supp_asker(struct symbolizer *sym, const struct replay_stack *st, int *cut);
 
 /* The same against a frame list: Python frames, then native frames. */
 struct site;

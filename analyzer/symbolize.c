@@ -255,7 +255,15 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 		out[k].inlined = k < n;
 	}
 	name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
-	if (name) { /* the symbol: what nm, perf and valgrind call it too */
+	if (name && !strncmp(name, "__GI_", 5)) {
+		/*
+		 * glibc's internal alias of the function at the same address
+		 * (__GI___nptl_deallocate_tsd): the DWARF name, as valgrind
+		 * and the source give it, else the name it aliases.
+		 */
+		out[n].function = w.function ? w.function : xstrdup(name + 5);
+		out[n].fn_offset = off + 1;
+	} else if (name) { /* the symbol: what nm, perf and valgrind call it too */
 		out[n].function = sym_demangle(name);
 		out[n].fn_offset = off + 1;
 		free(w.function);

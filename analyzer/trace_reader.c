@@ -309,6 +309,8 @@ static const char *check_record(const struct mp_rec_head *h)
 		[MP_REC_GPU_FREE] = sizeof(struct mp_rec_gpu_free),
 		[MP_REC_CTX_RESET] = sizeof(struct mp_rec_ctx_reset),
 		[MP_REC_FORK] = sizeof(struct mp_rec_fork),
+		[MP_REC_REACH] = sizeof(struct mp_rec_reach),
+		[MP_REC_REACH_BLOCKS] = sizeof(struct mp_rec_reach_blocks),
 	};
 
 	if (h->size < min_size[h->type])
@@ -351,6 +353,19 @@ static const char *check_record(const struct mp_rec_head *h)
 	}
 	case MP_REC_PYCODE:
 		return check_pycode((const void *)h);
+	case MP_REC_REACH:
+		if (((const struct mp_rec_reach *)h)->status > MP_REACH_PARTIAL)
+			return "reach status out of range";
+		break;
+	case MP_REC_REACH_BLOCKS: {
+		const struct mp_rec_reach_blocks *b = (const void *)h;
+
+		if (b->count > MP_REACH_BLOCKS_MAX || sizeof(*b) + 8u * b->count > h->size)
+			return "reach block addresses overrun the record";
+		if (b->cls < MP_REACH_POSSIBLE || b->cls >= MP_REACH_CLASS_COUNT)
+			return "reach block class out of range";
+		break;
+	}
 	}
 	return NULL;
 }

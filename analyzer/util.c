@@ -9,14 +9,64 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memprov_trace.h"
 #include "util.h"
 
-static void vreport(const char *prefix, const char *fmt, va_list ap)
+/* ---- colour ---- */
+
+static enum { WHEN_AUTO, WHEN_ALWAYS, WHEN_NEVER } color_when;
+static int color_tty[3] = { -1, -1, -1 };   /* auto's answer for fds 0-2, once known */
+
+int color_set(const char *when)
+{
+	if (!when || !strcmp(when, "always"))
+		color_when = WHEN_ALWAYS;
+	else if (!strcmp(when, "never"))
+		color_when = WHEN_NEVER;
+	else if (!strcmp(when, "auto"))
+		color_when = WHEN_AUTO;
+	else
+		return -1;
+	color_tty[0] = color_tty[1] = color_tty[2] = -1;
+	return 0;
+}
+
+static int color_on(FILE *f)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+	int fd = fileno(f);
+
+	if (color_when != WHEN_AUTO)
+		return color_when == WHEN_ALWAYS;
+	if (fd < 0 || fd > 2)
+		return 0;
+	if (color_tty[fd] < 0)
+		color_tty[fd] = isatty(fd) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+	return color_tty[fd];
+}
+
+const char *color(FILE *f, enum color_code c)
+{
+	static const char *const seq[] = {
+		[COLOR_RESET] = "\033[m", [COLOR_ERROR] = "\033[1;31m", [COLOR_WARNING] = "\033[1;33m",
+		[COLOR_HEADING] = "\033[1m", [COLOR_OK] = "\033[1;32m", [COLOR_FAIL] = "\033[1;31m",
+		[COLOR_DIM] = "\033[2m",
+	};
+
+	return color_on(f) ? seq[c] : "";
+}
+
+/* ---- errors ---- */
+
+static void vreport(const char *prefix, enum color_code c, const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	fprintf(stderr, "memprov: %s", prefix);
+	fprintf(stderr, "memprov: %s%s%s", *prefix ? color(stderr, c) : "", prefix,
+		*prefix ? color(stderr, COLOR_RESET) : "");
+	if (*prefix)
+		fputc(' ', stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -26,7 +76,7 @@ int error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport("error: ", fmt, ap);
+	vreport("error:", COLOR_ERROR, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -36,8 +86,16 @@ void warning(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport("warning: ", fmt, ap);
+	vreport("warning:", COLOR_WARNING, fmt, ap);
 	va_end(ap);
+}
+
+void note_written(const char *what, const char *path)
+{
+	fflush(stdout);
+	fprintf(stderr, "memprov: %s written to ", what);
+	put_text(stderr, path, ESC_TEXT);
+	fputc('\n', stderr);
 }
 
 void die(int status, const char *fmt, ...)
@@ -45,7 +103,7 @@ void die(int status, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport("", fmt, ap);
+	vreport("", COLOR_RESET, fmt, ap);
 	va_end(ap);
 	exit(status);
 }
@@ -97,23 +155,102 @@ FILE *xopen_memstream(char **buf, size_t *len)
 	return f ? f : oom(BUFSIZ);
 }
 
+/* ---- numbers as the reports write them ---- */
+
+const char *fmt_count(char *buf, size_t len, uint64_t n)
+{
+	char digits[24], *p = digits + sizeof(digits) - 1;
+	char out[32], *q = out + sizeof(out) - 1;
+	int k = 0;
+
+	*p = 0;
+	do {
+		*--p = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	*q = 0;
+	for (char *d = digits + sizeof(digits) - 2; d >= p; d--) {
+		if (k && k % 3 == 0)
+			*--q = ',';
+		*--q = *d;
+		k++;
+	}
+	snprintf(buf, len, "%s", q);
+	return buf;
+}
+
 const char *human_bytes(char *buf, size_t len, uint64_t bytes)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	char c[32];
+	uint64_t tenths;
 	double v = (double)bytes;
 	unsigned i = 0;
 
 	if (bytes < 1024) {
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+		snprintf(buf, len, "%s B", fmt_count(c, sizeof(c), bytes));
 		return buf;
 	}
 	v /= 1024;
-	while (v >= 1024 && i + 1 < ARRAY_SIZE(units)) {
+	/* rounded as printed: 1023.96 KiB is 1.0 MiB, not 1024.0 KiB */
+	while (nearbyint(v * 10) >= 10240 && i + 1 < ARRAY_SIZE(units)) {
 		v /= 1024;
 		i++;
 	}
-	snprintf(buf, len, "%.1f %s", v, units[i]);
+	tenths = (uint64_t)nearbyint(v * 10);
+	snprintf(buf, len, "%s.%u %s", fmt_count(c, sizeof(c), tenths / 10), (unsigned)(tenths % 10),
+		 units[i]);
 	return buf;
+}
+
+const char *bytes_exact(char *buf, size_t len, uint64_t bytes)
+{
+	char h[32], c[32];
+
+	if (bytes < 1024)
+		return human_bytes(buf, len, bytes);
+	snprintf(buf, len, "%s (%s B)", human_bytes(h, sizeof(h), bytes), fmt_count(c, sizeof(c), bytes));
+	return buf;
+}
+
+const char *bytes_delta(char *buf, size_t len, int64_t bytes)
+{
+	uint64_t a = bytes < 0 ? -(uint64_t)bytes : (uint64_t)bytes;
+	const char *sign = bytes > 0 ? "+" : bytes < 0 ? "-" : "";
+	char h[32], c[32];
+
+	if (a < 1024)
+		snprintf(buf, len, "%s%s", sign, human_bytes(h, sizeof(h), a));
+	else
+		snprintf(buf, len, "%s%s (%s%s B)", sign, human_bytes(h, sizeof(h), a), sign,
+			 fmt_count(c, sizeof(c), a));
+	return buf;
+}
+
+const char *fmt_rate(char *buf, size_t len, double v)
+{
+	char c[32];
+	double r = nearbyint(fabs(v));
+
+	if (v > 0 && v < 0.5)
+		snprintf(buf, len, "<1");
+	else if (v < 0 && v > -0.5)
+		snprintf(buf, len, ">-1");
+	else
+		snprintf(buf, len, "%s%s", v < 0 ? "-" : "",
+			 fmt_count(c, sizeof(c), r >= 1.8e19 ? UINT64_MAX : (uint64_t)r));
+	return buf;
+}
+
+const char *bytes_rate(char *buf, size_t len, double v)
+{
+	if (v > 0 && v < 0.5) {
+		snprintf(buf, len, "<1 B");
+		return buf;
+	}
+	if (v < 0)
+		return bytes_delta(buf, len, (int64_t)nearbyint(v));
+	return bytes_exact(buf, len, v >= 1.8e19 ? UINT64_MAX : (uint64_t)nearbyint(v));
 }
 
 const char *human_ns(char *buf, size_t len, uint64_t ns)
@@ -121,7 +258,7 @@ const char *human_ns(char *buf, size_t len, uint64_t ns)
 	if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 	else if (ns < 1000000)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
+		snprintf(buf, len, "%.1f \u00b5s", ns / 1e3);
 	else if (ns < 1000000000)
 		snprintf(buf, len, "%.1f ms", ns / 1e6);
 	else
@@ -356,4 +493,27 @@ const char *state_name(unsigned state)
 	};
 
 	return state < ARRAY_SIZE(names) && names[state] ? names[state] : "running";
+}
+
+const char *reach_class_name(unsigned cls)
+{
+	static const char *const names[] = {
+#define MP_REACH_CLASS_NAME(id, name, NAME) [id] = #name,
+		MP_REACH_CLASSES(MP_REACH_CLASS_NAME)
+#undef MP_REACH_CLASS_NAME
+	};
+
+	return cls < ARRAY_SIZE(names) && names[cls] ? names[cls] : "unknown";
+}
+
+const char *reach_status_name(unsigned status)
+{
+	static const char *const names[] = {
+		[MP_REACH_DONE] = "done", [MP_REACH_OFF] = "off",
+		[MP_REACH_TIMEOUT] = "timeout", [MP_REACH_NOMEM] = "memory",
+		[MP_REACH_NOTRACE] = "unreadable-trace", [MP_REACH_UNSUPPORTED] = "unsupported",
+		[MP_REACH_FAULT] = "fault", [MP_REACH_PARTIAL] = "partial-trace",
+	};
+
+	return status < ARRAY_SIZE(names) && names[status] ? names[status] : "unknown";
 }

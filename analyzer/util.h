@@ -22,6 +22,8 @@
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "memprov: warning: ..." on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "memprov: WHAT written to PATH" on stderr: every file memprov writes is named. */
+void note_written(const char *what, const char *path);
 /*
  * Print "memprov: ..." on stderr and exit(status): for running out of
  * memory only (the x* helpers below; prefer them), never for an error
@@ -29,6 +31,24 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * Colour: escape sequences for f, or "" when f gets no colour. --color=WHEN
+ * (color_set: "auto", "always", "never"; NULL is "always") chooses; auto,
+ * the default, colours a terminal only, and never when NO_COLOR is set
+ * (non-empty) or TERM is "dumb". Returns 0, or -1 for another WHEN.
+ */
+enum color_code {
+	COLOR_RESET,
+	COLOR_ERROR,    /* "error:" */
+	COLOR_WARNING,  /* "warning:" */
+	COLOR_HEADING,  /* a site's first line */
+	COLOR_OK,       /* a verdict that passes */
+	COLOR_FAIL,     /* a verdict that fails */
+	COLOR_DIM,      /* secondary text */
+};
+int color_set(const char *when);
+const char *color(FILE *f, enum color_code c);
 
 /* Allocation that cannot fail: out of memory ends the analyzer. */
 void *xmalloc(size_t n);
@@ -39,9 +59,27 @@ char *xstrndup(const char *s, size_t n);
 /* open_memstream that cannot fail, likewise. */
 FILE *xopen_memstream(char **buf, size_t *len);
 
-/* "1.5 MiB" into buf (at least 32 bytes); bytes under 1 KiB as "N B". */
+/*
+ * Numbers as every report writes them (the HTML page's fmt.js does the
+ * same): whole bytes and blocks, thousands separators, one human figure
+ * with the exact one beside it where it matters, never both when they
+ * read the same. Each writes into buf and returns it; HUMAN_LEN is room
+ * for any of them.
+ */
+#define HUMAN_LEN 64
+/* "8,000,000" */
+const char *fmt_count(char *buf, size_t len, uint64_t n);
+/* "300 B", "7.6 MiB", "1,023.5 KiB": one figure, exact under 1 KiB. */
 const char *human_bytes(char *buf, size_t len, uint64_t bytes);
-/* "1.234 s", "12.0 ms" ... */
+/* "300 B", "7.6 MiB (8,000,000 B)": the exact bytes beside a rounded figure. */
+const char *bytes_exact(char *buf, size_t len, uint64_t bytes);
+/* "+7.6 MiB (+8,000,000 B)", "-300 B", "0 B": a signed amount. */
+const char *bytes_delta(char *buf, size_t len, int64_t bytes);
+/* A rate or mean rounded to a whole number: "3", "24,000,000"; "<1" (">-1") under 0.5. */
+const char *fmt_rate(char *buf, size_t len, double v);
+/* A byte rate: bytes_exact of it rounded ("22.9 MiB (24,000,000 B)"), "<1 B" under 0.5. */
+const char *bytes_rate(char *buf, size_t len, double v);
+/* "850 ns", "12.5 µs", "3.2 ms", "5.190 s". */
 const char *human_ns(char *buf, size_t len, uint64_t ns);
 
 /*
@@ -76,6 +114,9 @@ void json_str(FILE *f, const char *s);
 const char *func_name(unsigned fn);
 const char *kind_name(unsigned kind);
 const char *state_name(unsigned state);
+/* enum mp_reach_class ("definitely_lost") and enum mp_reach_status ("done"). */
+const char *reach_class_name(unsigned cls);
+const char *reach_status_name(unsigned status);
 
 /*
  * Room for one more element in array x, nr used of alloc: doubles alloc

@@ -124,7 +124,8 @@
 	X(0, running, RUNNING) /* still running, or killed (SIGKILL, OOM, crash) */ \
 	X(1, exited, EXITED)   /* exit()/_exit()/return from main: exit_status set */ \
 	X(2, exec, EXEC)       /* replaced by execve(); a new trace continues */ \
-	X(3, stopped, STOPPED) /* tracing stopped early: stop_reason says why */
+	X(3, stopped, STOPPED) /* tracing stopped early: stop_reason says why */ \
+	X(4, killed, KILLED)   /* killed by a signal it did not handle: term_signal */
 
 enum mp_state {
 #define MP_STATE_ENUM(id, name, NAME) MP_STATE_##NAME = id,
@@ -177,7 +178,8 @@ enum mp_stop {
  *                        reached while memprov itself was running, e.g. from
  *                        a signal handler installed behind memprov's back)
  *   1896 skipped[128]    the same, per enum mp_func (index = func id)
- *   2408 reserved, zero
+ *   2408 term_signal     when state == MP_STATE_KILLED: the signal's number
+ *   2412 reserved, zero
  *
  * Fields from skipped_total on were added without a version change: older
  * writers left them zero.
@@ -217,7 +219,8 @@ struct mp_file_header {
 	char stop_message[256];
 	uint64_t skipped_total;
 	uint32_t skipped[128];
-	uint8_t reserved[MP_HEADER_SIZE - 2408];
+	int32_t term_signal;
+	uint8_t reserved[MP_HEADER_SIZE - 2412];
 };
 _Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
 
@@ -263,6 +266,8 @@ enum mp_rec_type {
 	MP_REC_GPU_FREE = 12,   /* CUDA free */
 	MP_REC_CTX_RESET = 13,  /* a CUDA context went away: its memory is freed */
 	MP_REC_FORK = 14,       /* this process forked: child pid */
+	MP_REC_REACH = 15,      /* the reachability scan at exit: status, totals */
+	MP_REC_REACH_BLOCKS = 16, /* lost blocks of one kind and class, by address */
 	MP_REC_TYPE_COUNT
 };
 
@@ -288,7 +293,10 @@ enum mp_kind {
 
 /*
  * Functions whose calls are recorded; the number is stored in
- * mp_rec_head.func. X(id, name): ids never change meaning.
+ * mp_rec_head.func. X(id, name): ids never change meaning. 96-103: blocks
+ * of CPython's "mem" and "object" allocator domains (kind HEAP, recorded
+ * with MEMPROV_PYTHON_OBJECTS=1); 104/105: pymalloc's arenas (kind MMAP),
+ * which hold the small blocks of those domains.
  */
 #define MP_FUNCS(X)                                                        \
 	X(1, malloc) X(2, calloc) X(3, realloc) X(4, reallocarray)           \
@@ -308,7 +316,11 @@ enum mp_kind {
 	X(72, cuMemAllocHost) X(73, cuMemFreeHost) X(74, cuMemHostRegister)  \
 	X(75, cuMemHostUnregister) X(76, cuMemCreate) X(77, cuMemRelease)    \
 	X(78, cuMemMap) X(79, cuMemUnmap) X(80, cuCtxDestroy)                \
-	X(81, cuDevicePrimaryCtxReset) X(82, cuDevicePrimaryCtxRelease)
+	X(81, cuDevicePrimaryCtxReset) X(82, cuDevicePrimaryCtxRelease)     \
+	X(96, PyMem_Malloc) X(97, PyMem_Calloc) X(98, PyMem_Realloc)         \
+	X(99, PyMem_Free) X(100, PyObject_Malloc) X(101, PyObject_Calloc)    \
+	X(102, PyObject_Realloc) X(103, PyObject_Free)                       \
+	X(104, PyObject_ArenaAlloc) X(105, PyObject_ArenaFree)
 
 enum mp_func {
 	MP_FN_NONE = 0,
@@ -584,6 +596,114 @@ _Static_assert(sizeof(struct mp_rec_fork) == 24, "fork record layout");
 #define MP_TAG_EXT 0x40u
 #define MP_TAG_RESERVED 0x80u
 #define MP_STACK_HASHED (1ull << 63) /* v2 stack id that is a hash */
+
+/*
+ * Reachability classes, as valgrind's memcheck defines them (the scan at
+ * exit, interpose/reach.c). X(id, name, NAME): ids never change meaning;
+ * reports print name with '_' as a space.
+ *
+ * A root is memory that is not a tracked block: the writable segments of
+ * loaded objects, thread stacks above their stack pointer, registers,
+ * thread-local storage and other mappings. A pointer to the first byte of
+ * a block is a start pointer; to any other byte of it, an interior one.
+ */
+#define MP_REACH_CLASSES(X)                                                     \
+	X(0, unknown, UNKNOWN)         /* not classified: no scan, or allocated after it */ \
+	X(1, still_reachable, REACHABLE) /* a chain of start pointers from a root */ \
+	X(2, possibly_lost, POSSIBLE)  /* reached only through an interior pointer */ \
+	X(3, indirectly_lost, INDIRECT) /* pointed to only from lost blocks */  \
+	X(4, definitely_lost, DEFINITE) /* no pointer to it anywhere */
+
+enum mp_reach_class {
+#define MP_REACH_CLASS_ENUM(id, name, NAME) MP_REACH_##NAME = id,
+	MP_REACH_CLASSES(MP_REACH_CLASS_ENUM)
+#undef MP_REACH_CLASS_ENUM
+	MP_REACH_CLASS_COUNT
+};
+
+/* MP_REC_REACH.status: how the scan ended. Only DONE gives classes. */
+enum mp_reach_status {
+	MP_REACH_DONE = 0,        /* every live block classified */
+	MP_REACH_OFF = 1,         /* MEMPROV_REACH=0 */
+	MP_REACH_TIMEOUT = 2,     /* the time bound was reached */
+	MP_REACH_NOMEM = 3,       /* the memory bound was reached, or mmap failed */
+	MP_REACH_NOTRACE = 4,     /* the trace could not be read back */
+	MP_REACH_UNSUPPORTED = 5, /* not here: not x86-64, or under valgrind */
+	MP_REACH_FAULT = 6,       /* the scan itself faulted and gave up */
+	MP_REACH_PARTIAL = 7,     /* not every allocation is recorded (sampling,
+				     MEMPROV_HEAP=0): no scan */
+};
+
+/* MP_REC_REACH.notes: what a finished scan could not cover (flags). */
+enum mp_reach_notes {
+	MP_REACH_N_THREADS = 1 << 0,    /* some threads not stopped (ptrace refused) */
+	MP_REACH_N_UNREADABLE = 1 << 1, /* some root memory could not be read */
+	MP_REACH_N_OWN_FRAMES = 1 << 2, /* exiting thread: memprov's frames scanned too */
+	MP_REACH_N_NO_ARENA = 1 << 3,   /* glibc's main arena not found: its lists were roots */
+	MP_REACH_N_FILES = 1 << 4,      /* file mappings skipped: no fault-safe reader */
+	MP_REACH_N_SECCOMP = 1 << 5,    /* a seccomp filter: no ptrace, no process_vm_readv */
+};
+
+/*
+ * MP_REC_REACH, 160 bytes: written once, at exit()/_exit()/return from
+ * main, after the MP_REC_REACH_BLOCKS records of the scan. With status
+ * DONE, every block live at scan_ts that no MP_REC_REACH_BLOCKS record
+ * names is still reachable; blocks allocated after scan_ts (atexit
+ * handlers, other threads after they were let go) have no class.
+ *
+ *   16 status  20 notes
+ *   24 scan_ts      the instant the live set describes (threads stopped)
+ *   32 scan_ns      how long the scan took, trace read-back included
+ *   40 mem_bytes    memory the scan mapped for itself, at most
+ *   48 threads      threads in the process, the exiting one included
+ *   52 threads_stopped     registers and stack scanned
+ *   56 threads_stack_only  stack scanned from its pointer, no registers
+ *   60 unreadable   root ranges that could not be read
+ *   64 root_bytes   bytes of roots scanned
+ *   72 block_bytes  bytes of blocks scanned
+ *   80 classes[c]   blocks and bytes per enum mp_reach_class (0 unused)
+ */
+struct mp_reach_count {
+	uint64_t blocks;
+	uint64_t bytes;
+};
+
+struct mp_rec_reach {
+	struct mp_rec_head h;
+	uint32_t status;
+	uint32_t notes;
+	uint64_t scan_ts;
+	uint64_t scan_ns;
+	uint64_t mem_bytes;
+	uint32_t threads;
+	uint32_t threads_stopped;
+	uint32_t threads_stack_only;
+	uint32_t unreadable;
+	uint64_t root_bytes;
+	uint64_t block_bytes;
+	struct mp_reach_count classes[MP_REACH_CLASS_COUNT];
+};
+_Static_assert(sizeof(struct mp_rec_reach) == 160, "reach record layout");
+
+/*
+ * MP_REC_REACH_BLOCKS, 32 + 8*count bytes: live blocks of kind h.kind
+ * that the scan put in class cls (POSSIBLE, INDIRECT or DEFINITE; a
+ * block the scan saw and no such record names is still reachable), by
+ * start address. Match only blocks allocated at or before scan_ts.
+ *
+ *   16 scan_ts  24 count  28 cls  29 reserved[3]  32 addr[count]
+ */
+#define MP_REACH_BLOCKS_MAX ((MP_MAX_RECORD - 32) / 8)
+
+struct mp_rec_reach_blocks {
+	struct mp_rec_head h;
+	uint64_t scan_ts;
+	uint32_t count;
+	uint8_t cls;
+	uint8_t reserved[3];
+	uint64_t addr[];
+};
+_Static_assert(sizeof(struct mp_rec_reach_blocks) == 32, "reach blocks record layout");
 
 /* Round a record length up to the 8-byte record alignment. */
 #define MP_REC_ALIGN(n) (((n) + 7u) & ~7u)

@@ -101,6 +101,7 @@ void mp_config_load(void)
 	c->mmap = (int)env_num("MEMPROV_MMAP", 0, 1, 1);
 	c->cuda = (int)env_num("MEMPROV_CUDA", 0, 1, 1);
 	c->python = (int)env_num("MEMPROV_PYTHON", 0, 1, 1);
+	c->python_objects = (int)env_num("MEMPROV_PYTHON_OBJECTS", 0, 1, 0);
 	c->depth = (int)env_num("MEMPROV_DEPTH", 1, MP_MAX_FRAMES, 64);
 	c->rss_interval_ms = (unsigned)env_num("MEMPROV_RSS_INTERVAL_MS", 0, 60000, 250);
 	c->sample_bytes = env_num("MEMPROV_SAMPLE_BYTES", 0, UINT32_MAX, 0);
@@ -109,6 +110,9 @@ void mp_config_load(void)
 	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
 	c->ramfs_ok = (int)env_num("MEMPROV_RAMFS_OK", 0, 1, 0);
 	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
+	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);
+	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);
+	c->reach_memory_mb = (unsigned)env_num("MEMPROV_REACH_MEMORY_MB", 1, 1048576, 2048);
 	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
 	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
 	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);

@@ -19,6 +19,7 @@ struct mp_config {
 	int cuda;                 /* MEMPROV_CUDA=0|1 (1): CUDA runtime and driver */
 	int python;               /* MEMPROV_PYTHON=0|1 (1): Python frames */
 	int python_walk;          /* MEMPROV_PYTHON_MODE=walk|profile (walk): 1 walk */
+	int python_objects;       /* MEMPROV_PYTHON_OBJECTS=0|1 (0): every pymalloc block */
 	int depth;                /* MEMPROV_DEPTH=1..256 (64): native frames */
 	unsigned rss_interval_ms; /* MEMPROV_RSS_INTERVAL_MS=0..60000 (250), 0 off */
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */
@@ -29,6 +30,9 @@ struct mp_config {
 	int fast_unwind;          /* MEMPROV_FAST_UNWIND=0|1 (1): unwind.c before libunwind */
 	int unwind_check;         /* MEMPROV_UNWIND_CHECK=0|1 (0): test: compare with libunwind */
 	int ramfs_ok;             /* MEMPROV_RAMFS_OK=0|1 (0): no warning for a trace on tmpfs */
+	int reach;                /* MEMPROV_REACH=0|1 (1): reachability scan at exit */
+	unsigned reach_timeout_ms; /* MEMPROV_REACH_TIMEOUT_MS=0..3600000 (30000) */
+	unsigned reach_memory_mb; /* MEMPROV_REACH_MEMORY_MB=1..1048576 (2048) */
 };
 
 extern struct mp_config mp_config MP_HIDDEN;

@@ -7,8 +7,8 @@
  * are known, so those calls are served from a static bootstrap arena
  * whose blocks are never freed.
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, modules, unwind, libc_real, config
- * and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, modules, unwind, got,
+ * libc_real, config and sys.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -23,6 +23,7 @@
 
 #include "atomic.h"
 #include "config.h"
+#include "got.h"
 #include "libc_real.h"
 #include "modules.h"
 #include "recorder.h"
@@ -375,15 +376,59 @@ static void *dlopen_from_caller(const char *file, int mode, const void *ret)
 	return NULL;
 }
 
+/*
+ * A library opened with RTLD_DEEPBIND (and what it brings in) looks its
+ * symbols up in itself and its dependencies first: its malloc and free
+ * are libc's, not memprov's. A block it frees would stay live in the
+ * report, a block strdup allocated for it (libc calls malloc through the
+ * global scope) would be a phantom. So the GOT entries of the objects
+ * this dlopen added are pointed at memprov's hooks for these functions.
+ */
+static const struct mp_got_fn heap_fns[] = {
+	{ "malloc", (void *)malloc }, { "free", (void *)free }, { "calloc", (void *)calloc },
+	{ "realloc", (void *)realloc }, { "reallocarray", (void *)reallocarray },
+	{ "posix_memalign", (void *)posix_memalign }, { "aligned_alloc", (void *)aligned_alloc },
+	{ "memalign", (void *)memalign }, { "valloc", (void *)valloc },
+	{ "pvalloc", (void *)pvalloc }, { "free_sized", (void *)free_sized },
+	{ "free_aligned_sized", (void *)free_aligned_sized }, { "mmap", (void *)mmap },
+	{ "mmap64", (void *)mmap64 }, { "munmap", (void *)munmap }, { "mremap", (void *)mremap },
+};
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	++*(int *)arg;
+	return 0;
+}
+
+struct deep {
+	int skip; /* objects loaded before the dlopen */
+	int seen;
+};
+
+static int redirect_new(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct deep *d = arg;
+
+	(void)size;
+	if (d->seen++ >= d->skip)
+		mp_got_redirect(info, heap_fns, (int)(sizeof(heap_fns) / sizeof(heap_fns[0])));
+	return 0;
+}
+
 MP_EXPORT void *dlopen(const char *file, int mode)
 {
 	const void *ret = __builtin_return_address(0);
+	struct deep deep = { 0, 0 };
 	void *h;
 	int g;
 
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_dlopen))
 		return NULL;
+	if (mode & RTLD_DEEPBIND)
+		dl_iterate_phdr(count_objects, &deep.skip);
 	h = mp_real_dlopen(file, mode);
 	if (!h && file && *file && !strchr(file, '/')) {
 		g = mp_pass_begin(); /* the loader's own allocations pass through */
@@ -392,6 +437,8 @@ MP_EXPORT void *dlopen(const char *file, int mode)
 		if (!h)
 			h = mp_real_dlopen(file, mode);
 	}
+	if (h && (mode & RTLD_DEEPBIND) && mp_config.heap)
+		dl_iterate_phdr(redirect_new, &deep);
 	if (h)
 		rescan();
 	return h;

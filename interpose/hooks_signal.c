@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "hooks_signal.h"
+#include "trace_file.h"
 #include "libc_real.h"
 #include "recorder.h"
 #include "unwind.h"
@@ -43,6 +44,7 @@ struct user_action {
 	struct sigaction act;     /* as the program installed it */
 	int wrapped;              /* the kernel runs the trampoline for it */
 };
+
 
 static struct user_action user[_NSIG];
 
@@ -210,6 +212,82 @@ MP_JUMP_HOOK(siglongjmp, sigjmp_buf)
 MP_JUMP_HOOK(__longjmp_chk, jmp_buf)
 
 /*
+ * Signals whose default action ends the process. While the program leaves
+ * one at SIG_DFL, the kernel runs on_death for it instead (the program
+ * still sees SIG_DFL): the trace records the death, then the default
+ * action runs as it would have.
+ */
+static const int deadly[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
+	SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGVTALRM,
+	SIGPROF, SIGSYS,
+};
+
+static int is_deadly(int sig)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(deadly) / sizeof(deadly[0]); i++)
+		if (deadly[i] == sig)
+			return 1;
+	return 0;
+}
+
+/*
+ * The default action of sig is about to end the process: say so in the
+ * trace. SA_RESETHAND has made the action the default again; a fault the
+ * kernel raised (a bad access, an illegal or arithmetic instruction)
+ * happens again when this returns, anything else is sent again and stays
+ * pending until it returns. Either way the process ends as without
+ * memprov, core dump included.
+ */
+static void on_death(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	int fault = si && si->si_code > 0 &&
+		    (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
+
+	(void)uc;
+	mp_trace_killed(sig);
+	if (!fault)
+		syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
+	errno = saved;
+}
+
+/* Let the kernel run on_death for sig, which the program leaves at SIG_DFL. */
+static int watch_death(int sig, const struct sigaction *dfl, struct sigaction *prev)
+{
+	struct sigaction a;
+
+	memset(&a, 0, sizeof(a));
+	a.sa_sigaction = on_death;
+	a.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+	sigemptyset(&a.sa_mask);
+	user[sig].act = *dfl;
+	user[sig].wrapped = 0;
+	return mp_real_sigaction(sig, &a, prev);
+}
+
+void mp_signal_watch_deaths(void)
+{
+	struct sigaction cur;
+	unsigned i;
+
+	if (!mp_real_sigaction)
+		return;
+	for (i = 0; i < sizeof(deadly) / sizeof(deadly[0]); i++)
+		if (!mp_real_sigaction(deadly[i], NULL, &cur) && !(cur.sa_flags & SA_SIGINFO) &&
+		    cur.sa_handler == SIG_DFL)
+			watch_death(deadly[i], &cur, NULL);
+}
+
+/* Is this kernel action one of memprov's own (the program never sees them)? */
+static int ours(const struct sigaction *a)
+{
+	return a->sa_sigaction == trampoline || a->sa_sigaction == on_death;
+}
+
+/*
  * Install the program's action act for sig (NULL: query), with the
  * trampoline in place of a handler function; *old gets what the program
  * installed before. The table is updated before the kernel, so that a
@@ -225,11 +303,22 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 		return mp_real_sigaction(sig, act, old);
 	before = user[sig];
 	wrap = act && is_handler(act);
-	if (act && (act->sa_flags & SA_SIGINFO ? act->sa_sigaction == trampoline :
-		    (void *)act->sa_handler == (void *)trampoline)) {
-		/* the trampoline itself, read back behind our back: keep the table */
+	if (act && (ours(act) || (void *)act->sa_handler == (void *)trampoline ||
+		    (void *)act->sa_handler == (void *)on_death)) {
+		/* our own action, read back behind our back: keep the table */
 		wrap = 0;
 		act = NULL;
+	}
+	if (act && !wrap && mp_tracing && is_deadly(sig) && !(act->sa_flags & SA_SIGINFO) &&
+	    act->sa_handler == SIG_DFL) {
+		r = watch_death(sig, act, &prev);
+		if (r) {
+			user[sig] = before;
+			return r;
+		}
+		if (old)
+			*old = ours(&prev) ? before.act : prev;
+		return 0;
 	}
 	if (wrap) {
 		mine = *act;
@@ -250,7 +339,7 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 	if (act)
 		user[sig].wrapped = wrap;
 	if (old)
-		*old = prev.sa_sigaction == trampoline ? before.act : prev;
+		*old = ours(&prev) ? before.act : prev;
 	return 0;
 }
 
@@ -279,11 +368,11 @@ static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
 
 	if (prev == SIG_ERR)
 		return prev;
-	if ((void *)prev == (void *)trampoline)
+	if ((void *)prev == (void *)trampoline || (void *)prev == (void *)on_death)
 		prev = before->act.sa_flags & SA_SIGINFO ?
 			       (sighandler_t)(void *)before->act.sa_sigaction :
 			       before->act.sa_handler;
-	if (h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && mp_tracing &&
+	if (h != SIG_IGN && h != SIG_ERR && mp_tracing &&
 	    !mp_real_sigaction(sig, NULL, &cur) && cur.sa_handler == h)
 		install(sig, &cur, NULL);
 	else

@@ -8,6 +8,9 @@
 
 #include "sys.h"
 
+/* At start: record the death of the process by any signal it leaves at
+ * its default action (SIGABRT, SIGSEGV, SIGTERM, ...). */
+void mp_signal_watch_deaths(void) MP_HIDDEN;
 /* In a forked child: forget the parent's signal-handler contexts. */
 void mp_signal_fork_child(void) MP_HIDDEN;
 

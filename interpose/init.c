@@ -19,6 +19,7 @@
 #include "hooks_signal.h"
 #include "libc_real.h"
 #include "modules.h"
+#include "reach.h"
 #include "stack.h"
 #include "writer.h"
 
@@ -84,14 +85,73 @@ __attribute__((constructor(101))) static void mp_init(void)
 	}
 	mp_pass_end(g);
 	start_tracing();
+	if (mp_tracing)
+		mp_signal_watch_deaths();
 	return;
 out:
 	mp_pass_end(g);
 }
 
-/* main returned (libc's own exit() call is not interposable). */
+static int is_tracing_self(void)
+{
+	return mp_tracing && !mp_self.disabled && mp_header &&
+	       mp_header->pid == (int32_t)syscall(SYS_getpid);
+}
+
+/* Scan (once), then say how the process left. */
+static void record_exit(int status, unsigned how)
+{
+	int g = mp_self.guard;
+
+	if (!is_tracing_self())
+		return;
+	mp_self.guard = MP_GUARD_REC;
+	mp_reach_at_exit();
+	mp_record_exit(status, how);
+	mp_trace_set_state(MP_STATE_EXITED, status);
+	mp_self.guard = g;
+}
+
+/*
+ * exit() was called or main returned: the scan and the exit record wait
+ * for mp_fini, after the exit handlers and the program's destructors (an
+ * atexit handler or a destructor that drops the last pointer to a block
+ * leaves it lost, as valgrind and LeakSanitizer say).
+ */
+static int exit_pending;
+static int32_t exit_pid;        /* a child forked by a handler is not it */
+static int exit_status;
+static unsigned exit_how;
+
+/* Keep how the process leaves and the program's registers, for mp_fini. */
+static void note_exit(int status, unsigned how)
+{
+	int g = mp_self.guard;
+
+	if (!is_tracing_self())
+		return;
+	mp_self.guard = MP_GUARD_REC;
+	mp_reach_note_exit();
+	exit_status = status;
+	exit_how = how;
+	exit_pid = mp_header->pid;
+	__atomic_store_n(&exit_pending, 1, __ATOMIC_RELEASE);
+	mp_self.guard = g;
+}
+
+/*
+ * The last of the program's destructors has run (the program's own run
+ * before this preloaded object's, in the loader's order): the scan and
+ * the exit record of an exit() or a return from main. Otherwise (main
+ * not wrapped), the header says the process exited, status unknown.
+ */
 __attribute__((destructor)) static void mp_fini(void)
 {
+	if (__atomic_load_n(&exit_pending, __ATOMIC_ACQUIRE) && mp_header &&
+	    mp_header->pid == exit_pid && mp_header->state == MP_STATE_RUNNING) {
+		record_exit(exit_status, exit_how);
+		return;
+	}
 	if (mp_header && mp_header->state == MP_STATE_RUNNING &&
 	    mp_header->pid == (int32_t)syscall(SYS_getpid)) {
 		if (mp_enter()) {
@@ -102,24 +162,12 @@ __attribute__((destructor)) static void mp_fini(void)
 	}
 }
 
-static void record_exit(int status, unsigned how)
-{
-	int g = mp_self.guard;
-
-	if (!mp_tracing || mp_self.disabled || !mp_header ||
-	    mp_header->pid != (int32_t)syscall(SYS_getpid))
-		return;
-	mp_self.guard = MP_GUARD_REC;
-	mp_record_exit(status, how);
-	mp_trace_set_state(MP_STATE_EXITED, status);
-	mp_self.guard = g;
-}
-
 /*
  * main's return value: libc calls exit() on it from inside itself, where
  * no hook can see it, so main is wrapped instead. The wrapper adds one
  * frame (in libmemprov) at the outer end of every stack of the main
- * thread; the analyzer drops it with the start code.
+ * thread; the analyzer drops it with the start code. The scan waits for
+ * mp_fini, as after exit().
  */
 static int (*user_main)(int, char **, char **);
 
@@ -127,7 +175,7 @@ static int main_wrapper(int argc, char **argv, char **envp)
 {
 	int status = user_main(argc, argv, envp);
 
-	record_exit(status, MP_EXIT_HOW_RETURN);
+	note_exit(status, MP_EXIT_HOW_RETURN);
 	return status;
 }
 
@@ -155,10 +203,15 @@ static __attribute__((noreturn)) void leave(void (*real)(int), int status, unsig
 		syscall(SYS_exit_group, status);
 }
 
+/* exit(): the handlers and destructors run first, then mp_fini records. */
 MP_EXPORT void exit(int status)
 {
 	mp_hooks_need();
-	leave(mp_real_exit, status, MP_EXIT_HOW_EXIT);
+	if (mp_real_exit) {
+		note_exit(status, MP_EXIT_HOW_EXIT);
+		mp_real_exit(status);
+	}
+	leave(NULL, status, MP_EXIT_HOW_EXIT);
 }
 
 MP_EXPORT void _exit(int status)

@@ -53,6 +53,12 @@ int mp_intern_init(void)
 	return 0;
 }
 
+void mp_intern_range(uintptr_t *addr, size_t *len)
+{
+	*addr = (uintptr_t)set;
+	*len = set ? MAP_SLOTS * sizeof(uint64_t) : 0;
+}
+
 /*
  * Look hash up in level l: its id, found or given now (*is_new), or 0
  * when its probe run there is full or the ids ran out.

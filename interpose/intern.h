@@ -16,6 +16,8 @@
 /* Map (or, in a forked child, map anew) an empty table; ids start at 1
  * again. 0, or -1. */
 int mp_intern_init(void) MP_HIDDEN;
+/* Where the set is mapped (len 0: not mapped): memprov's own memory. */
+void mp_intern_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
 /*
  * The id (1, 2, ... below 2^24) of the stack whose hash is hash: *is_new
  * is 1 when this call gave it (write the stack's record then), 0 when it

@@ -2,8 +2,9 @@
  * modules.c - record the objects loaded in the process (MP_REC_MODULE:
  * path, load bias, PT_LOAD range, GNU build-id) at start-up and after each
  * dlopen/dlclose, and MP_REC_UNLOAD for those that went away, so that the
- * analyzer can symbolize offline. A fixed table remembers what was already
- * recorded: no malloc.
+ * analyzer can symbolize offline. The path is the file the kernel mapped
+ * (absolute, links resolved), not the name the object was loaded by. A
+ * fixed table remembers what was already recorded: no malloc.
  *
  * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer and sys.
  */
@@ -105,9 +106,44 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 	mp_write_record(&r.m.h);
 }
 
+struct mapped {
+	uintptr_t addr;
+	char *out;
+	size_t size;
+};
+
+static int mapped_line(uintptr_t lo, uintptr_t hi, const char *rest, void *arg)
+{
+	struct mapped *m = arg;
+	const char *slash = strchr(rest, '/');
+	size_t n;
+
+	if (m->addr < lo || m->addr >= hi || !slash)
+		return 0;
+	mp_strlcpy(m->out, slash, m->size);
+	n = strlen(m->out);
+	if (n > 10 && !strcmp(m->out + n - 10, " (deleted)"))
+		m->out[n - 10] = 0;
+	return 1;
+}
+
+/*
+ * The file the kernel has mapped at addr, from /proc/self/maps: absolute,
+ * with symbolic links and $ORIGIN resolved, whatever name the object was
+ * loaded by ("./libleaky.so" from dlopen, a relative DT_NEEDED path).
+ * 1 and out filled, or 0 (no file there: the vDSO).
+ */
+static int mapped_path(uintptr_t addr, char *out, size_t size)
+{
+	struct mapped m = { addr, out, size };
+
+	return mp_maps_each(mapped_line, &m);
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *path = info->dlpi_name;
+	char real[4096];
 	uintptr_t lo, hi;
 	int i;
 
@@ -120,7 +156,9 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 			return 0;
 		}
 	}
-	if (!path || !*path) {
+	if (lo < hi && mapped_path(lo, real, sizeof(real)))
+		path = real;
+	else if (!path || !*path) {
 		if (!exe_path[0]) {
 			ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 

@@ -37,7 +37,11 @@
  * was not seen: an atexit callback, which runs before finalization frees
  * module globals) and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls python_walk, hooks_libc (its own tables come
+ * At load it also has python_alloc.c wrap pymalloc's arena allocator, and
+ * with MEMPROV_PYTHON_OBJECTS=1 the pending call has it hook the "mem" and
+ * "object" allocator domains.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls python_walk, python_alloc, hooks_libc (its own tables come
  * from the program's allocator, through the guard), stack, trace_writer,
  * elfsym, config and sys.
  */
@@ -781,6 +785,9 @@ static int py_install(void *arg)
 			api.PyErr_Clear();
 	}
 	py_parse_marks();
+	if (mp_config.python_objects && pyalloc_objects(&api))
+		mp_warn("MEMPROV_PYTHON_OBJECTS: this interpreter's allocators cannot be hooked; ",
+			"Python objects are not recorded one by one");
 	if (py_walk_wanted && !py_nmarks && !pywalk_verify()) {
 		/* no profile function: hooks read the frame chain itself */
 		py_walk_on = 1;
@@ -937,6 +944,8 @@ __attribute__((constructor)) static void py_init(void)
 	mp_elf_text_of((const void *)api.Py_IsInitialized, &mp_python_text_lo,
 		       &mp_python_text_hi);
 	mp_python_capture = py_capture;
+	if (mp_tracing && mp_config.python)
+		pyalloc_arenas(&api);
 out:
 	py_unguard(g);
 }

@@ -30,6 +30,24 @@ struct py_methoddef {
 #define PY_METH_VARARGS 0x1
 #define PY_METH_NOARGS 0x4
 
+/* PyMemAllocatorEx and PyObjectArenaAllocator, the same since 3.5. */
+struct py_mem_allocator {
+	void *ctx;
+	void *(*malloc)(void *ctx, size_t size);
+	void *(*calloc)(void *ctx, size_t nelem, size_t elsize);
+	void *(*realloc)(void *ctx, void *ptr, size_t new_size);
+	void (*free)(void *ctx, void *ptr);
+};
+
+struct py_arena_allocator {
+	void *ctx;
+	void *(*alloc)(void *ctx, size_t size);
+	void (*free)(void *ctx, void *ptr, size_t size);
+};
+
+/* PyMemAllocatorDomain */
+enum py_mem_domain { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
+
 /* Py_tracefunc "what" values, stable since 2.x. */
 #define PY_TRACE_CALL 0
 #define PY_TRACE_RETURN 3
@@ -73,7 +91,11 @@ struct py_methoddef {
 	X(const char *, Py_GetVersion, (void), 1)                             \
 	X(PyThreadState *, PyGILState_GetThisThreadState, (void), 0)          \
 	X(PyFrameObject *, PyThreadState_GetFrame, (PyThreadState *), 0)      \
-	X(int, PyCode_Addr2Line, (PyObject *, int), 0)
+	X(int, PyCode_Addr2Line, (PyObject *, int), 0)                        \
+	X(void, PyMem_GetAllocator, (int, struct py_mem_allocator *), 0)      \
+	X(void, PyMem_SetAllocator, (int, struct py_mem_allocator *), 0)      \
+	X(void, PyObject_GetArenaAllocator, (struct py_arena_allocator *), 0) \
+	X(void, PyObject_SetArenaAllocator, (struct py_arena_allocator *), 0)
 
 struct py_api {
 #define PY_API_FIELD(ret, name, args, req) ret(*name) args;
@@ -96,5 +118,14 @@ int pywalk_setup(const struct py_api *api, int minor) MP_HIDDEN;
 int pywalk_verify(void) MP_HIDDEN;
 int pywalk_capture(struct mp_pyframe *out, int max) MP_HIDDEN;
 void pywalk_fork_child(void) MP_HIDDEN;
+
+/*
+ * python_alloc.c: CPython's allocators. pyalloc_arenas at load, before
+ * the interpreter starts (pymalloc's arenas recorded under their own
+ * function ids); pyalloc_objects at install, GIL held (every block of the
+ * "mem" and "object" domains, MEMPROV_PYTHON_OBJECTS=1). 0 on success.
+ */
+int pyalloc_arenas(const struct py_api *api) MP_HIDDEN;
+int pyalloc_objects(const struct py_api *api) MP_HIDDEN;
 
 #endif /* MEMPROV_PYTHON_API_H */

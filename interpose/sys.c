@@ -99,6 +99,61 @@ void mp_signals_restore(const sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+static uintptr_t parse_hex(const char **s)
+{
+	uintptr_t v = 0;
+
+	for (;; (*s)++) {
+		char ch = **s;
+
+		if (ch >= '0' && ch <= '9')
+			v = v << 4 | (uintptr_t)(ch - '0');
+		else if (ch >= 'a' && ch <= 'f')
+			v = v << 4 | (uintptr_t)(ch - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* One line of /proc/self/maps: "lo-hi rest". */
+static int maps_line(const char *s, int (*fn)(uintptr_t, uintptr_t, const char *, void *),
+		     void *arg)
+{
+	uintptr_t lo = parse_hex(&s), hi;
+
+	if (*s++ != '-')
+		return 0;
+	hi = parse_hex(&s);
+	return fn(lo, hi, s, arg);
+}
+
+int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *arg),
+		 void *arg)
+{
+	char buf[4096], line[4200];
+	size_t ll = 0;
+	long fd, n, i;
+	int r = 0;
+
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (!r && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n && !r; i++) {
+			if (buf[i] != '\n') {
+				if (ll < sizeof(line) - 1)
+					line[ll++] = buf[i];
+				continue;
+			}
+			line[ll] = 0;
+			ll = 0;
+			r = maps_line(line, fn, arg);
+		}
+	}
+	syscall(SYS_close, fd);
+	return r;
+}
+
 static void write_all(const char *buf, size_t len)
 {
 	while (len) {

@@ -37,6 +37,16 @@ int mp_sys_close(int fd) MP_HIDDEN;
 void mp_signals_block(sigset_t *old) MP_HIDDEN;
 void mp_signals_restore(const sigset_t *old) MP_HIDDEN;
 
+/*
+ * Each line of /proc/self/maps, in order, as its address range and the
+ * rest of the line (permissions, offset, device, inode, path), until fn
+ * returns nonzero; that value is returned (0: every line seen, or the
+ * file could not be read). Raw system calls and a stack buffer: no malloc,
+ * no stdio, no cancellation point. Lines longer than 4 KiB are cut.
+ */
+int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *arg),
+		 void *arg) MP_HIDDEN;
+
 /* One warning line "memprov: msg1msg2" on stderr, at most 10 per process. */
 void mp_warn(const char *msg1, const char *msg2) MP_HIDDEN;
 

@@ -118,6 +118,19 @@ void mp_count_skipped(enum mp_func fn)
 			   __ATOMIC_RELAXED);
 }
 
+void mp_trace_killed(int sig)
+{
+	struct mp_file_header *h = mp_header;
+
+	/* a vfork child shares our memory, not our trace */
+	if (!h || stopped || h->pid != (int32_t)syscall(SYS_getpid) ||
+	    h->state != MP_STATE_RUNNING)
+		return;
+	h->term_signal = sig;
+	h->end_mono_ns = mp_now();
+	__atomic_store_n(&h->state, MP_STATE_KILLED, __ATOMIC_RELEASE);
+}
+
 void mp_trace_set_state(enum mp_state st, int32_t status)
 {
 	if (!mp_header || stopped)
@@ -258,6 +271,12 @@ static int trace_fd_check(void)
 	mp_stop(MP_STOP_FILE, "the program closed the trace file's descriptor and "
 		"the file cannot be reopened");
 	return -1;
+}
+
+/* The trace file, checked, for reading it back (reach.c); -1 when not open. */
+int mp_trace_fd(void)
+{
+	return mp_trace_ok && !trace_fd_check() ? trace_fd.fd : -1;
 }
 
 /* reserve_space, with space_lock held. */
@@ -515,6 +534,23 @@ static void remember_path(const char *name)
 }
 
 /*
+ * "memprov: WHAT NAME: REASON": the system's reason from glibc's table
+ * (strerrordesc_np: no translation, no allocation).
+ */
+static void warn_errno(const char *what, const char *name, int err)
+{
+	char buf[sizeof(mp_config.output) + 160];
+	const char *why = strerrordesc_np(err);
+	size_t n = mp_strlcpy(buf, name, sizeof(buf));
+
+	if (n < sizeof(buf))
+		n += mp_strlcpy(buf + n, ": ", sizeof(buf) - n);
+	if (n < sizeof(buf))
+		mp_strlcpy(buf + n, why ? why : "unknown error", sizeof(buf) - n);
+	mp_warn(what, buf);
+}
+
+/*
  * Create the trace file under a name not yet taken: NAME, then NAME.1,
  * NAME.2, ... A symbolic link is never followed; a name that exists and
  * is not a regular file or a link (a device such as /dev/full, a FIFO, a
@@ -542,7 +578,7 @@ static int create_file(char *name, size_t size)
 			continue;
 		}
 		if (fd < 0)
-			mp_warn("cannot create the trace file ", name);
+			warn_errno("cannot create the trace file ", name, errno);
 		return fd;
 	}
 	mp_warn("cannot create the trace file (every numbered name is taken): ", base);

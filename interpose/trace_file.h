@@ -23,6 +23,9 @@ extern struct mp_file_header *mp_header MP_HIDDEN;
 int mp_trace_open(void) MP_HIDDEN;
 /* The state the header shows (exit, exec, running again after a failed exec). */
 void mp_trace_set_state(enum mp_state st, int32_t status) MP_HIDDEN;
+/* The process is being killed by sig (its default action is about to
+ * run): the header says so. Async-signal-safe. */
+void mp_trace_killed(int sig) MP_HIDDEN;
 /* Stop tracing for good: mark the header, warn once. */
 void mp_stop(enum mp_stop why, const char *msg) MP_HIDDEN;
 /* A hook call that found memprov busy (guard REC): counted in the header. */
@@ -41,6 +44,8 @@ void mp_chunk_present(void *c, uint32_t bytes) MP_HIDDEN;
 /* Bytes of the trace now mapped and present in the process (the header
  * page and the chunks in use): what the RSS samples leave out. */
 uint64_t mp_trace_resident(void) MP_HIDDEN;
+/* The file's descriptor, checked, to read the trace back; -1 when not open. */
+int mp_trace_fd(void) MP_HIDDEN;
 /* In a forked child: drop the parent's file. */
 void mp_trace_fork_child(void) MP_HIDDEN;
 

@@ -179,30 +179,11 @@ void mp_unwind_flush(void)
 /* ------------------------------------------------------------------ */
 /* This thread's stack                                                  */
 
-static uintptr_t parse_hex(const char **s)
+/* One line of /proc/self/maps: does it hold sp (arg)? */
+static int maps_line(uintptr_t lo, uintptr_t hi, const char *s, void *arg)
 {
-	uintptr_t v = 0;
+	uintptr_t sp = (uintptr_t)arg;
 
-	for (;; (*s)++) {
-		char ch = **s;
-
-		if (ch >= '0' && ch <= '9')
-			v = v << 4 | (uintptr_t)(ch - '0');
-		else if (ch >= 'a' && ch <= 'f')
-			v = v << 4 | (uintptr_t)(ch - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/* One line of /proc/self/maps (maybe cut): does it hold sp? */
-static int maps_line(const char *s, uintptr_t sp)
-{
-	uintptr_t lo = parse_hex(&s), hi;
-
-	if (*s++ != '-')
-		return 0;
-	hi = parse_hex(&s);
 	if (sp < lo || sp >= hi)
 		return 0;
 	stk_hi = hi;
@@ -227,33 +208,16 @@ static int maps_line(const char *s, uintptr_t sp)
  */
 static __attribute__((noinline)) void stack_find(void)
 {
-	char buf[4096], line[256];
-	size_t ll = 0;
-	long fd, n, i;
-	int found = 0;
 	sigset_t old;
+	int found;
 
 	/* once per thread, and slow: a handler that interrupted it and left
 	 * by longjmp would leave the state half-set for good */
 	mp_signals_block(&old);
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && !found && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n && !found; i++) {
-			if (buf[i] != '\n') {
-				if (ll < sizeof(line) - 1)
-					line[ll++] = buf[i];
-				continue;
-			}
-			line[ll] = 0;
-			ll = 0;
-			found = maps_line(line, (uintptr_t)buf);
-		}
-	}
-	if (fd >= 0)
-		syscall(SYS_close, fd);
+	found = mp_maps_each(maps_line, __builtin_frame_address(0));
 	/* A glibc thread's descriptor sits at the top of its stack: the
 	 * tighter bound, should the mapping have merged with a neighbour. */
-	if (found && (uintptr_t)pthread_self() > (uintptr_t)buf &&
+	if (found && (uintptr_t)pthread_self() > (uintptr_t)&old &&
 	    (uintptr_t)pthread_self() < stk_hi)
 		stk_hi = (uintptr_t)pthread_self();
 	stk_state = found ? 1 : -1;
@@ -409,4 +373,10 @@ int mp_unwind_init(void)
 		return -1;
 	}
 	return 0;
+}
+
+void mp_unwind_cache_range(uintptr_t *addr, size_t *len)
+{
+	*addr = (uintptr_t)cache;
+	*len = cache ? CACHE_SIZE * sizeof(uint64_t) : 0;
 }

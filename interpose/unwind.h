@@ -23,6 +23,8 @@ struct mp_unwind_args {
 
 /* Map the rule cache. 0 ok, -1 (no fast path). */
 int mp_unwind_init(void) MP_HIDDEN;
+/* Where the rule cache is mapped (len 0: not mapped): memprov's own memory. */
+void mp_unwind_cache_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
 
 /*
  * Return addresses of the calling thread, starting with the caller of

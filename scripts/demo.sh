@@ -164,7 +164,7 @@ print('analyzer/memprov growth --after "%s" %s/fixed.trace: %s' %
 print("  (the fix: evict writes back into the host array the PArray already holds)")
 ok = ok and not fs
 print()
-print("HTML report: %s/bug.html (memprov html: timeline, growing sites, flame graph)"
+print("HTML report: %s/bug.html (memprov html: timeline, growing sites, leaks, flame graph)"
       % out)
 if ok:
     print("diagnosis: the leak is the evict write-back allocation, %s:%d (%s),\n"

@@ -111,7 +111,7 @@ test_expect_success 'next_chunk beyond the file: cut at the end of the file' '
 	EOF
 	memprov leaks more.trace >out 2>err &&
 	grep -F "warning: trace cut at offset 8192: figures are up to that point" out &&
-	grep -F "  heap                1 blocks        100 B" out
+	grep -Fx "  heap                1 block   100 B" out
 '
 
 test_expect_success 'corrupt record: offset named, the rest still reported' '

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t1020-leaks-report.sh - `memprov leaks`: the text report, sites with
 # Python frames first and native frames up to the interpreter, --native,
-# --python-only, the top 20 and --all, and the JSON shape.
+# --python-only, the top 20 and --all, the JSON shape, and what the
+# default suppressions hide (one line; --no-default-suppressions shows it).
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
 
@@ -24,7 +25,7 @@ test_expect_success 'text report: header, kinds, sites merged past the interpret
 	alloc ts=1012 addr=0x3 size=64 stack=3
 	alloc ts=1013 func=calloc addr=0x4 size=16 stack=4
 	EOF
-	memprov leaks py.trace >out &&
+	memprov leaks --no-default-suppressions py.trace >out &&
 	cat >expect <<-EOF &&
 	trace: py.trace
 	pid: 99, command: python3 app.py
@@ -32,25 +33,43 @@ test_expect_success 'text report: header, kinds, sites merged past the interpret
 	at: end of the trace, 13 ns after start
 
 	live memory by kind:
-	  heap                4 blocks      2.0 KiB
+	  heap                4 blocks  2.0 KiB (2,080 B)
 
-	3 sites:
-	  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)
+	reachability at exit: not computed: no scan: the process did not exit normally (killed, or still running)
+
+	3 sites of the program'"'"'s own:
+	  #1 heap malloc: 2 blocks, 2.0 KiB (2,000 B)
 	      grow /app/app.py:10
 	      <module> /app/app.py:30
 	      _multiarray_umath.so+0x10
 	      _multiarray_umath.so+0x20
-	  #2 heap malloc: 1 block, 64 B (64 B)
+	  #2 heap malloc: 1 block, 64 B
 	      grow /app/app.py:11
 	      <module> /app/app.py:30
-	  #3 heap calloc: 1 block, 16 B (16 B)
+	  #3 heap calloc: 1 block, 16 B
 	      _multiarray_umath.so+0x50
 	EOF
 	test_cmp expect out
 '
 
+# numpy'"'"'s small blocks (average 1 KiB at most) asked by _multiarray_umath
+# are its caches: a default rule hides them, and the report says so.
+test_expect_success 'the default suppressions hide numpy'"'"'s small blocks, in one line' '
+	memprov leaks py.trace >out &&
+	grep -Fx "kept until exit on purpose (default suppressions): 3 blocks, 2.0 KiB \
+— \`--no-default-suppressions\` shows them" out &&
+	grep -Fx "1 site of the program'"'"'s own:" out &&
+	grep -Fx "  #1 heap malloc: 1 block, 64 B" out &&
+	memprov leaks --json py.trace >d.json &&
+	jget d.json "=len(j[\"sites\"])" set_apart.suppressed.blocks set_apart.suppressed.bytes \
+		set_apart.suppressed.rules.0.pattern >out &&
+	printf "1\n3\n2016\n_multiarray_umath\n" >expect && test_cmp expect out &&
+	memprov leaks --all py.trace >all &&
+	grep -Fx "kept until exit on purpose (default suppressions), 2 sites:" all
+'
+
 test_expect_success '--native keeps interpreter frames: the stacks stay apart' '
-	memprov leaks --native --json py.trace >n.json &&
+	memprov leaks --native --json --no-default-suppressions py.trace >n.json &&
 	jget n.json "=len(j[\"sites\"])" sites.0.frames.2.function sites.0.frames.2.module \
 		sites.0.frames.2.address sites.0.frames.2.file sites.0.frames.2.line >out &&
 	cat >expect <<-EOF &&
@@ -65,14 +84,14 @@ test_expect_success '--native keeps interpreter frames: the stacks stay apart' '
 '
 
 test_expect_success '--python-only shows Python frames only' '
-	memprov leaks --python-only py.trace >out &&
+	memprov leaks --python-only --no-default-suppressions py.trace >out &&
 	! grep "_multiarray" out &&
-	grep -F "  #1 heap malloc: 2 blocks, 2.0 KiB (2000 B)" out &&
+	grep -Fx "  #1 heap malloc: 2 blocks, 2.0 KiB (2,000 B)" out &&
 	grep -F "(no Python frames)" out
 '
 
 test_expect_success 'JSON shape: header fields, totals of every kind, sites' '
-	memprov leaks --json py.trace >l.json &&
+	memprov leaks --json --no-default-suppressions py.trace >l.json &&
 	jget l.json trace pid command state exit_status at at_ns damaged \
 		totals.heap.blocks totals.heap.bytes totals.device.bytes totals.registered.blocks \
 		sites.0.kind sites.0.func sites.0.blocks sites.0.bytes \
@@ -105,7 +124,7 @@ test_expect_success 'JSON shape: header fields, totals of every kind, sites' '
 	test_cmp expect out
 '
 
-test_expect_success 'the top 20 sites unless --all; JSON always lists all' '
+test_expect_success 'the top 20 sites unless --all; JSON always lists all of the program'"'"'s' '
 	{
 		echo "thread 1"
 		i=1
@@ -117,12 +136,12 @@ test_expect_success 'the top 20 sites unless --all; JSON always lists all' '
 	} >many.txt &&
 	gen many <many.txt &&
 	memprov leaks many.trace >out &&
-	grep -F "top 20 of 25 sites (--all shows every site):" out &&
+	grep -F "top 20 of 25 sites of the program'"'"'s own (--all shows every site):" out &&
 	test $(grep -c "^  #" out) = 20 &&
-	grep -F "  #1 heap malloc: 1 block, 2.4 KiB (2500 B)" out &&
+	grep -Fx "  #1 heap malloc: 1 block, 2.4 KiB (2,500 B)" out &&
 	memprov leaks --all many.trace >all &&
 	test $(grep -c "^  #" all) = 25 &&
-	grep -F "  #25 heap malloc: 1 block, 100 B (100 B)" all &&
+	grep -Fx "  #25 heap malloc: 1 block, 100 B" all &&
 	memprov leaks --json many.trace >m.json &&
 	jget m.json "=len(j[\"sites\"])" sites.24.bytes >out &&
 	printf "25\n100\n" >expect && test_cmp expect out

@@ -23,25 +23,25 @@ test_expect_success 'stats text: functions, kinds, failures' '
 	trace: s.trace
 	pid: 5, command: prog
 	ended: exited with status 0
-	duration: 2.0 us, threads: 2, events: 8, marks: 1
+	duration: 2.0 µs, threads: 2, events: 8, marks: 1
 	trace: complete
 	unmatched frees: 0 (frees of memory allocated before tracing started)
 
 	functions:
 	  function                      calls          bytes   failed
 	  malloc                            2            100        1
-	  calloc                            1           2048        0
+	  calloc                            1          2,048        0
 	  free                              1              0        0
 	  cudaMalloc                        2              0        2
-	  cudaHostAlloc                     1           4096        0
+	  cudaHostAlloc                     1          4,096        0
 
 	kinds:
-	  heap       allocs 2, frees 1, peak 2.1 KiB (2 blocks max) at 200 ns, live at end 2.0 KiB in 1 block
-	  pinned     allocs 1, frees 0, peak 4.0 KiB (1 block max) at 700 ns, live at end 4.0 KiB in 1 block
+	  heap       allocs 2, frees 1, peak 2.1 KiB (2,148 B) at 200 ns, 2 blocks at most; live at end 2.0 KiB (2,048 B) in 1 block
+	  pinned     allocs 1, frees 0, peak 4.0 KiB (4,096 B) at 700 ns, 1 block at most; live at end 4.0 KiB (4,096 B) in 1 block
 
 	failed calls:
-	  malloc (heap) of 99999999 bytes: 1 time
-	  cudaMalloc (device) of 1073741824 bytes, error 2: 2 times
+	  malloc (heap) of 95.4 MiB (99,999,999 B): 1 time
+	  cudaMalloc (device) of 1.0 GiB (1,073,741,824 B), error 2: 2 times
 	EOF
 	test_cmp expect out
 '

@@ -11,8 +11,8 @@ export LIBM
 
 test_expect_success 'memprov --help and memprov help SUBCOMMAND: exit 0' '
 	memprov --help >out &&
-	grep -F "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] TRACE" out &&
-	grep -F "memprov run [-o PATH] [--mark-on MODULE:FUNCTION]... [--check [CHECK OPTIONS]] -- CMD [ARGS...]" out &&
+	grep -F "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] TRACE" out &&
+	grep -F "memprov run [-o PATH] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]" out &&
 	memprov help stats >out &&
 	head -n 1 out >first && echo "usage: memprov stats [--json] TRACE" >expect &&
 	test_cmp expect first &&
@@ -22,7 +22,7 @@ test_expect_success 'memprov --help and memprov help SUBCOMMAND: exit 0' '
 test_expect_success 'unknown subcommand, option, help topic: exit 2, one line and the usage' '
 	st=0 && memprov frobnicate 2>err || st=$? && test $st = 2 &&
 	head -n 1 err >first && echo "memprov: error: unknown subcommand '\''frobnicate'\''" >expect &&
-	test_cmp expect first && grep -F "usage: memprov SUBCOMMAND" err &&
+	test_cmp expect first && grep -F "usage: memprov [--color=WHEN] SUBCOMMAND" err &&
 	st=0 && memprov --frob 2>err || st=$? && test $st = 2 &&
 	st=0 && memprov help frob 2>err || st=$? && test $st = 2 &&
 	st=0 && memprov 2>err || st=$? && test $st = 2 &&
@@ -46,7 +46,7 @@ test_expect_success 'run: an existing LD_PRELOAD is kept after the library' '
 test_expect_success 'run: traces of child processes are named too' '
 	MEMPROV_LIB=$LIBM memprov run -o "c.%p.trace" -- \
 		sh -c "sh -c \": >c.\\\$\\\$.trace; echo \\\$\\\$ >kid\"; : >c.\$\$.trace; echo \$\$ >pid" 2>err &&
-	printf "memprov: trace written to c.%s.trace\nmemprov: trace of a child or exec'\''d process written to c.%s.trace\n" \
+	printf "memprov: trace written to c.%s.trace\nmemprov: other trace of this run: c.%s.trace (another process)\n" \
 		"$(cat pid)" "$(cat kid)" >expect &&
 	test_cmp expect err
 '

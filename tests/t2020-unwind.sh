@@ -61,9 +61,9 @@ test_expect_success 'the same leak report with unwind.c and with libunwind only'
 	memprov leaks --native fast.trace | sed 1,5d >fast.txt &&
 	memprov leaks --native slow.trace | sed 1,5d >slow.txt &&
 	test_cmp slow.txt fast.txt &&
-	grep -A3 "heap malloc: 100 blocks, 4.7 KiB (4800 B)" fast.txt >got &&
+	grep -A3 "heap malloc: 100 blocks, 4.7 KiB (4,800 B)" fast.txt >got &&
 	grep -q "work .*jmpthreads.c:" got && grep -q "start_thread " got &&
-	grep -A2 "heap malloc: 50 blocks, 2.3 KiB (2400 B)" fast.txt >got &&
+	grep -A2 "heap malloc: 50 blocks, 2.3 KiB (2,400 B)" fast.txt >got &&
 	grep -q "work .*jmpthreads.c:" got && grep -q "main .*jmpthreads.c:" got
 '
 

@@ -70,7 +70,7 @@ test_expect_success 'stats --json: heap peak and live are exact' '
 test_expect_success 'stats (text) shows the calls per function' '
 	memprov stats stats.trace >stats.txt &&
 	cat stats.txt &&
-	grep -Eq "^ *malloc +7 +1710 +1$" stats.txt &&
+	grep -Eq "^ *malloc +7 +1,710 +1$" stats.txt &&
 	grep -Eq "^ *calloc +2 +100 +1$" stats.txt &&
 	grep -Eq "^ *free +6 " stats.txt
 '

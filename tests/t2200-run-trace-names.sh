@@ -1,23 +1,71 @@
 #!/bin/sh
 # t2200-run-trace-names.sh - `memprov run` names the trace the command
-# really wrote: the library never overwrites a file, so a second run with
-# the same -o PATH writes NAME.1.trace, and %% in the template is a '%'.
+# really wrote and never lets an old one pass for it: an older memprov
+# trace at -o PATH is replaced (with its numbered siblings, the rest of
+# that earlier run), --no-clobber keeps it and the new trace is
+# NAME.1.trace, a file that is not a memprov trace (or a symbolic link)
+# is never touched, and %% in the template is a '%'.
 . "$(dirname "$0")/test-lib.sh"
 test -f "$MEMPROV_LIB" && test -x "$BIN/leak3" || test_skip "libmemprov.so or tests/bin/leak3 not built"
 
-test_expect_success 'an existing -o file: the new trace is NAME.1.trace, and run says so' '
+# pid_of TRACE: the pid its header names
+pid_of() { memprov stats "$1" | sed -n "s/^pid: \([0-9]*\).*/\1/p"; }
+
+test_expect_success 'an older trace at -o PATH is replaced, and run says so' '
 	memprov run -o same.trace -- "$BIN/leak3" 2>err1 &&
 	grep -x "memprov: trace written to same.trace" err1 &&
+	first=$(pid_of same.trace) &&
 	memprov run -o same.trace -- "$BIN/leak3" 2>err2 &&
-	grep -x "memprov: trace written to same.1.trace" err2 &&
-	! grep -q "child" err2 &&
-	test -s same.1.trace
+	grep -x "memprov: trace written to same.trace (an older trace there was replaced)" err2 &&
+	second=$(pid_of same.trace) &&
+	test "$first" != "$second" &&
+	! test -e same.1.trace && ! grep -q "other trace" err2
+'
+
+test_expect_success 'the older run'\''s numbered traces go with it' '
+	memprov run -o fam.trace -- sh -c "\"$BIN/leak3\"; \"$BIN/leak3\"" 2>err1 &&
+	test -s fam.1.trace && test -s fam.2.trace &&
+	echo keep >fam.notes &&
+	memprov run -o fam.trace -- "$BIN/leak3" 2>err2 &&
+	! test -e fam.1.trace && ! test -e fam.2.trace &&
+	test -s fam.trace && test -s fam.notes
+'
+
+test_expect_success '--no-clobber: the older trace stays, the new one is NAME.1.trace' '
+	memprov run -o keep.trace -- "$BIN/leak3" 2>err1 &&
+	cp keep.trace keep.orig &&
+	memprov run --no-clobber -o keep.trace -- "$BIN/leak3" 2>err2 &&
+	grep -x "memprov: trace written to keep.1.trace (keep.trace was left as it was: an older trace, --no-clobber)" err2 &&
+	cmp keep.trace keep.orig && test -s keep.1.trace
+'
+
+test_expect_success 'a file that is not a memprov trace is never overwritten' '
+	echo "my notes" >notes.trace &&
+	memprov run -o notes.trace -- "$BIN/leak3" 2>err &&
+	grep -x "memprov: trace written to notes.1.trace (notes.trace was left as it was: not a memprov trace)" err &&
+	echo "my notes" >expect && test_cmp expect notes.trace
+'
+
+test_expect_success 'a symbolic link at -o PATH, even to a trace, is left alone' '
+	memprov run -o target.trace -- "$BIN/leak3" 2>/dev/null &&
+	ln -s target.trace link.trace && cp target.trace target.orig &&
+	memprov run -o link.trace -- "$BIN/leak3" 2>err &&
+	grep -x "memprov: trace written to link.1.trace (link.trace was left as it was: not a regular file)" err &&
+	test -L link.trace && cmp target.trace target.orig
 '
 
 test_expect_success '%% in the template is a percent sign in the name reported' '
 	memprov run -o "pct%%.%p.trace" -- "$BIN/leak3" 2>err &&
 	name=$(sed -n "s/^memprov: trace written to //p" err) &&
 	case "$name" in pct%.*.trace) ;; *) echo "reported $name"; exit 1 ;; esac &&
+	test -s "$name"
+'
+
+test_expect_success 'a directory as -o: the trace inside it is named' '
+	mkdir d &&
+	memprov run -o d -- "$BIN/leak3" 2>err &&
+	name=$(sed -n "s/^memprov: trace written to //p" err) &&
+	case "$name" in d/memprov.*.trace) ;; *) echo "reported $name"; exit 1 ;; esac &&
 	test -s "$name"
 '
 

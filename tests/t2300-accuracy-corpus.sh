@@ -9,7 +9,7 @@
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 for p in corpus-inline-O0 corpus-inline-O2 corpus-cxxnew-O0 corpus-cxxnew-O2 \
-	corpus-stripped corpus-stripped.full corpus-nodwarf libcorpus-nodwarf.so; do
+	corpus-stripped corpus-stripped.full corpus-nodwarf libcorpus-nodwarf.so corpus-tsd; do
 	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
 done
 
@@ -17,25 +17,26 @@ SRC=$TOP/tests/corpus
 VGCMP=$SRC/vgcompare.py
 # at FILE MARKER: the line of FILE marked /* @MARKER */
 at() { grep -n "/\* @$2 \*/" "$SRC/$1" | cut -d: -f1; }
-# run NAME: trace NAME.trace of tests/bin/NAME
-run() { timeout 60 "$MEMPROV_CLI" run -o "$1.trace" -- "$BIN/$1" 2>"$1.err"; }
+# run NAME: trace NAME.trace of tests/bin/NAME (no reachability scan: the
+# site list stays one list, biggest first, as these checks read it)
+run() { MEMPROV_REACH=0 timeout 60 "$MEMPROV_CLI" run -o "$1.trace" -- "$BIN/$1" 2>"$1.err"; }
 # sites TRACE [OPTIONS]: the site lines of `leaks`, sources by base name
 sites() {
 	t=$1 && shift &&
 	memprov leaks "$@" "$t" >"$t.out" &&
-	sed -n '/^[0-9]* sites*:$/,$p' "$t.out" | sed 1d | sed "s|$SRC/||"
+	sed -n '/^[0-9]* sites* of the program.s own:$/,$p' "$t.out" | sed 1d | sed "s|$SRC/||"
 }
 export SRC VGCMP
 
 I=inline.c
 cat >"$TRASH/inline.expect" <<EOF
-  #1 heap malloc: 1 block, 100 B (100 B)
+  #1 heap malloc: 1 block, 100 B
       make $I:$(at $I make)
       main $I:$(at $I main-make)
-  #2 heap xmalloc: 2 blocks, 80 B (80 B)
+  #2 heap xmalloc: 2 blocks, 80 B
       fill $I:$(at $I fill)
       main $I:$(at $I main-fill)
-  #3 heap strdup: 3 blocks, 36 B (36 B)
+  #3 heap strdup: 3 blocks, 36 B
       add $I:$(at $I add)
       main $I:$(at $I main-add)
 EOF
@@ -44,14 +45,14 @@ test_expect_success 'C at -O0: sites name the API, the function and its line' '
 	run corpus-inline-O0 &&
 	sites corpus-inline-O0.trace >out &&
 	cat >expect <<-EOF &&
-	  #1 heap malloc: 1 block, 100 B (100 B)
+	  #1 heap malloc: 1 block, 100 B
 	      make $I:$(at $I make)
 	      main $I:$(at $I main-make)
-	  #2 heap malloc: 2 blocks, 80 B (80 B)
+	  #2 heap malloc: 2 blocks, 80 B
 	      xmalloc $I:$(at $I xmalloc-inner)
 	      fill $I:$(at $I fill)
 	      main $I:$(at $I main-fill)
-	  #3 heap strdup: 3 blocks, 36 B (36 B)
+	  #3 heap strdup: 3 blocks, 36 B
 	      add $I:$(at $I add)
 	      main $I:$(at $I main-add)
 	EOF
@@ -86,13 +87,13 @@ test_expect_success 'inlined frames in JSON: add is inlined into main at -O2, no
 
 C=cxxnew.cc
 cat >"$TRASH/cxx.expect" <<EOF
-  #1 heap operator new[]: 1 block, 1000 B (1000 B)
+  #1 heap operator new[]: 1 block, 1,000 B
       make_buffer $C:$(at $C make_buffer)
       main $C:$(at $C main-buffer)
-  #2 heap operator new: 1 block, 128 B (128 B)
+  #2 heap operator new: 1 block, 128 B
       make_wide $C:$(at $C make_wide)
       main $C:$(at $C main-wide)
-  #3 heap operator new: 1 block, 4 B (4 B)
+  #3 heap operator new: 1 block, 4 B
       make_int $C:$(at $C make_int)
       main $C:$(at $C main-int)
 EOF
@@ -141,7 +142,7 @@ test_expect_success 'a library without DWARF: function+0xOFF (module) from its .
 	off=$(printf "0x%x" $((0x$ret - 0x$start))) &&
 	sites corpus-nodwarf.trace >out &&
 	cat >expect <<-EOF &&
-	  #1 heap malloc: 2 blocks, 128 B (128 B)
+	  #1 heap malloc: 2 blocks, 128 B
 	      nd_leak+$off (libcorpus-nodwarf.so)
 	      main nodwarf.c:$(at nodwarf.c main-nd)
 	EOF
@@ -152,7 +153,7 @@ test_expect_success 'inlined frames in folded stacks, the HTML flame graph and t
 	memprov peak --folded corpus-inline-O2.trace >folded &&
 	grep -Fx "main ($I:$(at $I main-add));add ($I:$(at $I add)) 36" folded &&
 	memprov html -o page.html corpus-inline-O2.trace &&
-	grep -F "\"add ($I:$(at $I add))\"" page.html &&
+	grep -F "[\"add\",\"$SRC/$I\",$(at $I add),\"n\"," page.html &&
 	st=0 && memprov check --annotations corpus-inline-O2.trace >annot || st=$? &&
 	test $st = 1 &&
 	grep -F "::error file=$SRC/$I,line=$(at $I add),title=" annot >a &&
@@ -166,6 +167,29 @@ test_expect_success 'alloc:NAME in a suppression file: the gate names the caller
 	grep -F "heap xmalloc: 80 B in 2 blocks live at exit in fill at $SRC/$I:$(at $I fill)" out &&
 	st=0 && memprov check --alloc-fn "f(" corpus-inline-O2.trace 2>err || st=$? &&
 	test $st = 2 && grep "alloc-fn wants a function name" err
+'
+
+test_expect_success 'glibc frames: the function name, never its internal __GI_ alias' '
+	run corpus-tsd &&
+	memprov leaks --json corpus-tsd.trace >tsd.json &&
+	/usr/bin/python3 - tsd.json "$(at tsd.c keydtor)" >tsd.out <<-\EOF &&
+	import json, sys
+	line = int(sys.argv[2])
+	for s in json.load(open(sys.argv[1]))["sites"]:
+	    f = s["frames"]
+	    if f and f[0]["function"] == "keydtor" and f[0]["line"] == line:
+	        for x in f:
+	            print(x["function"], (x["file"] or "-").split("/")[-1])
+	EOF
+	cat tsd.out &&
+	test "$(sed -n 1p tsd.out)" = "keydtor tsd.c" &&
+	! grep -q "__GI_" tsd.out &&
+	if grep -q "nptl_deallocate_tsd.c" tsd.out; then
+		test "$(sed -n 2p tsd.out | cut -d" " -f1)" = __nptl_deallocate_tsd &&
+		test "$(sed -n 3p tsd.out | cut -d" " -f1)" = __nptl_deallocate_tsd
+	else
+		echo "libc without debug symbols: its frames not checked"
+	fi
 '
 
 command -v valgrind >/dev/null || test_skip "valgrind not installed"

@@ -35,8 +35,8 @@ test_expect_success 'the bounded cache and the churn are not suspects; --all sho
 test_expect_success 'text report: slope, start and end figures' '
 	memprov growth leak.trace >g.txt &&
 	grep -F "1 growing site (growth of at least 1.0 KiB over the window), biggest first:" g.txt &&
-	grep -F "  #1 heap malloc: +196.0 KiB (200704 B) over the window, 4.0 KiB/mark (4096 B, 1 block/mark)" g.txt &&
-	grep -F "since mark #0 \"iter\"; 200.0 KiB (50 blocks) at the end; confidence 1.00" g.txt &&
+	grep -Fx "  #1 heap malloc: +196.0 KiB (+200,704 B) over the window, 4.0 KiB (4,096 B) per mark, 1 block per mark" g.txt &&
+	grep -F "since mark #0 \"iter\"; 200.0 KiB (204,800 B) in 50 blocks at the window'"'"'s end; confidence 1.00" g.txt &&
 	grep -F "leak_a $TOP/tests/growth/grow.c:$LEAK_LINE" g.txt
 '
 
@@ -59,7 +59,7 @@ test_expect_success 'peak: exact total and sites live then' '
 	EOF
 	test_cmp expect out &&
 	memprov peak leak.trace >p.txt &&
-	grep -F "peak of live memory, all kinds: 209.3 KiB (214312 B)" p.txt
+	grep -F "peak of live memory, all kinds: 209.3 KiB (214,312 B)" p.txt
 '
 
 test_expect_success 'diff against a run without the leak shows leak_a alone' '
@@ -146,8 +146,18 @@ test_expect_success '--after LABEL and --skip start the window later' '
 	memprov growth --skip 10 --json warm.trace >s.json &&
 	jget s.json window.first window.steps "=len(j[\"suspects\"])" >out &&
 	printf "10\n1\n0\n" >expect && test_cmp expect out &&
-	memprov growth --after nosuch warm.trace >x.txt 2>x.err &&
-	grep -F "no mark named '"'"'nosuch'"'"'" x.err
+	st=0 && memprov growth --after nosuch warm.trace >x.txt 2>x.err || st=$? &&
+	test $st = 2 &&
+	cat >expect <<-\EOF &&
+	memprov: error: no mark named '"'"'nosuch'"'"' in '"'"'warm.trace'"'"': the window would be empty
+	memprov: the marks of '"'"'warm.trace'"'"':
+	  "warm" (4)
+	  "steady" (8)
+	EOF
+	test_cmp expect x.err &&
+	st=0 && memprov growth --skip 12 warm.trace >x.txt 2>x.err || st=$? &&
+	test $st = 2 &&
+	grep -Fx "memprov: error: --skip 12 leaves no mark of '"'"'warm.trace'"'"' to judge (it has 12)" x.err
 '
 
 test_expect_success 'the window ends at the end of the Python main module' '
@@ -167,6 +177,62 @@ test_expect_success 'the window ends at the end of the Python main module' '
 	memprov growth --json me.trace >m.json &&
 	jget m.json marks main_end "=len(j[\"points\"])" suspects.0.slope_bytes >out &&
 	printf "3\ntrue\n3\n2000\n" >expect && test_cmp expect out
+'
+
+# Without marks, only steady growth: imports all along the run are state,
+# a warm-up cache and a late one-off result are no trend; a site that
+# rises all along is a suspect. The window starts after the last import
+# of the first half.
+test_expect_success 'without marks: steady growth only, after the last import' '
+	{
+		echo "header state=exited start=1000"
+		echo "thread 1"
+		echo "pycode ts=1001 id=1 file=\"<frozen importlib._bootstrap>\" name=_find_and_load"
+		echo "pycode ts=1001 id=2 file=/app/main.py name=warm"
+		echo "pycode ts=1001 id=3 file=/app/main.py name=step"
+		echo "pycode ts=1001 id=4 file=/app/main.py name=result"
+		echo "pycode ts=1001 id=5 file=/app/main.py name=<module>"
+		echo "stack ts=1002 id=1 python=1:1178,5:1"
+		echo "stack ts=1002 id=2 python=2:5,5:9"
+		echo "stack ts=1002 id=3 python=3:7,5:10"
+		echo "stack ts=1002 id=4 python=4:8,5:11"
+		i=0
+		while [ $i -lt 200 ]; do
+			ts=$((2000 + 100 * i))
+			[ $((i % 10)) = 0 ] && echo "alloc ts=$ts addr=$((0x100000 + i * 4096)) size=5000 stack=1"
+			[ $i -lt 30 ] && echo "alloc ts=$((ts + 1)) addr=$((0x2000000 + i * 4096)) size=3000 stack=2"
+			[ $((i % 2)) = 0 ] && echo "alloc ts=$((ts + 2)) addr=$((0x4000000 + i * 4096)) size=1000 stack=3"
+			[ $i = 170 ] && echo "alloc ts=$((ts + 3)) addr=0x8000000 size=500000 stack=4"
+			i=$((i + 1))
+		done
+	} | "$TRACEGEN" -o steady.trace &&
+	memprov growth --json steady.trace >st.json &&
+	jget st.json by "=[s[\"python\"][0][\"function\"] for s in j[\"suspects\"]]" window.first \
+		"=j[\"window\"][\"why\"].startswith(\"from the first instant after the last import, at \")" >out &&
+	printf "time\n[\"step\"]\n9\ntrue\n" >expect && test_cmp expect out &&
+	memprov growth steady.trace >st.txt &&
+	grep -q "^  (no marks: from the first instant after the last import, at " st.txt &&
+	grep -Fx "interpreter and module state: 20 blocks, 97.7 KiB — \`--all\` shows them" st.txt
+'
+
+# The end figure is what was live at the window'"'"'s end: without marks, the
+# end of the Python main module, not the last evenly spaced instant.
+test_expect_success 'without marks: the end figure is at the end of the main module' '
+	{
+		echo "header state=exited start=1000 end=21000"
+		echo "thread 1"
+		i=0
+		while [ $i -lt 180 ]; do
+			echo "alloc ts=$((2000 + 100 * i)) addr=$((0x100000 + i * 4096)) size=1000 stack=1"
+			i=$((i + 1))
+		done
+		echo "mark ts=19990 serial=1 label=__main__ flags=main-end"
+		echo "free ts=20500 addr=0x100000"
+		echo "alloc ts=21000 addr=0x10 size=8 stack=2"
+	} | "$TRACEGEN" -o endfig.trace &&
+	memprov growth --json endfig.trace >ef.json &&
+	jget ef.json suspects.0.end_blocks suspects.0.end_bytes "=j[\"points\"][-1][\"ns\"]" >out &&
+	printf "180\n180000\n18990\n" >expect && test_cmp expect out
 '
 
 test_expect_success 'bad options are usage errors (status 2)' '

@@ -33,7 +33,7 @@ test_expect_success 'RSS rising with live memory flat: the gap is flagged, no si
 	printf "true\nfirst-mark\n5242880\n13631488\n0\n8388608\n10\n20\n10\n" >expect &&
 	test_cmp expect out &&
 	memprov timeline retain.trace >t.txt &&
-	grep -F "gap: RSS rose 8.0 MiB (8388608 B) more than tracked memory" t.txt &&
+	grep -F "gap: RSS rose 8.0 MiB (8,388,608 B) more than tracked memory" t.txt &&
 	memprov growth --json retain.trace >g.json &&
 	jget g.json "=len(j[\"suspects\"])" window.steps >out &&
 	printf "0\n9\n" >expect && test_cmp expect out

@@ -36,7 +36,7 @@ test_expect_success 'bug mode under memprov: runs unchanged, one mark per iterat
 
 test_expect_success 'growth --after "iter 4": the write-back line first, exact slope' '
 	memprov growth --json --after "iter 4" bug.trace >g.json &&
-	test "$(j g.json s[\"window\"])" = "{'"'"'first'"'"': 4, '"'"'last'"'"': 11, '"'"'steps'"'"': 7}" &&
+	test "$(j g.json "(s[\"window\"][\"first\"], s[\"window\"][\"last\"], s[\"window\"][\"steps\"])")" = "(4, 11, 7)" &&
 	line=$(j bug.json s[\"write_back_site\"][\"line\"]) &&
 	sed -n "${line}p" "$PARRAY" | grep -q "host = np.empty(" &&
 	test "$(j g.json "s[\"suspects\"][0][\"python\"][0]")" = \
@@ -62,11 +62,11 @@ test_expect_success 'growth --skip 4 is the same window; the text report names f
 	test "$(j skip.json "s[\"suspects\"][0][\"slope_bytes\"]")" = "$(j g.json "s[\"suspects\"][0][\"slope_bytes\"]")" &&
 	memprov growth --after "iter 4" bug.trace >g.txt &&
 	line=$(j bug.json s[\"write_back_site\"][\"line\"]) &&
-	grep -A1 "^  #1 heap " g.txt | tail -n 1 | grep -q "^     since mark #4 \"iter 4\"; 32.0 MiB (16 blocks) at the end" &&
+	grep -A1 "^  #1 heap " g.txt | tail -n 1 | grep -q "^     since mark #4 \"iter 4\"; 32.0 MiB (33,554,432 B) in 16 blocks at the window'"'"'s end" &&
 	grep -A2 "^  #1 heap " g.txt | tail -n 1 >first &&
 	echo "      PArray._write_back_to_host $PARRAY:$line" >expect &&
 	test_cmp expect first &&
-	grep -q "^  #1 heap malloc: +28.0 MiB (29360128 B) over the window, 4.0 MiB/mark (4194304 B, 2 blocks/mark)$" g.txt
+	grep -q "^  #1 heap malloc: +28.0 MiB (+29,360,128 B) over the window, 4.0 MiB (4,194,304 B) per mark, 2 blocks per mark$" g.txt
 '
 
 test_expect_success 'growth without a window: the write-back line is still first' '

@@ -49,7 +49,7 @@ test_expect_success 'the trace: state running, one mark per finished iteration' 
 
 test_expect_success 'growth --after "iter 4": the write-back line first, 4194304 B per iteration' '
 	memprov growth --json --after "iter 4" kill.trace >g.json &&
-	test "$(j g.json s[\"window\"])" = "{'"'"'first'"'"': 4, '"'"'last'"'"': $K, '"'"'steps'"'"': $((K - 4))}" &&
+	test "$(j g.json "(s[\"window\"][\"first\"], s[\"window\"][\"last\"], s[\"window\"][\"steps\"])")" = "(4, $K, $((K - 4)))" &&
 	test "$(j g.json "s[\"suspects\"][0][\"python\"][0]")" = \
 		"{'"'"'function'"'"': '"'"'PArray._write_back_to_host'"'"', '"'"'file'"'"': '"'"'$PARRAY'"'"', '"'"'line'"'"': $LINE}" &&
 	test "$(j g.json "s[\"suspects\"][0][\"kind\"]")" = heap &&

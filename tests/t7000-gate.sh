@@ -25,7 +25,7 @@ test_expect_success 'clean C programs pass with no options' '
 	memprov check true.trace >out && grep -qx "  live at exit: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
 	memprov check clean.trace >out &&
 	grep -q ": ok$" out &&
-	grep -qx "    4.0 KiB (4096 B) in 1 block: leak:_IO_file_doallocate (default: glibc stdio buffers (stdout, stderr, open FILEs))" out
+	grep -qx "    4.0 KiB (4,096 B) in 1 block: leak:_IO_file_doallocate (default: glibc stdio buffers (stdout, stderr, open FILEs))" out
 '
 
 test_expect_success 'python3 -c pass passes (pyenv python3 through its shim, and /usr/bin/python3)' '
@@ -33,13 +33,15 @@ test_expect_success 'python3 -c pass passes (pyenv python3 through its shim, and
 	grep -c "^memprov check: " out >n && echo 1 >one && test_cmp one n &&
 	grep -q "/bin/python3 -c pass): ok$" out &&
 	trace upy $PY -c pass && memprov check upy.trace >out2 && grep -q ": ok$" out2 &&
-	memprov check --no-default-suppressions upy.trace >out3; test $? = 1
+	grep -q "^  interpreter and module state: [0-9]* blocks, .* — \`--all\` gates them$" out2 &&
+	memprov check --all upy.trace >out3; test $? = 1
 '
 
 test_expect_success '/usr/bin/python3 -c "import numpy" passes' '
 	$PY -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
 	trace np $PY -c "import numpy" && memprov check np.trace >out && grep -q ": ok$" out &&
-	grep -q "leak:<frozen importlib._bootstrap> (default" out
+	grep -qx "  live at the end of the main module: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
+	grep -q "^  interpreter and module state: [0-9,]* blocks, 1[0-9].[0-9] MiB — \`--all\` gates them$" out
 '
 
 test_expect_success 'a CUDA program that frees everything passes (fake runtime, shared and static)' '
@@ -58,7 +60,7 @@ test_expect_success 'a leaking C program fails, naming the site and line' '
 	trace leak "$BIN/gate_leak" leak &&
 	memprov check leak.trace >out; test $? = 1 &&
 	grep -qx "memprov check: leak.trace (pid [0-9]*: $BIN/gate_leak leak): FAIL" out &&
-	grep -qx "  live at exit: 2.9 KiB in 3 blocks (budget 0 B, all kinds): over budget" out &&
+	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
 	test "$(grep -c "^    #" out)" = 1
 '
@@ -66,8 +68,8 @@ test_expect_success 'a leaking C program fails, naming the site and line' '
 test_expect_success 'a suppression file hides it and says how much' '
 	printf "# known leak\n\nleak:leak_h*re\n  leak:^no_such_function$  \n" >supp &&
 	memprov check --suppressions supp leak.trace >out &&
-	grep -qx "    2.9 KiB (3000 B) in 3 blocks: leak:leak_h\*re (supp:3)" out &&
-	grep -qx "  suppressed: 2.9 KiB in 3 blocks" out &&
+	grep -qx "    2.9 KiB (3,000 B) in 3 blocks: leak:leak_h\*re (supp:3)" out &&
+	grep -qx "  suppressed: 2.9 KiB (3,000 B) in 3 blocks" out &&
 	memprov check --json --suppressions supp leak.trace >s.json &&
 	test "$(j s.json "[(r[\"pattern\"],r[\"bytes\"],r[\"blocks\"],r[\"source\"]) for r in j[\"traces\"][0][\"suppressed\"][\"rules\"]]")" = \
 		"[('"'"'leak_h*re'"'"', 3000, 3, '"'"'supp:3'"'"')]"
@@ -148,7 +150,7 @@ test_expect_success 'annotations: one ::error line per offending site' '
 test_expect_success 'a Python ctypes leak still fails under the default Python suppressions' '
 	trace ct $PY "$TOP/tests/gate/ctypes_leak.py" && trace ctok $PY "$TOP/tests/gate/ctypes_leak.py" clean &&
 	memprov check ct.trace >out; test $? = 1 &&
-	grep -qx "    #1 heap malloc: 4.9 KiB in 1 block live at exit in leak at $TOP/tests/gate/ctypes_leak.py:$(L LEAK-CTYPES "$TOP/tests/gate/ctypes_leak.py")" out &&
+	grep -qx "    #1 heap malloc: 4.9 KiB in 1 block live at the end of the main module in leak at $TOP/tests/gate/ctypes_leak.py:$(L LEAK-CTYPES "$TOP/tests/gate/ctypes_leak.py")" out &&
 	memprov check ctok.trace >/dev/null
 '
 
@@ -166,17 +168,101 @@ test_expect_success 'growth: slope per mark, warm-up skipped by --skip or --afte
 	grep -qx "    1 growing site by growth:grow_step (gs:1)" out
 '
 
+# The workload keeps its arrays in a global (WORKLOAD) until its main
+# module ends, where the gate measures: the leak budget is set above its
+# working set (96 MiB), and growth judges.
 test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes' '
 	$PY -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
 	P="$TOP/scripts/parla_evict.py --groups 8 --arrays-per-group 4 --rows 262144 --cols 2 --gpu-budget 33554432 --write-every 2 --iters 12" &&
 	trace bug $PY $P --bug && trace fixed $PY $P --fixed &&
-	memprov check --json --max-growth 1M --skip 4 bug.trace >b.json; test $? = 1 &&
-	test "$(j b.json "[(o[\"slope\"], o[\"location\"][\"file\"].split(\"/\")[-1], o[\"python\"][0][\"function\"]) for o in j[\"traces\"][0][\"offenders\"]]")" = \
+	memprov check --json --max-growth 1M --max-leak 128M --skip 4 bug.trace >b.json; test $? = 1 &&
+	test "$(j b.json "[(o[\"slope\"], o[\"location\"][\"file\"].split(\"/\")[-1], o[\"python\"][0][\"function\"]) for o in j[\"traces\"][0][\"offenders\"] if o[\"type\"] == \"growth\"]")" = \
 		"[(4194304.0, '"'"'parray.py'"'"', '"'"'PArray._write_back_to_host'"'"')]" &&
 	test "$(j b.json "j[\"traces\"][0][\"offenders\"][0][\"location\"][\"line\"]")" = \
 		"$(sed -n "s/^summary: write-back allocation at .*parray.py:\([0-9]*\) .*/\1/p" bug.out)" &&
-	memprov check --max-growth 1M --skip 4 fixed.trace >out &&
-	grep -qx "  growth over 8 marks: 0 sites over 1.0 MiB per mark" out
+	memprov check --max-growth 1M --max-leak 128M --skip 4 fixed.trace >out &&
+	grep -qx "  growth over 8 marks: 0 sites over 1.0 MiB per mark (the first 4 marks left out by --skip)" out &&
+	memprov check --max-growth 1M --skip 4 fixed.trace >out; test $? = 1 &&
+	grep -q "^    #1 heap malloc: 64.0 MiB in 32 blocks live at the end of the main module in preallocate" out
+'
+
+test_expect_success 'threads: a C program joining 4 threads and Python'"'"'s threading pass (the DTV)' '
+	"$MEMPROV_CLI" run --check -o th.trace -- "$BIN/gate_leak" threads >out 2>&1 &&
+	grep -qx "    1.2 KiB (1,216 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
+	"$MEMPROV_CLI" run --check -o pyth.trace -- $PY -c \
+		"import threading; t=threading.Thread(target=len,args=((),)); t.start(); t.join()" >out 2>&1 &&
+	grep -q "): ok$" out
+'
+
+# A test run's marks (memprov's pytest plugin): test_a keeps 8 MB, test_b
+# frees what it made, test_c keeps 3000 B; pytest's own memory (library
+# frames only) is not a test's.
+test_expect_success 'per test: each test on what it kept; JUnit and annotations name it' '
+	"$BIN/tracegen" -o pt.trace <<-EOF &&
+	header pid=9 state=exited exit=0 cmd="python3 -m pytest" start=1000
+	thread 1
+	pycode ts=1001 id=1 file=/app/test_x.py name=test_a
+	pycode id=2 file=/app/test_x.py name=test_b
+	pycode id=3 file=/usr/lib/python3/dist-packages/_pytest/runner.py name=pytest_runtest_call
+	pycode id=4 file=/app/test_x.py name=test_c
+	stack id=1 python=1:5,3:100
+	stack id=2 python=2:9,3:100
+	stack id=3 python=3:120
+	stack id=4 python=4:13,3:100
+	alloc addr=0x100 size=777 stack=3
+	mark serial=1 label="test-start test_x.py::test_a"
+	alloc addr=0x1000 size=8000000 stack=1
+	alloc addr=0x2000 size=5000 stack=3
+	mark serial=2 label="test-end test_x.py::test_a"
+	mark serial=3 label="test-start test_x.py::test_b"
+	alloc addr=0x3000 size=1000 stack=2
+	free addr=0x3000
+	mark serial=4 label="test-end test_x.py::test_b"
+	mark serial=5 label="test-start test_x.py::test_c"
+	alloc addr=0x4000 size=3000 stack=4
+	mark serial=6 label="test-end test_x.py::test_c"
+	mark serial=7 label="__main__ end" flags=main-end
+	EOF
+	memprov check --annotations --junit ptj.xml pt.trace >out; test $? = 1 &&
+	grep -qx "  per test: 3 tests, 2 over budget (what each kept from its start to its end, budget 0 B, all kinds): over budget" out &&
+	grep -qx "  FAIL test_x.py::test_a: kept 7.6 MiB in 1 block" out &&
+	grep -qx "    #1 heap malloc: 7.6 MiB in 1 block kept by test test_x.py::test_a in test_a at /app/test_x.py:5" out &&
+	grep -qx "  FAIL test_x.py::test_c: kept 2.9 KiB in 1 block" out &&
+	! grep -q "test_b" out &&
+	grep -qx "::error file=/app/test_x.py,line=13,title=memprov%3A leak in a test over budget (test_x.py%3A%3Atest_c)::memprov: a test kept memory: heap malloc: 2.9 KiB in 1 block kept by test test_x.py::test_c in test_c at /app/test_x.py:13 (trace pt.trace)" out &&
+	xmllint --noout --schema "$TOP/tests/gate/junit.xsd" ptj.xml &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@tests)" ptj.xml)" = 4 &&
+	test "$(xmllint --xpath "string(/testsuites/testsuite/@failures)" ptj.xml)" = 2 &&
+	test "$(xmllint --xpath "count(//testcase[@classname=\"test_x.py\"])" ptj.xml)" = 3 &&
+	test "$(xmllint --xpath "count(//testcase[@name=\"test_b\"]/failure)" ptj.xml)" = 0 &&
+	xmllint --xpath "string(//testcase[@name=\"test_a\"]/failure)" ptj.xml | grep -q "in test_a at /app/test_x.py:5$" &&
+	memprov check --max-leak 4K pt.trace >out; test $? = 1 &&
+	grep -qx "  per test: 3 tests, 1 over budget (what each kept from its start to its end, budget 4.0 KiB, all kinds): over budget" out &&
+	memprov check --json pt.trace >pt.json; test $? = 1 &&
+	test "$(j pt.json "[(t[\"nodeid\"], t[\"status\"], t[\"kept_bytes\"]) for t in j[\"traces\"][0][\"tests\"]]")" = \
+		"[('"'"'test_x.py::test_a'"'"', '"'"'fail'"'"', 8000000), ('"'"'test_x.py::test_b'"'"', '"'"'ok'"'"', 0), ('"'"'test_x.py::test_c'"'"', '"'"'fail'"'"', 3000)]"
+'
+
+test_expect_success 'growth: --after naming no mark, --skip past the end: exit 2, the marks listed' '
+	st=0 && memprov check --max-growth 1M --after NOSUCH grow.trace >out 2>err || st=$? &&
+	test $st = 2 &&
+	grep -qx "memprov: error: no mark named '"'"'NOSUCH'"'"' in '"'"'grow.trace'"'"': the window would be empty" err &&
+	grep -qx "  \"step 0\" (1)" err &&
+	grep -qx "memprov check: grow.trace: the growth window is empty (see the error above)" out &&
+	st=0 && memprov check --max-growth 1M --skip 99 grow.trace >out 2>err || st=$? &&
+	test $st = 2 &&
+	grep -qx "memprov: error: --skip 99 leaves no mark of '"'"'grow.trace'"'"' to judge (it has 12)" err &&
+	st=0 && memprov check --json --max-growth 1M --after NOSUCH --junit e.xml grow.trace >e.json 2>/dev/null || st=$? &&
+	test $st = 2 &&
+	test "$(j e.json "j[\"traces\"][0][\"status\"]")" = error &&
+	test "$(xmllint --xpath "count(//testcase/error)" e.xml)" = 1
+'
+
+test_expect_success 'growth without marks: judged per second, and stderr says how to add marks' '
+	memprov check --max-growth 1M clean.trace >out 2>err &&
+	grep -q "^memprov: warning: '"'"'clean.trace'"'"' has no marks: growth is judged per second (" err &&
+	grep -q "memprov run --mark-on MODULE:FUNCTION" err &&
+	grep -q "^  growth over [0-9]* instants: 0 sites over 1.0 MiB per s (no marks: " out
 '
 
 test_done

@@ -60,7 +60,7 @@ test_expect_success 'growth, peak, timeline, html and check under the same limit
 	limited html -o big.html big.trace &&
 	grep -c "memprov-data" big.html &&
 	st=0 && limited check --max-leak 1M big.trace >check.txt || st=$? &&
-	cat check.txt && test $st = 0 && grep "live at exit: 937.5 KiB in 20000 blocks" check.txt
+	cat check.txt && test $st = 0 && grep -F "live at exit: 937.5 KiB (960,000 B) in 20,000 blocks" check.txt
 '
 
 test_done

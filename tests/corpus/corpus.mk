@@ -4,8 +4,12 @@
 CORPUS_PROGS := tests/bin/corpus-inline-O0 tests/bin/corpus-inline-O2 \
 	tests/bin/corpus-cxxnew-O0 tests/bin/corpus-cxxnew-O2 \
 	tests/bin/corpus-stripped tests/bin/corpus-stripped.full \
-	tests/bin/libcorpus-nodwarf.so tests/bin/corpus-nodwarf
+	tests/bin/libcorpus-nodwarf.so tests/bin/corpus-nodwarf tests/bin/corpus-tsd
 TEST_BUILD += $(CORPUS_PROGS)
+
+tests/bin/corpus-tsd: tests/corpus/tsd.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -std=gnu11 $(WARN) -pthread -o $@ $<
 
 tests/bin/corpus-inline-O%: tests/corpus/inline.c
 	@mkdir -p tests/bin
@@ -29,3 +33,26 @@ tests/bin/libcorpus-nodwarf.so: tests/corpus/nodwarf_lib.c
 tests/bin/corpus-nodwarf: tests/corpus/nodwarf.c tests/bin/libcorpus-nodwarf.so
 	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $< \
 		-Ltests/bin -lcorpus-nodwarf -Wl,-rpath,'$$ORIGIN'
+
+# The preload object's side (t2310): dlopen by relative path and with
+# RTLD_DEEPBIND, how a process dies, the heap before main.
+CORPUS_PROGS2 := tests/bin/corpus-dlrel tests/bin/libcorpus-dlrel.so \
+	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths
+TEST_BUILD += $(CORPUS_PROGS2)
+
+tests/bin/corpus-dlrel: tests/corpus/dlrel.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $< -ldl
+
+tests/bin/libcorpus-dlrel.so: tests/corpus/dlrel_lib.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -fPIC -shared -DLIB_KEEP=333 -std=gnu11 $(WARN) -o $@ $<
+
+tests/bin/libcorpus-deep.so: tests/corpus/dlrel_lib.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -fPIC -shared -DLIB_KEEP=444 -Wl,-z,relro,-z,now \
+		-std=gnu11 $(WARN) -o $@ $<
+
+tests/bin/corpus-deaths: tests/corpus/deaths.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $<

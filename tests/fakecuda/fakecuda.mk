@@ -58,9 +58,12 @@ tests/bin/cuda-drv: tests/cuda/drv_scenario.c tests/bin/libcuda.so.1
 	$(call quiet,CC,$@)$(CC) $(FAKECUDA_CFLAGS) -O0 -o $@ $< -Ltests/bin -l:libcuda.so.1 \
 		-lpthread
 
+tests/bin/cuda-reach: tests/cuda/reach_scenario.c $(CUDA_TEST_DEPS)
+	$(call quiet,CC,$@)$(CC) $(FAKECUDA_CFLAGS) -O0 -o $@ $< -Ltests/bin -lcudart
+
 TEST_BUILD += tests/bin/libcuda.so.1 tests/bin/libcudart.so tests/bin/libcudart_fake.a \
 	tests/bin/libmemprov_cudastub.so tests/bin/cuda-rt-dyn tests/bin/cuda-rt-static \
-	tests/bin/cuda-drv
+	tests/bin/cuda-drv tests/bin/cuda-reach
 
 ifneq ($(wildcard $(NVCC)),)
 tests/bin/cuda-nvcc-static: tests/cuda/nvcc_prog.cu

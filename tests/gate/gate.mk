@@ -3,7 +3,7 @@
 # runtime of tests/fakecuda/ (shared and static) and need its headers.
 tests/bin/gate_leak: tests/gate/gate_leak.c
 	@mkdir -p tests/bin
-	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
 
 TEST_BUILD += tests/bin/gate_leak
 

@@ -10,7 +10,10 @@
  *   gate_leak grow N   N marks "step I"; keeps 2048 B per step (LEAK-GROW),
  *                      after a warm-up of 3 steps that keep 64 KiB each
  *                      (LEAK-WARM); frees it all before exit
+ *   gate_leak threads  starts 4 threads and joins them (glibc keeps each
+ *                      finished thread's stack, and its DTV, for reuse)
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,25 @@ static int grow(int n)
 	return 0;
 }
 
+static void *thread_fn(void *arg)
+{
+	free(malloc(100));
+	return arg;
+}
+
+static int threads(void)
+{
+	pthread_t t[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, thread_fn, NULL))
+			return 3;
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "leak";
@@ -84,6 +106,8 @@ int main(int argc, char **argv)
 			return 3;
 	} else if (!strcmp(mode, "clean")) {
 		printf("clean\n");
+	} else if (!strcmp(mode, "threads")) {
+		return threads();
 	} else if (!strcmp(mode, "grow")) {
 		return grow(argc > 2 ? atoi(argv[2]) : 10);
 	} else {

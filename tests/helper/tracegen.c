@@ -26,6 +26,9 @@
  *   gpu_free ts= func= kind= addr= stream= device= result= flags=
  *   ctx_reset ts= func= device=
  *   fork ts= child=
+ *   reach ts= status= notes= scan_ts= scan_ns= mem= threads= stopped= stack_only=
+ *         unreadable= classes=CLS:BLOCKS:BYTES,...  (CLS: 1..4)
+ *   reach_blocks ts= kind= cls= scan_ts= addrs=0x..,0x.. [count=N]
  *   rawrec ts= type= size= len= data=HEX   any head (bad sizes, unknown types)
  *          (v2: data=HEX alone, written as is: any bytes)
  *
@@ -599,6 +602,47 @@ static void line_cmd(struct kv *kv, int n)
 		struct mp_rec_fork *f = record(MP_REC_FORK, sizeof(*f), kv, n);
 
 		f->child_pid = (int32_t)num(kv, n, "child", 0);
+	} else if (!strcmp(c, "reach")) {
+		struct mp_rec_reach *r = record(MP_REC_REACH, sizeof(*r), kv, n);
+		const char *cl = get(kv, n, "classes");
+
+		r->status = (uint32_t)num(kv, n, "status", 0);
+		r->notes = (uint32_t)num(kv, n, "notes", 0);
+		r->scan_ts = num(kv, n, "scan_ts", 0);
+		r->scan_ns = num(kv, n, "scan_ns", 0);
+		r->mem_bytes = num(kv, n, "mem", 0);
+		r->threads = (uint32_t)num(kv, n, "threads", 1);
+		r->threads_stopped = (uint32_t)num(kv, n, "stopped", 1);
+		r->threads_stack_only = (uint32_t)num(kv, n, "stack_only", 0);
+		r->unreadable = (uint32_t)num(kv, n, "unreadable", 0);
+		while (cl && *cl) {
+			unsigned long k = strtoul(cl, (char **)&cl, 0);
+
+			if (k >= MP_REACH_CLASS_COUNT || *cl++ != ':')
+				fail("bad classes", get(kv, n, "classes"));
+			r->classes[k].blocks = strtoull(cl, (char **)&cl, 0);
+			if (*cl++ != ':')
+				fail("bad classes", get(kv, n, "classes"));
+			r->classes[k].bytes = strtoull(cl, (char **)&cl, 0);
+			if (*cl == ',')
+				cl++;
+		}
+	} else if (!strcmp(c, "reach_blocks")) {
+		uint64_t addr[MP_REACH_BLOCKS_MAX];
+		const char *a = get(kv, n, "addrs");
+		size_t k = 0;
+		struct mp_rec_reach_blocks *r;
+
+		while (a && *a && k < MP_REACH_BLOCKS_MAX) {
+			addr[k++] = strtoull(a, (char **)&a, 0);
+			if (*a == ',')
+				a++;
+		}
+		r = record(MP_REC_REACH_BLOCKS, sizeof(*r) + 8 * k, kv, n);
+		r->scan_ts = num(kv, n, "scan_ts", 0);
+		r->count = (uint32_t)num(kv, n, "count", k);
+		r->cls = (uint8_t)num(kv, n, "cls", MP_REACH_DEFINITE);
+		memcpy(r->addr, addr, 8 * k);
 	} else if (!strcmp(c, "rawrec")) {
 		unsigned char data[MP_MAX_RECORD];
 		size_t dl = hex_bytes(get(kv, n, "data"), data, sizeof(data));

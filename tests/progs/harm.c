@@ -215,7 +215,7 @@ static int mode_cancel(int n)
 
 #define MAX_KEPT 100000
 static void *kept_maps[MAX_KEPT];
-static volatile sig_atomic_t n_kept;
+static long n_kept;              /* mappings kept: handlers may run at once */
 static volatile int stop_threads;
 
 static void on_alarm_map(int sig)
@@ -224,10 +224,14 @@ static void on_alarm_map(int sig)
 	void *p;
 
 	(void)sig;
-	if (n_kept < MAX_KEPT) {
+	if (__atomic_load_n(&n_kept, __ATOMIC_RELAXED) < MAX_KEPT) {
 		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p != MAP_FAILED)
-			kept_maps[n_kept++] = p;
+		if (p != MAP_FAILED) {
+			long k = __atomic_fetch_add(&n_kept, 1, __ATOMIC_RELAXED);
+
+			if (k < MAX_KEPT)
+				kept_maps[k] = p;
+		}
 	}
 	errno = saved;
 }
@@ -284,14 +288,14 @@ static int mode_sigmmap(int raw)
 	for (i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, churn, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
-	while (n_kept < 3000)
+	while (__atomic_load_n(&n_kept, __ATOMIC_RELAXED) < 3000)
 		usleep(1000);
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	stop_threads = 1;
 	for (i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	printf("kept=%d\n", (int)n_kept);
+	printf("kept=%ld\n", __atomic_load_n(&n_kept, __ATOMIC_RELAXED));
 	return 0;
 }
 

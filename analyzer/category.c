@@ -1,0 +1,415 @@
+/*
+ * category.c - set apart what is not the program's own memory: the
+ * interpreter's and the modules' state, pymalloc's arenas, and what a
+ * suppression rule hides (category.h). Decided from the stack: its
+ * Python frames (the import machinery, the program's files against the
+ * standard library and installed packages, a module's top level) and its
+ * native frames (the interpreter's, and who asked for the memory).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "category.h"
+#include "util.h"
+
+/* pymalloc's arena: 1 MiB since CPython 3.10, 256 KiB before. */
+#define ARENA_SIZE (1u << 20)
+#define ARENA_SIZE_OLD (1u << 18)
+
+/*
+ * CPython 3.10 and older keep freed frames (one per code object) and
+ * deque blocks (528 B) on free lists, allocated under the line that first
+ * needed them: at most this many blocks of at most FREELIST_BLOCK bytes
+ * under one stack are taken for them.
+ */
+#define FREELIST_MINOR 10
+#define FREELIST_BLOCKS 16
+#define FREELIST_BLOCK 2048
+
+/*
+ * What library code makes for itself on first use (a cache, a registry,
+ * a class made for the program's object, a thread's state) is one block,
+ * or a few small ones: what a program keeps of what libraries made for it
+ * (parsed documents, arrays) grows past that.
+ */
+#define LIB_STATE_BLOCKS 4
+#define LIB_STATE_BLOCK 4096
+
+/* What one stack's frames say. */
+struct cat_stack {
+	UT_hash_handle hh;
+	uint64_t id;
+	uint8_t python;           /* has Python frames */
+	uint8_t import;           /* a Python frame of the import machinery */
+	uint8_t interp;           /* a native frame of the interpreter */
+	uint8_t asked;            /* the interpreter itself asked for the memory */
+	uint8_t top_level;        /* the program's innermost frame is a module's top level */
+	uint8_t library;          /* no Python frame of the program's own */
+	uint8_t lib_inner;        /* the innermost Python frame is library code */
+	uint8_t lib_asked;        /* the interpreter or a standard extension module asked */
+};
+
+/* One answer: the stack, the kind, small blocks, arena-sized blocks. */
+struct cat_key {
+	UT_hash_handle hh;
+	struct cat_key_id {
+		uint64_t stack;
+		uint8_t kind, small, arena;
+		uint8_t one;          /* one block, or LIB_STATE_BLOCKS small ones at most */
+		uint8_t freelist, pad[3];
+	} id;
+	enum category cat;
+	enum state_why why;
+	struct supp_rule *rule;
+};
+
+/* The minor version of the CPython 3 the trace loaded (libpython3.N or python3.N), or -1. */
+static int python_minor(const struct replay *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_modules; i++) {
+		const char *b = r->modules[i].path ? strrchr(r->modules[i].path, '/') : NULL;
+		int minor;
+
+		b = b ? b + 1 : r->modules[i].path;
+		if (b && (sscanf(b, "libpython3.%d", &minor) == 1 || sscanf(b, "python3.%d", &minor) == 1))
+			return minor;
+	}
+	return -1;
+}
+
+void cat_init(struct classifier *c, const struct replay *r, struct symbolizer *sym,
+	      struct suppressions *supp, unsigned flags)
+{
+	memset(c, 0, sizeof(*c));
+	c->py_minor = python_minor(r);
+	c->r = r;
+	c->sym = sym;
+	c->flags = flags;
+	supp_init(&c->own);
+	if (!supp && !(flags & CAT_NO_DEFAULTS))
+		supp_add_defaults(&c->own);
+	c->supp = supp ? supp : &c->own;
+}
+
+void cat_release(struct classifier *c)
+{
+	struct cat_stack *s, *stmp;
+	struct cat_key *k, *ktmp;
+
+	HASH_ITER(hh, c->stacks, s, stmp) {
+		HASH_DEL(c->stacks, s);
+		free(s);
+	}
+	HASH_ITER(hh, c->keys, k, ktmp) {
+		HASH_DEL(c->keys, k);
+		free(k);
+	}
+	supp_release(&c->own);
+	memset(c, 0, sizeof(*c));
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* A file of the import machinery (frozen, or read from source). */
+static int is_import_file(const char *file)
+{
+	return file && (!strncmp(file, "<frozen importlib.", 18) ||
+			!strcmp(file, "<frozen zipimport>") ||
+			ends_with(file, "/importlib/_bootstrap.py") ||
+			ends_with(file, "/importlib/_bootstrap_external.py"));
+}
+
+/*
+ * A file of the standard library or of an installed package, not of the
+ * program: frozen modules, and paths under lib/pythonX.Y, site-packages
+ * or dist-packages. "<string>" (-c) and "<stdin>" are the program's.
+ */
+static int is_library_file(const char *file)
+{
+	if (!file)
+		return 0;
+	if (file[0] == '<')
+		return !strncmp(file, "<frozen ", 8);
+	return strstr(file, "/lib/python2") || strstr(file, "/lib/python3") ||
+	       strstr(file, "/lib64/python") || strstr(file, "/lib/pypy") ||
+	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
+}
+
+/* A comprehension's frame belongs to the scope around it (3.12 inlines them). */
+static int is_comprehension(const char *name)
+{
+	return ends_with(name, "<listcomp>") || ends_with(name, "<dictcomp>") ||
+	       ends_with(name, "<setcomp>") || ends_with(name, "<genexpr>");
+}
+
+/*
+ * What the Python frames say: an import under way, library code innermost,
+ * and the innermost frame of the program's own code (none: library code
+ * alone; a <module> frame: a module's top level).
+ */
+static void python_part(const struct replay *r, const struct replay_stack *st, struct cat_stack *cs)
+{
+	size_t i;
+	int found = 0;
+
+	cs->python = st->n_python > 0;
+	for (i = 0; i < st->n_python; i++) {
+		const struct replay_pycode *pc = replay_find_pycode(r, st->python[i].code_id);
+		const char *file = pc ? pc->file : NULL, *name = pc ? pc->name : "";
+
+		if (is_import_file(file))
+			cs->import = 1;
+		if (!i)
+			cs->lib_inner = is_library_file(file);
+		if (found || is_library_file(file) || is_comprehension(name))
+			continue;
+		found = 1;
+		cs->top_level = !strcmp(name, "<module>");
+	}
+	cs->library = cs->python && !found;
+}
+
+/* What stack id's frames say, worked out once (cached in c->stacks). */
+static const struct cat_stack *stack_info(struct classifier *c, uint64_t id)
+{
+	const struct replay_stack *st;
+	const struct sym_frame *f, *asker;
+	struct cat_stack *cs;
+	size_t i, k, n;
+	int cut;
+
+	HASH_FIND(hh, c->stacks, &id, sizeof(id), cs);
+	if (cs)
+		return cs;
+	cs = xcalloc(1, sizeof(*cs));
+	cs->id = id;
+	HASH_ADD(hh, c->stacks, id, sizeof(cs->id), cs);
+	st = replay_find_stack(c->r, id);
+	if (!st)
+		return cs;
+	python_part(c->r, st, cs);
+	for (i = 0; i < st->n_native && !cs->interp; i++)
+		for (f = sym_lookup(c->sym, st->native[i], st->ts, &n), k = 0; k < n; k++)
+			cs->interp |= f[k].interpreter;
+	asker = supp_asker(c->sym, st, &cut);
+	cs->asked = asker ? asker->interpreter : cut;
+	cs->lib_asked = cs->asked || (asker && asker->module && strstr(asker->module, "/lib-dynload/"));
+	return cs;
+}
+
+/* The category from the frames alone (no rule): CAT_PROGRAM when none. */
+static enum category frames_category(const struct classifier *c, const struct cat_stack *cs,
+				     const struct cat_key_id *id, enum state_why *why)
+{
+	if (c->flags & CAT_ALL)
+		return CAT_PROGRAM;
+	if (cs->import) {
+		*why = WHY_IMPORT;
+		return CAT_STATE;
+	}
+	if (!cs->python && cs->interp) {
+		*why = WHY_INTERPRETER;
+		return CAT_STATE;
+	}
+	if (id->arena && cs->asked)
+		return CAT_ARENA;
+	if ((c->flags & CAT_FREELIST) && id->freelist && cs->python && cs->asked &&
+	    c->py_minor >= 0 && c->py_minor <= FREELIST_MINOR) {
+		*why = WHY_INTERPRETER;
+		return CAT_STATE;
+	}
+	if (((c->flags & CAT_LIBRARY) && cs->library) ||
+	    ((c->flags & CAT_LIB_STATE) && id->one && cs->lib_inner && cs->lib_asked)) {
+		*why = WHY_LIBRARY;
+		return CAT_STATE;
+	}
+	if ((c->flags & CAT_TOP_LEVEL) && cs->top_level) {
+		*why = WHY_TOP_LEVEL;
+		return CAT_STATE;
+	}
+	return CAT_PROGRAM;
+}
+
+enum category cat_of(struct classifier *c, const struct replay_live *l, struct supp_rule **rule,
+		     enum state_why *why)
+{
+	struct cat_key_id id;
+	struct cat_key *k;
+
+	memset(&id, 0, sizeof(id));
+	id.stack = l->key.stack;
+	id.kind = l->key.kind;
+	id.small = l->bytes <= l->blocks * SUPP_SMALL_BLOCK;
+	id.arena = l->key.kind == MP_KIND_MMAP && l->blocks &&
+		   (l->bytes == l->blocks * ARENA_SIZE || l->bytes == l->blocks * ARENA_SIZE_OLD);
+	id.one = l->blocks == 1 ||
+		 (l->blocks <= LIB_STATE_BLOCKS && l->bytes <= l->blocks * LIB_STATE_BLOCK);
+	id.freelist = l->key.kind == MP_KIND_HEAP && l->blocks <= FREELIST_BLOCKS &&
+		      l->bytes <= l->blocks * FREELIST_BLOCK;
+	HASH_FIND(hh, c->keys, &id, sizeof(id), k);
+	if (!k) {
+		const struct cat_stack *cs = stack_info(c, id.stack);
+
+		k = xcalloc(1, sizeof(*k));
+		k->id = id;
+		k->cat = frames_category(c, cs, &id, &k->why);
+		if (k->cat == CAT_PROGRAM) {
+			k->rule = supp_match_stack(c->supp, c->flags & CAT_GROWTH ? SUPP_GROWTH : SUPP_LEAK,
+						   id.kind, id.small, c->r, c->sym,
+						   replay_find_stack(c->r, id.stack));
+			if (k->rule)
+				k->cat = CAT_SUPPRESSED;
+		}
+		HASH_ADD(hh, c->keys, id, sizeof(k->id), k);
+	}
+	if (rule)
+		*rule = k->rule;
+	if (why)
+		*why = k->why;
+	return k->cat;
+}
+
+void cat_count(struct classifier *c, enum category cat, enum state_why why,
+	       struct supp_rule *rule, uint64_t blocks, uint64_t bytes)
+{
+	c->total[cat].blocks += blocks;
+	c->total[cat].bytes += bytes;
+	if (cat == CAT_STATE) {
+		c->why[why].blocks += blocks;
+		c->why[why].bytes += bytes;
+	}
+	if (rule) {
+		rule->blocks += blocks;
+		rule->bytes += bytes;
+	}
+}
+
+void cat_split(struct classifier *c, struct replay_live **live, struct replay_live **out)
+{
+	struct replay_live *l, *tmp;
+
+	HASH_ITER(hh, *live, l, tmp) {
+		struct supp_rule *rule;
+		enum state_why why;
+		enum category cat = cat_of(c, l, &rule, &why);
+
+		if (cat == CAT_PROGRAM)
+			continue;
+		cat_count(c, cat, why, rule, l->blocks, l->bytes);
+		HASH_DEL(*live, l);
+		if (out)
+			HASH_ADD(hh, out[cat], key, sizeof(l->key), l);
+		else
+			free(l);
+	}
+}
+
+void cat_reset(struct classifier *c)
+{
+	size_t i;
+
+	memset(c->total, 0, sizeof(c->total));
+	memset(c->why, 0, sizeof(c->why));
+	for (i = 0; i < c->supp->n; i++)
+		c->supp->rules[i].bytes = c->supp->rules[i].blocks = c->supp->rules[i].sites = 0;
+}
+
+const char *cat_name(enum category cat)
+{
+	static const char *const names[CAT_COUNT] = { "program", "state", "arena", "suppressed" };
+
+	return cat < CAT_COUNT ? names[cat] : "?";
+}
+
+void cat_text(FILE *f, const struct classifier *c, const char *indent, const char *verb)
+{
+	const struct cat_total *t;
+	char b[HUMAN_LEN], n[HUMAN_LEN];
+
+	t = &c->total[CAT_STATE];
+	if (t->blocks)
+		fprintf(f, "%sinterpreter and module state: %s block%s, %s \u2014 `--all` %s\n",
+			indent, fmt_count(n, sizeof(n), t->blocks), t->blocks == 1 ? "" : "s",
+			human_bytes(b, sizeof(b), t->bytes), verb);
+	t = &c->total[CAT_ARENA];
+	if (t->blocks)
+		fprintf(f, "%sPython arenas (pymalloc's small objects, of every line): %s"
+			" arena%s, %s \u2014 `--all` %s\n", indent, fmt_count(n, sizeof(n), t->blocks),
+			t->blocks == 1 ? "" : "s", human_bytes(b, sizeof(b), t->bytes), verb);
+}
+
+void cat_text_suppressed(FILE *f, const struct classifier *c, const char *indent)
+{
+	const struct cat_total *t = &c->total[CAT_SUPPRESSED];
+	char b[HUMAN_LEN], n[HUMAN_LEN];
+
+	if (t->blocks)
+		fprintf(f, "%skept until exit on purpose (default suppressions): %s"
+			" block%s, %s \u2014 `--no-default-suppressions` shows them\n", indent,
+			fmt_count(n, sizeof(n), t->blocks), t->blocks == 1 ? "" : "s",
+			human_bytes(b, sizeof(b), t->bytes));
+}
+
+static void json_total(FILE *f, const char *name, const struct cat_total *t)
+{
+	fprintf(f, "\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, name, t->blocks, t->bytes);
+}
+
+/* "state":{...},"arenas":{...}: the members of "set_apart" but suppressed. */
+static void json_state(FILE *f, const struct classifier *c)
+{
+	static const char *const whys[WHY_COUNT] = { "import", "interpreter", "top_level", "library" };
+	size_t i;
+
+	json_total(f, "state", &c->total[CAT_STATE]);
+	for (i = 0; i < WHY_COUNT; i++) {
+		fputc(',', f);
+		json_total(f, whys[i], &c->why[i]);
+		fputc('}', f);
+	}
+	fputs("},", f);
+	json_total(f, "arenas", &c->total[CAT_ARENA]);
+	fputs("}", f);
+}
+
+void cat_json_state(FILE *f, const struct classifier *c)
+{
+	fputs(",\"set_apart\":{", f);
+	json_state(f, c);
+	fputs("}", f);
+}
+
+void cat_json(FILE *f, const struct classifier *c)
+{
+	size_t i;
+	int first = 1;
+
+	fputs(",\"set_apart\":{", f);
+	json_state(f, c);
+	fputc(',', f);
+	json_total(f, "suppressed", &c->total[CAT_SUPPRESSED]);
+	fputs(",\"rules\":[", f);
+	for (i = 0; i < c->supp->n; i++) {
+		const struct supp_rule *rule = &c->supp->rules[i];
+
+		if (!rule->blocks)
+			continue;
+		fprintf(f, "%s{\"pattern\":", first ? "" : ",");
+		first = 0;
+		json_str(f, rule->pattern);
+		fprintf(f, ",\"source\":");
+		json_str(f, rule->source);
+		fprintf(f, ",\"why\":");
+		json_str(f, rule->why);
+		fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", rule->blocks, rule->bytes);
+	}
+	fputs("]}}", f);
+}

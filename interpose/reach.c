@@ -1,0 +1,444 @@
+/*
+ * reach.c - the reachability scan at exit, step by step, and its records.
+ *
+ * On exit(), _exit() or the return from main (never on SIGKILL, where the
+ * trace stays as it is), once per process:
+ *
+ *  1. the exiting thread's registers and stack pointer as the program had
+ *     them when it called memprov's exit hook (libunwind, back to the
+ *     first frame outside libmemprov.so), so memprov's own frames are not
+ *     roots; after exit() or the return from main they were taken then
+ *     (mp_reach_note_exit) and the scan runs later, once the exit handlers
+ *     and the program's destructors have run, where valgrind and
+ *     LeakSanitizer look too: frames below that stack pointer (exit's own,
+ *     the handlers') are dead to the program and are not roots;
+ *  2. inside a dl_iterate_phdr callback, so that no stopped thread can hold
+ *     the loader's lock the scan needs: stop the other threads
+ *     (stop_world.c), read the live blocks back from the trace
+ *     (reach_live.c), the memory map (reach_maps.c), the roots
+ *     (reach_roots.c), mark and classify (reach_mark.c), let the threads
+ *     go;
+ *  3. write one MP_REC_REACH_BLOCKS record per kind and lost class (up to
+ *     MP_REACH_BLOCKS_MAX addresses each), then MP_REC_REACH.
+ *
+ * The scan has a time bound (MEMPROV_REACH_TIMEOUT_MS) and a memory bound
+ * (MEMPROV_REACH_MEMORY_MB); past either, or when the trace cannot be read
+ * back, MP_REC_REACH says why and no block gets a class. It never changes
+ * the program's output, exit status, files or signals; its memory is its
+ * own mappings, unmapped before it returns.
+ *
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls the reach_* leaves and
+ * stop_world, the trace file (to read it back), the writer (its records),
+ * config, libc_real, elfsym, and intern and unwind for where their tables
+ * are; called by init.c only.
+ */
+#include <errno.h>
+#include <link.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "config.h"
+#include "elfsym.h"
+#include "intern.h"
+#include "libc_real.h"
+#include "reach.h"
+#include "reach_int.h"
+#include "trace_file.h"
+#include "unwind.h"
+#include "writer.h"
+
+struct job {
+	int ran;
+	int sandboxed;          /* a seccomp filter: no ptrace helper, no process_vm_readv */
+	int status;             /* enum mp_reach_status */
+	uint64_t deadline, scan_ts;
+	struct rthread self;
+	uint64_t tls_static;    /* glibc's static TLS size, 0 if not known */
+	struct rlive live;
+	struct rstats st;
+};
+
+static int once;
+
+/* The exiting thread's registers where it called exit or main returned. */
+static struct {
+	int32_t tid;
+	int ok;
+	struct rthread t;
+} noted;
+
+/*
+ * A safety net, not a part of the design: should the scan itself fault
+ * (a bug in memprov, or memory the map did not describe), the program
+ * must still exit as it would have. SIGSEGV and SIGBUS go to a handler of
+ * memprov's only while this thread scans (installed after the ptrace
+ * helper was started, so it never inherits it), and are given back as
+ * they were.
+ */
+static sigjmp_buf fault_jmp;
+static volatile pid_t fault_tid;
+static struct sigaction old_segv, old_bus;
+
+static void on_fault(int sig)
+{
+	if ((pid_t)syscall(SYS_gettid) == fault_tid)
+		mp_real_siglongjmp(fault_jmp, sig);
+	/* not the scanning thread: its own handling, and the fault again */
+	mp_real_sigaction(SIGSEGV, &old_segv, NULL);
+	mp_real_sigaction(SIGBUS, &old_bus, NULL);
+}
+
+/*
+ * The real sigaction and siglongjmp, not memprov's hooks (hooks_signal.c):
+ * what the kernel had is put back exactly, trampolines included.
+ */
+static int fault_net(int on)
+{
+	struct sigaction sa;
+
+	if (!mp_real_sigaction || !mp_real_siglongjmp)
+		return -1;
+	if (!on) {
+		mp_real_sigaction(SIGSEGV, &old_segv, NULL);
+		mp_real_sigaction(SIGBUS, &old_bus, NULL);
+		fault_tid = 0;
+		return 0;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sa.sa_flags = SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	fault_tid = (pid_t)syscall(SYS_gettid);
+	if (mp_real_sigaction(SIGSEGV, &sa, &old_segv))
+		return -1;
+	if (mp_real_sigaction(SIGBUS, &sa, &old_bus)) {
+		mp_real_sigaction(SIGSEGV, &old_segv, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int status_of(int r)
+{
+	switch (r) {
+	case RX_OK: return MP_REACH_DONE;
+	case RX_TIMEOUT: return MP_REACH_TIMEOUT;
+	case RX_NOTRACE: return MP_REACH_NOTRACE;
+	default: return MP_REACH_NOMEM;
+	}
+}
+
+#if defined(__x86_64__)
+
+/*
+ * The program's registers at its call into memprov: unwind memprov's
+ * frames; the first frame outside libmemprov.so has the callee-saved
+ * registers and stack pointer the program had. 0, or -1.
+ */
+static int own_regs(struct rthread *t)
+{
+	static const int regs[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+				    UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+	unw_context_t uc;
+	unw_cursor_t cur;
+	uintptr_t lo, hi;
+	int i, k;
+
+	if (mp_elf_text_of((const void *)&own_regs, &lo, &hi) || unw_getcontext(&uc) ||
+	    unw_init_local(&cur, &uc))
+		return -1;
+	for (i = 0; i < 64; i++) {
+		unw_word_t ip, v;
+
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip))
+			return -1;
+		if (ip < lo || ip >= hi) {
+			for (k = 0; k < 6; k++) {
+				if (unw_get_reg(&cur, regs[k], &v))
+					return -1;
+				t->regs[t->nregs++] = v;
+			}
+			if (unw_get_reg(&cur, UNW_REG_SP, &v))
+				return -1;
+			t->sp = v;
+			return 0;
+		}
+		if (unw_step(&cur) <= 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* When unwinding fails: scan from here, memprov's frames included. */
+static void own_regs_here(struct rthread *t)
+{
+	uint64_t r[6];
+
+	__asm__ volatile("movq %%rbx, 0(%0)\n\tmovq %%rbp, 8(%0)\n\tmovq %%r12, 16(%0)\n\t"
+			 "movq %%r13, 24(%0)\n\tmovq %%r14, 32(%0)\n\tmovq %%r15, 40(%0)"
+			 : : "r"(r) : "memory");
+	memcpy(t->regs, r, sizeof(r));
+	t->nregs = 6;
+	t->sp = (uintptr_t)__builtin_frame_address(0);
+}
+
+static uint64_t thread_pointer(void)
+{
+	uint64_t tp;
+
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
+/* glibc's static TLS size (what LeakSanitizer asks too), 0 if not known. */
+static uint64_t tls_static_size(void)
+{
+	void (*get)(size_t *, size_t *) =
+		(void (*)(size_t *, size_t *))mp_elf_lookup("_dl_get_tls_static_info");
+	size_t size = 0, align = 0;
+
+	if (get)
+		get(&size, &align);
+	return size;
+}
+
+/* Step 2, with the loader's lock held (see the file's head). */
+static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct job *j = arg;
+	struct rthread *th;
+	struct sw_world *w;
+	struct rmaps maps;
+	struct rroots roots;
+	struct stat st;
+	int fd = mp_trace_fd(), r;
+	size_t n = 0, i;
+
+	(void)info;
+	(void)size;
+	if (j->ran++)
+		return 1;
+	memset(&maps, 0, sizeof(maps));
+	maps.pagemap_fd = maps.mem_fd = -1;
+	memset(&roots, 0, sizeof(roots));
+	roots.tls_static = j->tls_static;
+	th = rmem_alloc((SW_MAX_THREADS + 1) * sizeof(*th));
+	if (!th) {
+		j->status = MP_REACH_NOMEM;
+		return 1;
+	}
+	th[0] = j->self;
+	w = sw_stop(th + 1, SW_MAX_THREADS, &n, j->deadline, !j->sandboxed);
+	j->st.threads = (uint32_t)n + 1;
+	for (i = 0; i <= n; i++) {
+		j->st.stopped += th[i].how == RT_STOPPED;
+		j->st.stack_only += th[i].how == RT_STACK_ONLY;
+	}
+	j->scan_ts = mp_now();
+	if (sigsetjmp(fault_jmp, 1)) {
+		fault_net(0);
+		rmaps_close(&maps);
+		sw_resume(w);
+		j->status = MP_REACH_FAULT;
+		return 1;
+	}
+	if (fault_net(1)) {
+		sw_resume(w);
+		j->status = MP_REACH_FAULT;
+		return 1;
+	}
+	r = rl_build(&j->live, fd, j->deadline);
+	if (!r && !j->live.n)
+		goto done; /* nothing live: nothing to classify */
+	if (!r)
+		r = rmaps_read(&maps, !j->sandboxed);
+	maps.all_safe = j->st.stopped != j->st.threads;
+	if (!r)
+		r = rroots_build(&roots, &j->live, &maps, th, n + 1,
+				 fd >= 0 && !fstat(fd, &st) ? (uint64_t)st.st_ino : 0);
+	j->st.notes |= roots.notes;
+	if (!r)
+		r = rmark_run(&j->live, &roots, &maps, &j->st, j->deadline);
+done:
+	fault_net(0);
+	rmaps_close(&maps);
+	sw_resume(w);
+	j->status = status_of(r);
+	return 1;
+}
+
+static int find_valgrind(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core");
+}
+
+void mp_reach_note_exit(void)
+{
+	int g, r;
+
+	memset(&noted, 0, sizeof(noted));
+	g = mp_pass_begin(); /* what libunwind maps is its own */
+	r = own_regs(&noted.t);
+	mp_pass_end(g);
+	if (r)
+		return;
+	noted.tid = (int32_t)syscall(SYS_gettid);
+	noted.ok = 1;
+}
+
+static void run(struct job *j)
+{
+	if (dl_iterate_phdr(find_valgrind, NULL)) {
+		/* memcheck would flag every word read; ptrace is not emulated */
+		j->status = MP_REACH_UNSUPPORTED;
+		return;
+	}
+	if (noted.ok && noted.tid == (int32_t)syscall(SYS_gettid)) {
+		j->self = noted.t;
+	} else if (own_regs(&j->self)) {
+		j->self.nregs = 0;
+		own_regs_here(&j->self);
+		j->st.notes |= MP_REACH_N_OWN_FRAMES;
+	}
+	j->self.tid = (int32_t)syscall(SYS_gettid);
+	j->self.fs = thread_pointer();
+	j->self.how = RT_STOPPED;
+	j->self.self = 1;
+	j->tls_static = tls_static_size();
+	/*
+	 * Under a seccomp filter a system call the program never makes may
+	 * kill it: leave out the ptrace helper and process_vm_readv.
+	 */
+	j->sandboxed = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0;
+	if (j->sandboxed)
+		j->st.notes |= MP_REACH_N_SECCOMP;
+	dl_iterate_phdr(scan_locked, j);
+}
+
+#else
+
+void mp_reach_note_exit(void)
+{
+}
+
+static void run(struct job *j)
+{
+	j->status = MP_REACH_UNSUPPORTED;
+}
+
+#endif
+
+/* One MP_REC_REACH_BLOCKS record per kind, class and MP_REACH_BLOCKS_MAX blocks. */
+static void write_blocks(const struct job *j, unsigned cls, unsigned kind)
+{
+	struct mp_rec_reach_blocks *r = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i <= j->live.n; i++) {
+		const struct rblock *b = i < j->live.n ? &j->live.b[i] : NULL;
+
+		if (b && (b->state != cls || b->kind != kind))
+			continue;
+		if (n && (!b || n == MP_REACH_BLOCKS_MAX)) {
+			r->h.size = (uint16_t)(sizeof(*r) + 8 * n);
+			r->count = (uint32_t)n;
+			mp_record_commit(r);
+			n = 0;
+		}
+		if (!b)
+			break;
+		if (!n) {
+			r = mp_record_begin(MP_REC_REACH_BLOCKS, MP_MAX_RECORD);
+			if (!r)
+				return;
+			r->h.kind = (uint8_t)kind;
+			r->scan_ts = j->scan_ts;
+			r->cls = (uint8_t)cls;
+			memset(r->reserved, 0, sizeof(r->reserved));
+		}
+		r->addr[n++] = b->addr;
+	}
+}
+
+static void write_summary(const struct job *j, uint64_t t0)
+{
+	struct mp_rec_reach *r = mp_record_begin(MP_REC_REACH, sizeof(*r));
+	size_t i;
+
+	if (!r)
+		return;
+	memset((char *)r + sizeof(r->h), 0, sizeof(*r) - sizeof(r->h));
+	r->status = (uint32_t)j->status;
+	r->notes = j->st.notes;
+	r->scan_ts = j->scan_ts;
+	r->scan_ns = t0 ? mp_now() - t0 : 0;
+	r->mem_bytes = rmem_peak();
+	r->threads = j->st.threads;
+	r->threads_stopped = j->st.stopped;
+	r->threads_stack_only = j->st.stack_only;
+	r->unreadable = j->st.unreadable;
+	r->root_bytes = j->st.root_bytes;
+	r->block_bytes = j->st.block_bytes;
+	for (i = 0; j->status == MP_REACH_DONE && i < j->live.n; i++) {
+		const struct rblock *b = &j->live.b[i];
+
+		r->classes[b->state].blocks++;
+		r->classes[b->state].bytes += b->size;
+	}
+	mp_record_commit(r);
+}
+
+/* memprov's tables are its own memory, never roots. */
+static void own_tables(void)
+{
+	uintptr_t a;
+	size_t len;
+
+	mp_intern_range(&a, &len);
+	rmem_own(a, len);
+	mp_unwind_cache_range(&a, &len);
+	rmem_own(a, len);
+}
+
+void mp_reach_at_exit(void)
+{
+	struct job j;
+	uint64_t t0;
+	int saved = errno, g;
+	unsigned cls, kind;
+
+	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+		return;
+	memset(&j, 0, sizeof(j));
+	if (!mp_config.reach || mp_config.sample_bytes || !mp_config.heap) {
+		/* blocks the trace does not know would hide what they point to */
+		j.status = mp_config.reach ? MP_REACH_PARTIAL : MP_REACH_OFF;
+		write_summary(&j, 0);
+		return;
+	}
+	t0 = mp_now();
+	j.deadline = t0 + (uint64_t)mp_config.reach_timeout_ms * 1000000u;
+	rmem_init((uint64_t)mp_config.reach_memory_mb << 20);
+	own_tables();
+	j.status = MP_REACH_NOMEM;
+	g = mp_pass_begin(); /* what the loader and libunwind allocate is theirs */
+	run(&j);
+	mp_pass_end(g);
+	if (j.status == MP_REACH_DONE)
+		for (cls = MP_REACH_POSSIBLE; cls <= MP_REACH_DEFINITE; cls++)
+			for (kind = 1; kind < MP_KIND_COUNT; kind++)
+				write_blocks(&j, cls, kind);
+	write_summary(&j, t0);
+	rmem_release();
+	errno = saved;
+}

@@ -1,0 +1,181 @@
+/*
+ * reach_int.h - what the files of the reachability scan share: reach.c
+ * (the order of the steps, the records), reach_mem.c (bounded memory,
+ * sorting), reach_trace.c (reading the trace back), reach_live.c (the
+ * live blocks), reach_maps.c (the memory map, fault-safe reads),
+ * reach_roots.c (the roots), reach_mark.c (marking and classes) and
+ * stop_world.c (stopping the other threads). Nothing here is used
+ * outside those files.
+ *
+ * While the other threads are stopped, none of this may take a lock a
+ * stopped thread could hold: no malloc, no stdio, no libunwind, no
+ * record written to the trace (memprov's segment lock). Memory comes from
+ * reach_mem.c only.
+ */
+#ifndef MEMPROV_REACH_INT_H
+#define MEMPROV_REACH_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/memprov_trace.h"
+#include "sys.h"
+
+/* Results of the steps: 0, or one of these. */
+enum {
+	RX_OK = 0,
+	RX_TIMEOUT = -2, /* the time bound passed */
+	RX_NOMEM = -3,   /* the memory bound, or mmap failed */
+	RX_NOTRACE = -4, /* the trace could not be read back */
+};
+
+/* Bounded memory from raw anonymous mappings (reach_mem.c). */
+void rmem_init(uint64_t limit) MP_HIDDEN;
+void *rmem_alloc(size_t len) MP_HIDDEN;              /* zeroed; NULL over the bound */
+void *rmem_table(size_t len) MP_HIDDEN;              /* the same, every page touched now */
+/* Make *p hold at least need elements of size elem (*cap counts them). */
+int rmem_grow(void **p, size_t *cap, size_t elem, size_t need) MP_HIDDEN;
+void rmem_free(void *p) MP_HIDDEN;
+void rmem_forget(void *p) MP_HIDDEN;                 /* never unmap it */
+void rmem_release(void) MP_HIDDEN;                   /* unmap everything */
+uint64_t rmem_peak(void) MP_HIDDEN;
+int rmem_failed(void) MP_HIDDEN;                     /* some allocation was refused */
+/* In-place sort of n elements of size elem (no malloc, unlike qsort). */
+void rsort(void *base, size_t n, size_t elem,
+	   int (*less)(const void *a, const void *b)) MP_HIDDEN;
+int rmem_is_own(uint64_t addr) MP_HIDDEN;            /* inside the scan's own memory */
+void rmem_own(uintptr_t addr, size_t len) MP_HIDDEN;  /* another mapping of memprov's */
+/* The scan's own mappings and those given to rmem_own. */
+size_t rmem_own_ranges(uint64_t (*out)[2], size_t max) MP_HIDDEN;
+
+/* Reading the trace back (reach_trace.c): fn sees every record, thread by
+ * thread in each thread's order; a nonzero return stops the walk. */
+typedef int (*rt_fn)(void *arg, uint32_t serial, const struct mp_rec_head *h);
+int rt_walk(int fd, uint64_t deadline, rt_fn fn, void *arg) MP_HIDDEN;
+
+/* A live block. Groups are address spaces searched apart. */
+enum { RG_HOST, RG_MMAP, RG_REG, RG_COUNT };
+
+struct rblock {
+	uint64_t addr;
+	uint64_t size;
+	uint8_t kind;   /* enum mp_kind */
+	uint8_t state;  /* reach_mark.c's state, then enum mp_reach_class */
+	uint8_t pad[6];
+};
+
+/* The blocks live at the scan, sorted by (group, addr). */
+struct rlive {
+	struct rblock *b;
+	size_t n;
+	size_t first[RG_COUNT + 1]; /* group g is b[first[g] .. first[g+1]) */
+};
+
+/* The live set from the trace (reach_live.c): RX_OK, RX_TIMEOUT, ... */
+int rl_build(struct rlive *out, int fd, uint64_t deadline) MP_HIDDEN;
+
+/* The process's memory map (reach_maps.c). */
+enum rv_type {
+	RV_ANON,   /* anonymous (or /dev/zero, SysV shm): read in place */
+	RV_FILE,   /* a file: read with the fault-safe reader (truncation: SIGBUS) */
+	RV_HEAP,   /* [heap]: the brk arena, never a root */
+	RV_STACK,  /* [stack]: the main thread's stack */
+	RV_SKIP,   /* devices, vdso, vvar, anon_inode: never read */
+};
+enum { RP_R = 1, RP_W = 2, RP_X = 4, RP_SHARED = 8 };
+
+struct rvma {
+	uint64_t start, end;
+	uint64_t inode;
+	uint8_t prot;   /* RP_* */
+	uint8_t type;   /* enum rv_type */
+	uint8_t pad[6];
+};
+
+struct rmaps {
+	struct rvma *v;
+	size_t n;
+	int pagemap_fd;    /* /proc/self/pagemap, or -1 */
+	int mem_fd;        /* /proc/self/mem when process_vm_readv is refused, or -1 */
+	int vm_readv_ok;   /* process_vm_readv works */
+	int all_safe;      /* some thread runs: read everything fault-safe */
+};
+
+/* vm_readv 0: never use process_vm_readv (a seccomp filter may forbid it). */
+int rmaps_read(struct rmaps *m, int vm_readv) MP_HIDDEN;
+void rmaps_close(struct rmaps *m) MP_HIDDEN;
+const struct rvma *rmaps_find(const struct rmaps *m, uint64_t addr) MP_HIDDEN;
+/*
+ * Call fn on the words of each readable piece of [a, b) (8-byte aligned
+ * words wholly inside): in place, or copied through the fault-safe reader
+ * for files (and everything when m->all_safe). Pages never touched are
+ * skipped. Returns RX_OK or RX_TIMEOUT; counts pieces that could not be
+ * read in *unreadable.
+ */
+typedef void (*rwords_fn)(void *arg, const uint64_t *w, size_t n);
+int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg,
+		uint32_t *unreadable, uint64_t deadline) MP_HIDDEN;
+
+/* What the scan found out about a thread (stop_world.c, reach_roots.c). */
+enum { RT_UNKNOWN, RT_STACK_ONLY, RT_STOPPED };
+
+struct rthread {
+	int32_t tid;
+	int32_t how;            /* RT_* */
+	int self;               /* the exiting thread: sp is where the program called memprov */
+	uint64_t sp;
+	uint64_t fs;            /* thread pointer (TCB), 0 if not known */
+	uint64_t regs[16];      /* general-purpose registers when RT_STOPPED */
+	int nregs;
+};
+
+/* A root range and what it may keep alive. */
+enum {
+	RR_PROGRAM = 1, /* the program's own memory: CUDA blocks count from here */
+};
+
+struct rroot {
+	uint64_t start, end;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+struct rroots {
+	struct rroot *r;
+	size_t n, cap;
+	uint64_t *regs;         /* register values of every covered thread */
+	size_t nregs, regs_cap;
+	uint32_t notes;         /* enum mp_reach_notes */
+	uint64_t tls_static;    /* in: glibc's static TLS size (0: not known) */
+};
+
+/* Build the roots (reach_roots.c). */
+int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,
+		 const struct rthread *th, size_t nth, uint64_t trace_inode) MP_HIDDEN;
+
+/* Counters of the scan, for the MP_REC_REACH record. */
+struct rstats {
+	uint32_t notes;
+	uint32_t threads, stopped, stack_only, unreadable;
+	uint64_t root_bytes, block_bytes;
+};
+
+/* Mark from the roots and classify every block (reach_mark.c). */
+int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
+	      struct rstats *st, uint64_t deadline) MP_HIDDEN;
+
+/* Stopping the other threads (stop_world.c). */
+#define SW_MAX_THREADS 4096
+
+struct sw_world;
+/*
+ * Stop every thread but the caller with a ptrace helper (helper 0: none)
+ * and fill th[] (at most max) with what is known of each; *n is how many.
+ * Returns the world to hand to sw_resume (NULL: none stopped, th[] still
+ * filled where the kernel says where a thread's stack is).
+ */
+struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+			 int helper) MP_HIDDEN;
+void sw_resume(struct sw_world *w) MP_HIDDEN;
+
+#endif /* MEMPROV_REACH_INT_H */

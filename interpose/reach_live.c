@@ -1,0 +1,626 @@
+/*
+ * reach_live.c - the blocks live at the scan, from the process's own
+ * trace (reach_trace.c), as the analyzer's replay would see them at that
+ * instant.
+ *
+ * No merge by time is needed for heap, pinned, GPU and registered blocks:
+ * for each address the event with the greatest timestamp decides
+ * (allocations are stamped after the real call returned, frees before the
+ * real free started, so a later owner of an address always has a later
+ * stamp). A free that is the first half of a realloc/mremap waits for its
+ * thread's next event: a failed resize leaves the old block valid.
+ * Anonymous mappings can be trimmed or split by a partial munmap, so
+ * their events (few next to malloc's) are sorted by time and replayed
+ * through an ordered set of ranges (a treap).
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_trace, reach_mem and sys.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "reach_int.h"
+
+/* One address of the heap, pinned, GPU or registered space. */
+struct lentry {
+	uint64_t key;     /* addr | tag << 58; 0: empty slot */
+	uint64_t ts;      /* the latest event's timestamp */
+	uint64_t size;
+	int32_t device;
+	uint8_t kind;
+	uint8_t live;     /* the latest event is an allocation */
+	uint8_t pad[2];
+};
+
+enum { TAG_HEAP = 1, TAG_PINNED = 2, TAG_GPU = 3, TAG_REG = 4 };
+#define TAG_SHIFT 58
+#define ADDR_MASK ((1ull << TAG_SHIFT) - 1)
+
+/* An event on anonymous mappings, replayed in time order. */
+enum { MEV_MAP, MEV_UNMAP, MEV_FREE };
+
+struct mev {
+	uint64_t ts, seq;
+	uint64_t addr, len;
+	uint32_t type;
+	uint32_t pad;
+};
+
+/* The first half of a resize, waiting for its thread's next event. */
+struct stash {
+	uint32_t serial;  /* 0: empty slot */
+	uint32_t valid;
+	uint64_t addr, ts;
+	uint8_t kind;
+	uint8_t pad[7];
+};
+
+struct reset {
+	uint64_t ts;
+	int32_t device;
+	uint32_t pad;
+};
+
+/* A range in the ordered set of live mappings. */
+struct tnode {
+	uint64_t start, end;
+	uint32_t prio;
+	int32_t l, r;
+	uint32_t pad;
+};
+
+struct lb {
+	struct lentry *tab;
+	size_t cap, used;        /* cap: power of two */
+	struct mev *ev;
+	size_t n_ev, ev_cap;
+	struct stash *st;
+	size_t st_cap, st_used;
+	struct reset *rs;
+	size_t n_rs, rs_cap;
+	struct tnode *t;
+	size_t n_t, t_cap;
+	int32_t root, free_list;
+	uint32_t rng;
+	uint64_t page;
+	int err;
+};
+
+static uint64_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static int tab_rehash(struct lb *lb)
+{
+	size_t ncap = lb->cap ? lb->cap * 2 : 512, i;
+	struct lentry *old = lb->tab, *nt = rmem_table(ncap * sizeof(*nt));
+
+	if (!nt)
+		return -1;
+	for (i = 0; i < lb->cap; i++) {
+		size_t j;
+
+		if (!old[i].key)
+			continue;
+		for (j = hash64(old[i].key) & (ncap - 1); nt[j].key; j = (j + 1) & (ncap - 1))
+			;
+		nt[j] = old[i];
+	}
+	if (old)
+		rmem_free(old);
+	lb->tab = nt;
+	lb->cap = ncap;
+	return 0;
+}
+
+/* The entry for key, created (not live, ts 0) if absent; NULL: no memory. */
+static struct lentry *tab_get(struct lb *lb, uint64_t key)
+{
+	size_t j;
+
+	if ((lb->used + 1) * 2 > lb->cap && tab_rehash(lb))
+		return NULL;
+	for (j = hash64(key) & (lb->cap - 1); lb->tab[j].key; j = (j + 1) & (lb->cap - 1))
+		if (lb->tab[j].key == key)
+			return &lb->tab[j];
+	lb->tab[j].key = key;
+	lb->used++;
+	return &lb->tab[j];
+}
+
+static int tag_of(unsigned kind)
+{
+	switch (kind) {
+	case MP_KIND_PINNED: return TAG_PINNED;
+	case MP_KIND_DEVICE:
+	case MP_KIND_MANAGED: return TAG_GPU;
+	case MP_KIND_REGISTERED: return TAG_REG;
+	default: return TAG_HEAP;
+	}
+}
+
+static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int alloc,
+		  uint64_t size, int32_t device)
+{
+	struct lentry *e = tab_get(lb, (addr & ADDR_MASK) | (uint64_t)tag_of(kind) << TAG_SHIFT);
+
+	if (!e) {
+		lb->err = RX_NOMEM;
+		return;
+	}
+	if (ts < e->ts)
+		return; /* an older event read after a newer one */
+	e->ts = ts;
+	e->live = (uint8_t)alloc;
+	if (alloc) {
+		e->size = size;
+		e->kind = (uint8_t)kind;
+		e->device = device;
+	}
+}
+
+static void add_mev(struct lb *lb, unsigned type, uint64_t ts, uint64_t addr, uint64_t len)
+{
+	struct mev *m;
+
+	if (rmem_grow((void **)&lb->ev, &lb->ev_cap, sizeof(*m), lb->n_ev + 1)) {
+		lb->err = RX_NOMEM;
+		return;
+	}
+	m = &lb->ev[lb->n_ev];
+	m->ts = ts;
+	m->seq = lb->n_ev++;
+	m->addr = addr;
+	m->len = len;
+	m->type = type;
+}
+
+static struct stash *stash_find(struct lb *lb, uint32_t serial)
+{
+	size_t j;
+
+	if (!lb->st_cap)
+		return NULL;
+	for (j = hash64(serial) & (lb->st_cap - 1); lb->st[j].serial;
+	     j = (j + 1) & (lb->st_cap - 1))
+		if (lb->st[j].serial == serial)
+			return &lb->st[j];
+	return NULL;
+}
+
+/* The thread's slot, created if absent; NULL: no memory. */
+static struct stash *stash_get(struct lb *lb, uint32_t serial)
+{
+	struct stash *s = stash_find(lb, serial);
+	size_t j;
+
+	if (s)
+		return s;
+	if ((lb->st_used + 1) * 2 > lb->st_cap) {
+		struct stash *old = lb->st, *nt;
+		size_t ocap = lb->st_cap, ncap = ocap ? ocap * 2 : 256, i;
+
+		nt = rmem_alloc(ncap * sizeof(*nt));
+		if (!nt) {
+			lb->err = RX_NOMEM;
+			return NULL;
+		}
+		for (i = 0; i < ocap; i++) {
+			if (!old[i].serial)
+				continue;
+			for (j = hash64(old[i].serial) & (ncap - 1); nt[j].serial; j = (j + 1) & (ncap - 1))
+				;
+			nt[j] = old[i];
+		}
+		if (old)
+			rmem_free(old);
+		lb->st = nt;
+		lb->st_cap = ncap;
+	}
+	for (j = hash64(serial) & (lb->st_cap - 1); lb->st[j].serial; j = (j + 1) & (lb->st_cap - 1))
+		;
+	lb->st[j].serial = serial;
+	lb->st_used++;
+	return &lb->st[j];
+}
+
+static void free_now(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts)
+{
+	if (kind == MP_KIND_MMAP)
+		add_mev(lb, MEV_FREE, ts, addr, 0);
+	else
+		event(lb, kind, addr, ts, 0, 0, -1);
+}
+
+/* The thread's pending resize: apply its free, or (restore) forget it. */
+static void stash_done(struct lb *lb, uint32_t serial, int restore)
+{
+	struct stash *s = stash_find(lb, serial);
+
+	if (!s || !s->valid)
+		return;
+	s->valid = 0;
+	if (!restore)
+		free_now(lb, s->kind, s->addr, s->ts);
+}
+
+static void on_alloc(struct lb *lb, uint32_t serial, const struct mp_rec_alloc *a)
+{
+	if (a->h.flags & MP_RF_FAILED || !a->addr) {
+		stash_done(lb, serial, (a->h.flags & MP_RF_REALLOC) != 0);
+		return;
+	}
+	stash_done(lb, serial, 0);
+	if (a->h.kind == MP_KIND_MMAP)
+		add_mev(lb, MEV_MAP, a->h.ts, a->addr, a->size);
+	else
+		event(lb, MP_KIND_HEAP, a->addr, a->h.ts, 1, a->size, -1);
+}
+
+static void on_free(struct lb *lb, uint32_t serial, const struct mp_rec_free *f)
+{
+	unsigned kind = f->h.kind == MP_KIND_MMAP ? MP_KIND_MMAP : MP_KIND_HEAP;
+	struct stash *s;
+
+	stash_done(lb, serial, 0);
+	if (f->h.func == MP_FN_munmap) {
+		if (f->h.size >= sizeof(struct mp_rec_unmap))
+			add_mev(lb, MEV_UNMAP, f->h.ts, f->addr,
+				((const struct mp_rec_unmap *)f)->len);
+		return;
+	}
+	if (!f->addr)
+		return;
+	if (!(f->h.flags & MP_RF_REALLOC)) {
+		free_now(lb, kind, f->addr, f->h.ts);
+		return;
+	}
+	s = stash_get(lb, serial);
+	if (!s)
+		return;
+	s->valid = 1;
+	s->addr = f->addr;
+	s->ts = f->h.ts;
+	s->kind = (uint8_t)kind;
+}
+
+static void on_gpu_alloc(struct lb *lb, const struct mp_rec_gpu_alloc *a)
+{
+	if (a->h.flags & MP_RF_FAILED || a->result || !a->addr || a->h.kind >= MP_KIND_COUNT)
+		return;
+	event(lb, a->h.kind, a->addr, a->h.ts, 1, a->size, a->device);
+}
+
+static void on_gpu_free(struct lb *lb, const struct mp_rec_gpu_free *f)
+{
+	if (f->result || !f->addr)
+		return;
+	event(lb, f->h.kind, f->addr, f->h.ts, 0, 0, -1);
+}
+
+static void on_reset(struct lb *lb, const struct mp_rec_ctx_reset *c)
+{
+	if (rmem_grow((void **)&lb->rs, &lb->rs_cap, sizeof(*lb->rs), lb->n_rs + 1)) {
+		lb->err = RX_NOMEM;
+		return;
+	}
+	lb->rs[lb->n_rs].ts = c->h.ts;
+	lb->rs[lb->n_rs].device = c->device;
+	lb->n_rs++;
+}
+
+static int on_record(void *arg, uint32_t serial, const struct mp_rec_head *h)
+{
+	struct lb *lb = arg;
+
+	switch (h->type) {
+	case MP_REC_ALLOC:
+		if (h->size >= sizeof(struct mp_rec_alloc))
+			on_alloc(lb, serial, (const void *)h);
+		break;
+	case MP_REC_FREE:
+		if (h->size >= sizeof(struct mp_rec_free))
+			on_free(lb, serial, (const void *)h);
+		break;
+	case MP_REC_GPU_ALLOC:
+		stash_done(lb, serial, 0);
+		if (h->size >= sizeof(struct mp_rec_gpu_alloc))
+			on_gpu_alloc(lb, (const void *)h);
+		break;
+	case MP_REC_GPU_FREE:
+		stash_done(lb, serial, 0);
+		if (h->size >= sizeof(struct mp_rec_gpu_free))
+			on_gpu_free(lb, (const void *)h);
+		break;
+	case MP_REC_CTX_RESET:
+		stash_done(lb, serial, 0);
+		if (h->size >= sizeof(struct mp_rec_ctx_reset))
+			on_reset(lb, (const void *)h);
+		break;
+	case MP_REC_MARK:
+	case MP_REC_EXIT:
+		stash_done(lb, serial, 0);
+		break;
+	default:
+		break;
+	}
+	return lb->err;
+}
+
+/* The ordered set of live mappings: a treap keyed by start address. */
+static int32_t tnode_new(struct lb *lb, uint64_t start, uint64_t end)
+{
+	int32_t i;
+
+	if (lb->free_list >= 0) {
+		i = lb->free_list;
+		lb->free_list = lb->t[i].l;
+	} else {
+		if (lb->n_t >= INT32_MAX ||
+		    rmem_grow((void **)&lb->t, &lb->t_cap, sizeof(*lb->t), lb->n_t + 1)) {
+			lb->err = RX_NOMEM;
+			return -1;
+		}
+		i = (int32_t)lb->n_t++;
+	}
+	lb->rng ^= lb->rng << 13;
+	lb->rng ^= lb->rng >> 17;
+	lb->rng ^= lb->rng << 5;
+	lb->t[i].start = start;
+	lb->t[i].end = end;
+	lb->t[i].prio = lb->rng;
+	lb->t[i].l = lb->t[i].r = -1;
+	return i;
+}
+
+static void tnode_free(struct lb *lb, int32_t i)
+{
+	lb->t[i].l = lb->free_list;
+	lb->free_list = i;
+}
+
+/* Split t into keys < key (*a) and keys >= key (*b). */
+static void tsplit(struct lb *lb, int32_t t, uint64_t key, int32_t *a, int32_t *b)
+{
+	if (t < 0) {
+		*a = *b = -1;
+	} else if (lb->t[t].start < key) {
+		tsplit(lb, lb->t[t].r, key, &lb->t[t].r, b);
+		*a = t;
+	} else {
+		tsplit(lb, lb->t[t].l, key, a, &lb->t[t].l);
+		*b = t;
+	}
+}
+
+/* Join a and b, every key of a below every key of b. */
+static int32_t tmerge(struct lb *lb, int32_t a, int32_t b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	if (lb->t[a].prio > lb->t[b].prio) {
+		lb->t[a].r = tmerge(lb, lb->t[a].r, b);
+		return a;
+	}
+	lb->t[b].l = tmerge(lb, a, lb->t[b].l);
+	return b;
+}
+
+static void tfree_all(struct lb *lb, int32_t t)
+{
+	if (t < 0)
+		return;
+	tfree_all(lb, lb->t[t].l);
+	tfree_all(lb, lb->t[t].r);
+	tnode_free(lb, t);
+}
+
+/* Remove the range starting exactly at key; returns its node or -1. */
+static int32_t tremove_at(struct lb *lb, uint64_t key)
+{
+	int32_t l, m, x, r;
+
+	tsplit(lb, lb->root, key, &l, &m);
+	tsplit(lb, m, key + 1, &x, &r);
+	lb->root = tmerge(lb, l, r);
+	return x;
+}
+
+static void tinsert(struct lb *lb, uint64_t start, uint64_t end)
+{
+	int32_t l, r, n, old;
+
+	if (end <= start)
+		return;
+	old = tremove_at(lb, start); /* its unmap was not seen: the new one wins */
+	if (old >= 0)
+		tfree_all(lb, old);
+	n = tnode_new(lb, start, end);
+	if (n < 0)
+		return;
+	tsplit(lb, lb->root, start, &l, &r);
+	lb->root = tmerge(lb, tmerge(lb, l, n), r);
+}
+
+/* Tails [e, end) of the ranges in t that reach past e, collected in ev[]. */
+static void tails_of(struct lb *lb, int32_t t, uint64_t e, uint64_t *tails, int *n)
+{
+	if (t < 0)
+		return;
+	tails_of(lb, lb->t[t].l, e, tails, n);
+	if (lb->t[t].end > e && *n < 2)
+		tails[(*n)++] = lb->t[t].end;
+	tails_of(lb, lb->t[t].r, e, tails, n);
+}
+
+/* munmap of [a, e): trims, splits or removes ranges (as the analyzer does). */
+static void tunmap(struct lb *lb, uint64_t a, uint64_t e)
+{
+	int32_t l, m, r, p;
+	uint64_t tails[2];
+	int nt = 0, i;
+
+	tsplit(lb, lb->root, a, &l, &m);
+	tsplit(lb, m, e, &m, &r);
+	/* the range starting below a that reaches into [a, e) */
+	for (p = l; p >= 0 && lb->t[p].r >= 0; p = lb->t[p].r)
+		;
+	if (p >= 0 && lb->t[p].end > a) {
+		if (lb->t[p].end > e)
+			tails[nt++] = lb->t[p].end;
+		lb->t[p].end = a;
+	}
+	/* ranges start in [a, e) and do not overlap: only the last can reach past e */
+	tails_of(lb, m, e, tails, &nt);
+	tfree_all(lb, m);
+	lb->root = tmerge(lb, l, r);
+	for (i = 0; i < nt; i++)
+		tinsert(lb, e, tails[i]);
+}
+
+static int mev_less(const void *x, const void *y)
+{
+	const struct mev *a = x, *b = y;
+
+	return a->ts != b->ts ? a->ts < b->ts : a->seq < b->seq;
+}
+
+static void mmap_replay(struct lb *lb)
+{
+	size_t i;
+
+	rsort(lb->ev, lb->n_ev, sizeof(*lb->ev), mev_less);
+	for (i = 0; i < lb->n_ev && !lb->err; i++) {
+		const struct mev *m = &lb->ev[i];
+		int32_t x;
+
+		switch (m->type) {
+		case MEV_MAP:
+			tinsert(lb, m->addr, m->addr + m->len);
+			break;
+		case MEV_UNMAP:
+			tunmap(lb, m->addr, m->addr + (m->len + lb->page - 1) / lb->page * lb->page);
+			break;
+		case MEV_FREE:
+			x = tremove_at(lb, m->addr);
+			if (x >= 0)
+				tfree_all(lb, x);
+			break;
+		}
+	}
+}
+
+static void tcollect(struct lb *lb, int32_t t, struct rblock *out, size_t *n)
+{
+	if (t < 0)
+		return;
+	tcollect(lb, lb->t[t].l, out, n);
+	if (out) {
+		out[*n].addr = lb->t[t].start;
+		out[*n].size = lb->t[t].end - lb->t[t].start;
+		out[*n].kind = MP_KIND_MMAP;
+	}
+	(*n)++;
+	tcollect(lb, lb->t[t].r, out, n);
+}
+
+/* A GPU or pinned block freed by a context reset after it was allocated. */
+static int reset_after(const struct lb *lb, const struct lentry *e)
+{
+	size_t i;
+
+	if (e->kind != MP_KIND_DEVICE && e->kind != MP_KIND_MANAGED && e->kind != MP_KIND_PINNED)
+		return 0;
+	for (i = 0; i < lb->n_rs; i++)
+		if (lb->rs[i].ts > e->ts && (lb->rs[i].device == -1 || lb->rs[i].device == e->device))
+			return 1;
+	return 0;
+}
+
+static int block_less(const void *x, const void *y)
+{
+	return ((const struct rblock *)x)->addr < ((const struct rblock *)y)->addr;
+}
+
+/* Fill out with the live blocks, group by group, each sorted by address. */
+static int collect(struct lb *lb, struct rlive *out)
+{
+	size_t i, n_map = 0, n = 0, g;
+	int group_of_tag[5] = { RG_HOST, RG_HOST, RG_HOST, RG_HOST, RG_REG };
+
+	tcollect(lb, lb->root, NULL, &n_map);
+	for (i = 0; i < lb->cap; i++) {
+		struct lentry *e = &lb->tab[i];
+
+		if (e->key && e->live && reset_after(lb, e))
+			e->live = 0;
+		if (e->key && e->live)
+			n++;
+	}
+	out->b = rmem_alloc((n + n_map + 1) * sizeof(*out->b));
+	if (!out->b)
+		return RX_NOMEM;
+	out->n = 0;
+	for (g = 0; g < RG_COUNT; g++) {
+		out->first[g] = out->n;
+		if (g == RG_MMAP) {
+			tcollect(lb, lb->root, out->b, &out->n);
+			continue;
+		}
+		for (i = 0; i < lb->cap; i++) {
+			const struct lentry *e = &lb->tab[i];
+			struct rblock *b;
+
+			if (!e->key || !e->live || group_of_tag[e->key >> TAG_SHIFT] != (int)g)
+				continue;
+			b = &out->b[out->n++];
+			b->addr = e->key & ADDR_MASK;
+			b->size = e->size;
+			b->kind = e->kind;
+		}
+		rsort(out->b + out->first[g], out->n - out->first[g], sizeof(*out->b), block_less);
+	}
+	out->first[RG_COUNT] = out->n;
+	return RX_OK;
+}
+
+int rl_build(struct rlive *out, int fd, uint64_t deadline)
+{
+	struct lb lb;
+	int r;
+
+	memset(&lb, 0, sizeof(lb));
+	memset(out, 0, sizeof(*out));
+	lb.root = lb.free_list = -1;
+	lb.rng = 0x9e3779b9u;
+	lb.page = (uint64_t)getpagesize();
+	if (tab_rehash(&lb))
+		return RX_NOMEM;
+	r = rt_walk(fd, deadline, on_record, &lb);
+	if (r == RX_OK && lb.st_cap) {
+		size_t i;
+
+		for (i = 0; i < lb.st_cap; i++)
+			if (lb.st[i].serial)
+				stash_done(&lb, lb.st[i].serial, 0);
+	}
+	if (r == RX_OK)
+		r = lb.err;
+	if (r == RX_OK)
+		mmap_replay(&lb);
+	if (r == RX_OK)
+		r = lb.err;
+	if (r == RX_OK)
+		r = collect(&lb, out);
+	rmem_free(lb.tab);
+	rmem_free(lb.ev);
+	rmem_free(lb.st);
+	rmem_free(lb.rs);
+	rmem_free(lb.t);
+	return r;
+}

@@ -1,0 +1,339 @@
+/*
+ * reach_maps.c - the process's memory map for the reachability scan
+ * (/proc/self/maps, parsed without stdio or malloc) and reading memory
+ * that may not be safe to touch in place.
+ *
+ * Anonymous memory is read in place: the map says it is readable and the
+ * other threads are stopped. File mappings can raise SIGBUS where the file
+ * was truncated, so they are copied through process_vm_readv (or
+ * /proc/self/mem), which fails with an error instead of a signal; so is
+ * everything when some thread could not be stopped. Pages of anonymous
+ * memory that were never touched (/proc/self/pagemap: neither present nor
+ * swapped) hold zeros and are skipped, so a huge sparse reservation costs
+ * its page-map entries, not its size.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_mem and sys.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "reach_int.h"
+
+#define SAFE_BUF (64 << 10)
+#define PAGEMAP_MIN (64u << 10)  /* ranges this big consult the page map */
+#define PAGEMAP_BATCH 4096       /* entries per read: 16 MiB of addresses */
+
+static uint64_t *safe_buf;
+static uint64_t *pm_buf;
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static const char *parse_hex(const char *p, const char *end, uint64_t *v)
+{
+	*v = 0;
+	while (p < end && hexval(*p) >= 0)
+		*v = (*v << 4) | (uint64_t)hexval(*p++);
+	return p;
+}
+
+static const char *skip_field(const char *p, const char *end)
+{
+	while (p < end && *p != ' ' && *p != '\n')
+		p++;
+	while (p < end && *p == ' ')
+		p++;
+	return p;
+}
+
+static int has_prefix(const char *p, const char *end, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return (size_t)(end - p) >= n && !memcmp(p, pre, n);
+}
+
+static unsigned type_of(const char *p, const char *end)
+{
+	if (p == end || has_prefix(p, end, "[anon:") || has_prefix(p, end, "[anon_shmem:") ||
+	    has_prefix(p, end, "/dev/zero") || has_prefix(p, end, "/SYSV"))
+		return RV_ANON;
+	if (has_prefix(p, end, "[heap]"))
+		return RV_HEAP;
+	if (has_prefix(p, end, "[stack]"))
+		return RV_STACK;
+	if (*p == '[' || has_prefix(p, end, "anon_inode:"))
+		return RV_SKIP;
+	if (has_prefix(p, end, "/dev/") && !has_prefix(p, end, "/dev/shm/"))
+		return RV_SKIP; /* a device: reading it may hang or have effects */
+	return RV_FILE;
+}
+
+/* One line "start-end perms offset dev inode path"; 0 if malformed. */
+static int parse_line(const char *p, const char *end, struct rvma *v)
+{
+	memset(v, 0, sizeof(*v));
+	p = parse_hex(p, end, &v->start);
+	if (p >= end || *p++ != '-')
+		return 0;
+	p = parse_hex(p, end, &v->end);
+	if (p + 5 > end || *p++ != ' ')
+		return 0;
+	v->prot = (uint8_t)((p[0] == 'r' ? RP_R : 0) | (p[1] == 'w' ? RP_W : 0) |
+			    (p[2] == 'x' ? RP_X : 0) | (p[3] == 's' ? RP_SHARED : 0));
+	p = skip_field(p, end);  /* perms */
+	p = skip_field(p, end);  /* offset */
+	p = skip_field(p, end);  /* dev */
+	v->inode = 0;
+	while (p < end && *p >= '0' && *p <= '9')
+		v->inode = v->inode * 10 + (uint64_t)(*p++ - '0');
+	while (p < end && *p == ' ')
+		p++;
+	v->type = (uint8_t)type_of(p, end);
+	return v->end > v->start;
+}
+
+static int read_file(const char *path, char **buf, size_t *cap, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*len = 0;
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n;
+
+		if (rmem_grow((void **)buf, cap, 1, *len + 65536)) {
+			close(fd);
+			return RX_NOMEM;
+		}
+		n = read(fd, *buf + *len, *cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+int rmaps_read(struct rmaps *m, int vm_readv)
+{
+	char *buf = NULL;
+	size_t cap = 0, len, vcap = 0;
+	const char *p, *end;
+	struct iovec l, r;
+	uint64_t probe = 0, got = 1;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->pagemap_fd = m->mem_fd = -1;
+	ret = read_file("/proc/self/maps", &buf, &cap, &len);
+	if (ret)
+		return ret == RX_NOMEM ? RX_NOMEM : RX_NOTRACE;
+	for (p = buf, end = buf + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl)
+			nl = end;
+		if (rmem_grow((void **)&m->v, &vcap, sizeof(*m->v), m->n + 1)) {
+			rmem_free(buf);
+			return RX_NOMEM;
+		}
+		if (parse_line(p, nl, &m->v[m->n]))
+			m->n++;
+		p = nl + 1;
+	}
+	rmem_free(buf);
+	safe_buf = rmem_alloc(SAFE_BUF);
+	pm_buf = rmem_alloc(PAGEMAP_BATCH * 8);
+	if (!safe_buf || !pm_buf)
+		return RX_NOMEM;
+	m->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	l.iov_base = &probe;
+	l.iov_len = sizeof(probe);
+	r.iov_base = &got;
+	r.iov_len = sizeof(got);
+	m->vm_readv_ok = vm_readv &&
+			 syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL) ==
+				 (long)sizeof(probe) && probe == 1;
+	if (!m->vm_readv_ok)
+		m->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	return RX_OK;
+}
+
+void rmaps_close(struct rmaps *m)
+{
+	if (m->pagemap_fd >= 0)
+		close(m->pagemap_fd);
+	if (m->mem_fd >= 0)
+		close(m->mem_fd);
+	m->pagemap_fd = m->mem_fd = -1;
+}
+
+const struct rvma *rmaps_find(const struct rmaps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->v[lo].start <= addr ? &m->v[lo] : NULL;
+}
+
+/* Copy len bytes at src without faulting; bytes copied. */
+static size_t safe_copy(const struct rmaps *m, void *dst, uint64_t src, size_t len)
+{
+	ssize_t n;
+
+	if (m->vm_readv_ok) {
+		struct iovec l = { dst, len }, r = { (void *)src, len };
+
+		n = syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL);
+	} else if (m->mem_fd >= 0) {
+		n = pread(m->mem_fd, dst, len, (off_t)src);
+	} else {
+		n = -1;
+	}
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* [a, b) through the copy buffer; 8-aligned a and b. */
+static void words_safe(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg,
+		       uint32_t *unreadable)
+{
+	int bad = 0;
+
+	if (!m->vm_readv_ok && m->mem_fd < 0) {
+		(*unreadable)++;
+		return;
+	}
+	while (a < b) {
+		size_t want = b - a < SAFE_BUF ? (size_t)(b - a) : SAFE_BUF;
+		size_t got = safe_copy(m, safe_buf, a, want);
+
+		if (got >= 8)
+			fn(arg, safe_buf, got / 8);
+		if (got < want) {
+			/* skip the page that failed */
+			bad = 1;
+			a = ((a + (got & ~(size_t)7)) | 4095) + 1;
+			continue;
+		}
+		a += want;
+	}
+	if (bad)
+		(*unreadable)++;
+}
+
+static void words_piece(const struct rmaps *m, uint64_t a, uint64_t b, int safe, rwords_fn fn,
+			void *arg, uint32_t *unreadable)
+{
+	if (safe)
+		words_safe(m, a, b, fn, arg, unreadable);
+	else
+		fn(arg, (const uint64_t *)a, (size_t)(b - a) / 8);
+}
+
+/*
+ * [a, b) less the pages never touched: a page that is neither present
+ * nor swapped out was never written (an anonymous page reads as zeros, a
+ * private file page as the file, which holds no heap address), so it
+ * holds no pointer to a block. Reading it would only fault it in.
+ */
+static void words_touched(const struct rmaps *m, uint64_t a, uint64_t b, int safe, rwords_fn fn,
+			  void *arg, uint32_t *unreadable)
+{
+	uint64_t page = 4096, pa;
+
+	if (b - a < PAGEMAP_MIN || m->pagemap_fd < 0) {
+		words_piece(m, a, b, safe, fn, arg, unreadable);
+		return;
+	}
+	pa = a & ~(page - 1);
+	while (pa < b) {
+		size_t n = (size_t)((b - pa + page - 1) / page), i;
+		uint64_t run = 0;
+		ssize_t got;
+
+		if (n > PAGEMAP_BATCH)
+			n = PAGEMAP_BATCH;
+		got = pread(m->pagemap_fd, pm_buf, n * 8, (off_t)(pa / page * 8));
+		if (got < (ssize_t)(n * 8)) {
+			/* no page map here: read it all */
+			words_piece(m, pa > a ? pa : a, b, safe, fn, arg, unreadable);
+			return;
+		}
+		for (i = 0; i <= n; i++) {
+			int touched = i < n && (pm_buf[i] >> 62) != 0;
+			uint64_t p = pa + i * page;
+
+			if (touched && !run)
+				run = p;
+			if (!touched && run) {
+				uint64_t s = run > a ? run : a, e = p < b ? p : b;
+
+				if (e > s)
+					words_piece(m, s, e, safe, fn, arg, unreadable);
+				run = 0;
+			}
+		}
+		pa += n * page;
+	}
+}
+
+int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg,
+		uint32_t *unreadable, uint64_t deadline)
+{
+	const struct rvma *v;
+
+	a = (a + 7) & ~7ull;
+	b &= ~7ull;
+	while (a < b) {
+		uint64_t e;
+
+		v = rmaps_find(m, a);
+		if (!v) {
+			/* a hole: go on at the next mapping */
+			size_t lo = 0, hi = m->n;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (m->v[mid].start <= a)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo >= m->n || m->v[lo].start >= b)
+				return RX_OK;
+			a = m->v[lo].start;
+			continue;
+		}
+		e = v->end < b ? v->end : b;
+		if ((v->prot & RP_R) && v->type != RV_SKIP) {
+			words_touched(m, a, e, v->type == RV_FILE || m->all_safe, fn, arg,
+				      unreadable);
+		}
+		if (mp_now() > deadline)
+			return RX_TIMEOUT;
+		a = e;
+	}
+	return RX_OK;
+}

@@ -1,0 +1,247 @@
+/*
+ * reach_mark.c - mark the live blocks from the roots and give each its
+ * class, by valgrind memcheck's rules:
+ *
+ *  - every 8-byte-aligned word of the roots, the registers and the
+ *    reached blocks is a candidate pointer; one that falls inside a block
+ *    ([start, start + size), or the start of a 0-byte block) points to it;
+ *  - a block reached by a chain of start pointers from a root is still
+ *    reachable; one reached only through a chain with an interior pointer
+ *    somewhere is possibly lost (what it points to is possibly lost too);
+ *  - the blocks nothing reaches are lost: taken in address order, each
+ *    one still unclassified leads a clique, and every unclassified block
+ *    it reaches (an earlier leader included) is indirectly lost; the
+ *    leaders left are definitely lost.
+ *
+ * Heap, mmap and pinned blocks are scanned when reached; device, managed
+ * and registered blocks are targets only (device memory is not host
+ * memory; registered memory is scanned as part of the block it lies in).
+ * CUDA blocks are kept alive only by the program's own memory (see
+ * reach_roots.c).
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_maps, reach_mem and sys.
+ */
+#include <string.h>
+
+#include "reach_int.h"
+
+enum { RS_UNREACHED, RS_POSSIBLE, RS_REACHABLE, RS_INDIRECT };
+
+struct mk {
+	struct rlive *l;
+	const struct rmaps *m;
+	struct rstats *st;
+	uint32_t *stack;
+	size_t sp, cap;
+	uint64_t lo[RG_COUNT], hi[RG_COUNT];
+	uint64_t all_lo, all_hi;
+	int program;   /* the memory scanned keeps CUDA blocks alive */
+	int definite;  /* it is a root, or a block reached by start pointers */
+	int64_t clique; /* -1: marking from the roots; else the leader */
+	uint64_t deadline;
+	int err;
+};
+
+static int cuda_kind(unsigned kind)
+{
+	return kind == MP_KIND_PINNED || kind == MP_KIND_DEVICE || kind == MP_KIND_MANAGED ||
+	       kind == MP_KIND_REGISTERED;
+}
+
+static int scanned_kind(unsigned kind)
+{
+	return kind == MP_KIND_HEAP || kind == MP_KIND_MMAP || kind == MP_KIND_PINNED;
+}
+
+/* The block of group g that v points into, or -1. */
+static int64_t find(const struct mk *k, int g, uint64_t v)
+{
+	size_t lo = k->l->first[g], hi = k->l->first[g + 1];
+	const struct rblock *b;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->l->b[mid].addr <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == k->l->first[g])
+		return -1;
+	b = &k->l->b[lo - 1];
+	if (v < b->addr + b->size || v == b->addr)
+		return (int64_t)(lo - 1);
+	return -1;
+}
+
+static void push(struct mk *k, size_t i)
+{
+	if (k->sp >= k->cap) {
+		k->err = RX_NOMEM; /* cannot happen: the stack is sized for every push */
+		return;
+	}
+	k->stack[k->sp++] = (uint32_t)i;
+}
+
+static void pointer(struct mk *k, uint64_t v)
+{
+	int g;
+
+	for (g = 0; g < RG_COUNT; g++) {
+		struct rblock *b;
+		int64_t i;
+
+		if (v < k->lo[g] || v >= k->hi[g])
+			continue;
+		i = find(k, g, v);
+		if (i < 0)
+			continue;
+		b = &k->l->b[i];
+		if (!k->program && cuda_kind(b->kind))
+			continue;
+		if (k->clique >= 0) {
+			if (b->state == RS_UNREACHED && i != k->clique) {
+				b->state = RS_INDIRECT;
+				push(k, (size_t)i);
+			}
+			continue;
+		}
+		if (b->state == RS_REACHABLE)
+			continue;
+		if (v == b->addr && k->definite) {
+			b->state = RS_REACHABLE;
+			push(k, (size_t)i);
+		} else if (b->state == RS_UNREACHED) {
+			b->state = RS_POSSIBLE;
+			push(k, (size_t)i);
+		}
+	}
+}
+
+static void words(void *arg, const uint64_t *w, size_t n)
+{
+	struct mk *k = arg;
+	uint64_t lo = k->all_lo, hi = k->all_hi;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = w[i];
+
+		if (v >= lo && v < hi)
+			pointer(k, v);
+	}
+}
+
+/* Scan what the stack holds until it is empty. */
+static int drain(struct mk *k)
+{
+	uint32_t count = 0;
+
+	while (k->sp && !k->err) {
+		const struct rblock *b = &k->l->b[k->stack[--k->sp]];
+		int r;
+
+		if (!scanned_kind(b->kind))
+			continue;
+		k->program = 1;
+		k->definite = b->state == RS_REACHABLE;
+		k->st->block_bytes += b->size;
+		r = rmaps_words(k->m, b->addr, b->addr + b->size, words, k, &k->st->unreadable,
+				k->deadline);
+		if (r)
+			return r;
+		if (!(++count & 1023) && mp_now() > k->deadline)
+			return RX_TIMEOUT;
+	}
+	return k->err;
+}
+
+static void bounds(struct mk *k)
+{
+	int g;
+
+	k->all_lo = UINT64_MAX;
+	k->all_hi = 0;
+	for (g = 0; g < RG_COUNT; g++) {
+		size_t a = k->l->first[g], e = k->l->first[g + 1], i;
+
+		k->lo[g] = UINT64_MAX;
+		k->hi[g] = 0;
+		if (a == e)
+			continue;
+		k->lo[g] = k->l->b[a].addr;
+		for (i = a; i < e; i++) {
+			uint64_t end = k->l->b[i].addr + (k->l->b[i].size ? k->l->b[i].size : 1);
+
+			if (end > k->hi[g])
+				k->hi[g] = end;
+		}
+		if (k->lo[g] < k->all_lo)
+			k->all_lo = k->lo[g];
+		if (k->hi[g] > k->all_hi)
+			k->all_hi = k->hi[g];
+	}
+}
+
+int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
+	      struct rstats *st, uint64_t deadline)
+{
+	static const uint8_t cls[] = {
+		[RS_UNREACHED] = MP_REACH_DEFINITE, [RS_POSSIBLE] = MP_REACH_POSSIBLE,
+		[RS_REACHABLE] = MP_REACH_REACHABLE, [RS_INDIRECT] = MP_REACH_INDIRECT,
+	};
+	struct mk k;
+	size_t i;
+	int r;
+
+	memset(&k, 0, sizeof(k));
+	k.l = l;
+	k.m = m;
+	k.st = st;
+	k.deadline = deadline;
+	k.clique = -1;
+	k.cap = 2 * l->n + 16;
+	if (l->n > UINT32_MAX / 2)
+		return RX_NOMEM;
+	k.stack = rmem_alloc(k.cap * sizeof(*k.stack));
+	if (!k.stack)
+		return RX_NOMEM;
+	bounds(&k);
+	for (i = 0; i < l->n; i++)
+		l->b[i].state = RS_UNREACHED;
+	k.definite = 1;
+	k.program = 1;
+	for (i = 0; i < rr->nregs; i++)
+		if (rr->regs[i] >= k.all_lo && rr->regs[i] < k.all_hi)
+			pointer(&k, rr->regs[i]);
+	for (i = 0; i < rr->n; i++) {
+		uint64_t before = st->unreadable;
+
+		k.program = (rr->r[i].flags & RR_PROGRAM) != 0;
+		k.definite = 1;
+		st->root_bytes += rr->r[i].end - rr->r[i].start;
+		r = rmaps_words(m, rr->r[i].start, rr->r[i].end, words, &k, &st->unreadable, deadline);
+		if (st->unreadable != before)
+			st->notes |= MP_REACH_N_UNREADABLE;
+		if (!r)
+			r = drain(&k);
+		if (r)
+			goto out;
+	}
+	for (i = 0; i < l->n; i++) {
+		if (l->b[i].state != RS_UNREACHED)
+			continue;
+		k.clique = (int64_t)i;
+		push(&k, i);
+		r = drain(&k);
+		if (r)
+			goto out;
+	}
+	for (i = 0; i < l->n; i++)
+		l->b[i].state = cls[l->b[i].state];
+	r = RX_OK;
+out:
+	rmem_free(k.stack);
+	return r;
+}

@@ -1,0 +1,337 @@
+/*
+ * reach_mem.c - memory for the reachability scan: anonymous mappings that
+ * memprov makes itself with raw system calls (never the program's heap,
+ * never a lock a stopped thread could hold), counted against the bound of
+ * MEMPROV_REACH_MEMORY_MB and all unmapped when the scan is over. Also a
+ * sort (glibc's qsort may call malloc) and the list of memprov's own
+ * mappings, which are never roots.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "reach_int.h"
+
+#define MAX_MAPS 256
+#define MAX_OWN 32
+#define POPULATE_MAX (256u << 10)
+
+static struct {
+	void *p;
+	size_t len;
+} maps[MAX_MAPS];
+static uint64_t used, peak, limit;
+static int failed;
+
+/* memprov's other mappings (the stack-id set, the unwind cache). */
+static struct {
+	uint64_t start, end;
+} own[MAX_OWN];
+static uint32_t n_own;
+
+void rmem_own(uintptr_t addr, size_t len)
+{
+	if (!len || n_own >= MAX_OWN)
+		return;
+	own[n_own].start = addr;
+	own[n_own].end = addr + len;
+	n_own++;
+}
+
+void rmem_init(uint64_t lim)
+{
+	memset(maps, 0, sizeof(maps));
+	used = peak = 0;
+	limit = lim;
+	failed = 0;
+	n_own = 0;
+}
+
+static size_t page_round(size_t len)
+{
+	return (len + 4095) & ~(size_t)4095;
+}
+
+static int slot_of(const void *p)
+{
+	int i;
+
+	for (i = 0; i < MAX_MAPS; i++)
+		if (maps[i].p == p && p)
+			return i;
+	return -1;
+}
+
+/* populate: fault every page in with one call (the caller touches them all). */
+static void *alloc(size_t len, int populate)
+{
+	void *p;
+	int i;
+
+	len = page_round(len ? len : 1);
+	for (i = 0; i < MAX_MAPS && maps[i].p; i++)
+		;
+	if (i == MAX_MAPS || len > limit || used + len > limit) {
+		failed = 1;
+		return NULL;
+	}
+	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+	if (p == MAP_FAILED) {
+		failed = 1;
+		return NULL;
+	}
+	maps[i].p = p;
+	maps[i].len = len;
+	used += len;
+	if (used > peak)
+		peak = used;
+	return p;
+}
+
+/* Small allocations are touched whole: fault them in with one call. */
+void *rmem_alloc(size_t len)
+{
+	return alloc(len, len <= POPULATE_MAX);
+}
+
+void *rmem_table(size_t len)
+{
+	return alloc(len, 1);
+}
+
+int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
+{
+	size_t ncap, len, old;
+	void *q;
+	int i;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 1024;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > (SIZE_MAX >> 1) / elem) {
+		failed = 1;
+		return -1;
+	}
+	len = page_round(ncap * elem);
+	if (!*pp) {
+		q = rmem_alloc(len);
+		if (!q)
+			return -1;
+		*pp = q;
+		*cap = len / elem;
+		return 0;
+	}
+	i = slot_of(*pp);
+	if (i < 0)
+		return -1;
+	old = maps[i].len;
+	if (used - old + len > limit) {
+		failed = 1;
+		return -1;
+	}
+	q = (void *)syscall(SYS_mremap, *pp, old, len, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED) {
+		failed = 1;
+		return -1;
+	}
+	maps[i].p = q;
+	maps[i].len = len;
+	used = used - old + len;
+	if (used > peak)
+		peak = used;
+	*pp = q;
+	*cap = len / elem;
+	return 0;
+}
+
+void rmem_free(void *p)
+{
+	int i = slot_of(p);
+
+	if (i < 0)
+		return;
+	mp_sys_munmap(maps[i].p, maps[i].len);
+	used -= maps[i].len;
+	maps[i].p = NULL;
+	maps[i].len = 0;
+}
+
+void rmem_forget(void *p)
+{
+	int i = slot_of(p);
+
+	if (i < 0)
+		return;
+	used -= maps[i].len;
+	maps[i].p = NULL;
+	maps[i].len = 0;
+}
+
+void rmem_release(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_MAPS; i++)
+		if (maps[i].p)
+			rmem_free(maps[i].p);
+}
+
+uint64_t rmem_peak(void)
+{
+	return peak;
+}
+
+int rmem_failed(void)
+{
+	return failed;
+}
+
+int rmem_is_own(uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < MAX_MAPS; i++)
+		if (maps[i].p && addr >= (uintptr_t)maps[i].p &&
+		    addr < (uintptr_t)maps[i].p + maps[i].len)
+			return 1;
+	return 0;
+}
+
+size_t rmem_own_ranges(uint64_t (*out)[2], size_t max)
+{
+	uint32_t k = n_own;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < MAX_MAPS && n < max; i++) {
+		if (!maps[i].p)
+			continue;
+		out[n][0] = (uintptr_t)maps[i].p;
+		out[n][1] = (uintptr_t)maps[i].p + maps[i].len;
+		n++;
+	}
+	for (i = 0; i < (int)(k < MAX_OWN ? k : MAX_OWN) && n < max; i++) {
+		if (!own[i].end)
+			continue;
+		out[n][0] = own[i].start;
+		out[n][1] = own[i].end;
+		n++;
+	}
+	return n;
+}
+
+static void swap_bytes(char *a, char *b, size_t n)
+{
+	while (n >= 8) {
+		uint64_t t;
+
+		memcpy(&t, a, 8);
+		memcpy(a, b, 8);
+		memcpy(b, &t, 8);
+		a += 8;
+		b += 8;
+		n -= 8;
+	}
+	while (n--) {
+		char t = *a;
+
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static void sift_down(char *base, size_t i, size_t n, size_t elem,
+		      int (*less)(const void *, const void *))
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < n && less(base + m * elem, base + l * elem))
+			m = l;
+		if (r < n && less(base + m * elem, base + r * elem))
+			m = r;
+		if (m == i)
+			return;
+		swap_bytes(base + i * elem, base + m * elem, elem);
+		i = m;
+	}
+}
+
+static void heapsort_range(char *b, size_t n, size_t elem,
+			   int (*less)(const void *, const void *))
+{
+	size_t i;
+
+	if (n < 2)
+		return;
+	for (i = n / 2; i-- > 0;)
+		sift_down(b, i, n, elem, less);
+	for (i = n - 1; i > 0; i--) {
+		swap_bytes(b, b + i * elem, elem);
+		sift_down(b, 0, i, elem, less);
+	}
+}
+
+/* Introsort: quicksort (median of three), insertion sort for short runs,
+ * heapsort when the recursion goes too deep. */
+static void intro(char *b, size_t n, size_t elem, int (*less)(const void *, const void *),
+		  int depth)
+{
+	while (n > 16) {
+		char *lo = b, *mid = b + (n / 2) * elem, *hi = b + (n - 1) * elem;
+		size_t i = 0, j = n - 1;
+
+		if (!depth--) {
+			heapsort_range(b, n, elem, less);
+			return;
+		}
+		/* median of three to b[0], then partition around it */
+		if (less(mid, lo))
+			swap_bytes(mid, lo, elem);
+		if (less(hi, mid)) {
+			swap_bytes(hi, mid, elem);
+			if (less(mid, lo))
+				swap_bytes(mid, lo, elem);
+		}
+		swap_bytes(lo, mid, elem);
+		for (;;) {
+			do
+				i++;
+			while (i < n && less(b + i * elem, b));
+			while (less(b, b + j * elem))
+				j--;
+			if (i >= j)
+				break;
+			swap_bytes(b + i * elem, b + j * elem, elem);
+		}
+		swap_bytes(b, b + j * elem, elem);
+		/* recurse into the smaller side, loop on the larger */
+		if (j < n - j - 1) {
+			intro(b, j, elem, less, depth);
+			b += (j + 1) * elem;
+			n -= j + 1;
+		} else {
+			intro(b + (j + 1) * elem, n - j - 1, elem, less, depth);
+			n = j;
+		}
+	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && less(b + k * elem, b + (k - 1) * elem); k--)
+			swap_bytes(b + k * elem, b + (k - 1) * elem, elem);
+}
+
+void rsort(void *base, size_t n, size_t elem, int (*less)(const void *, const void *))
+{
+	int depth = 0;
+	size_t m;
+
+	for (m = n; m; m >>= 1)
+		depth += 2;
+	intro(base, n, elem, less, depth);
+}

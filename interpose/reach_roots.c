@@ -1,0 +1,489 @@
+/*
+ * reach_roots.c - the roots of the reachability scan: memory that is not
+ * a tracked block but may hold pointers to blocks.
+ *
+ *  - the writable segments (data, bss, relro) of every loaded object;
+ *  - each thread's stack from its stack pointer (less the 128-byte red
+ *    zone) up, and its registers; the block a thread pointer (TCB and
+ *    static TLS) lives in; the DTV and dynamic TLS blocks are heap blocks
+ *    the TCB points to;
+ *  - every other readable, writable mapping (the loader's own memory,
+ *    where the main thread's TCB lives, shared memory, private file
+ *    mappings, memory the program mapped with raw system calls), as
+ *    valgrind does, less device mappings.
+ *
+ * Never roots: the malloc arenas (the [heap] of brk, glibc's other arenas,
+ * which glibc maps with calls memprov does not see, and glibc's main_arena
+ * with its free lists, found in libc's data by its top chunk), the stacks
+ * of threads that have exited (glibc keeps them for reuse), the tracked
+ * blocks themselves (they are scanned only when reached), and memprov's
+ * own mappings (the trace, its tables, the scan's memory). Pointers found
+ * in the CUDA libraries' own data, or in mappings nobody tracked, do not
+ * keep CUDA blocks alive: the driver keeps every allocation in its tables.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_maps, reach_mem and sys
+ * (and the loader's dl_iterate_phdr).
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "reach_int.h"
+
+#define RED_ZONE 128
+#define HEAP_MAX (64ull << 20)    /* glibc's HEAP_MAX_SIZE on 64-bit */
+#define MA_TOP 96                 /* offsetof(struct malloc_state, top), glibc >= 2.27 */
+#define MA_BINS 112               /* offsetof(struct malloc_state, bins) */
+#define MA_NEXT 2160              /* offsetof(struct malloc_state, next) */
+#define MA_SIZE 2200              /* sizeof(struct malloc_state) */
+#define TCB_SEARCH (16 << 10)     /* a thread's TCB sits this near its stack's top */
+
+struct range {
+	uint64_t start, end;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+/* A growable, then sorted and merged, list of ranges. */
+struct rlist {
+	struct range *v;
+	size_t n, cap;
+};
+
+struct ctx {
+	struct rroots *rr;
+	const struct rlive *l;
+	const struct rmaps *m;
+	struct rlist mods, stacks, ex, ex_vma;
+	uint64_t heap_lo, heap_hi, brk;
+	uint64_t libc_lo[8], libc_hi[8];
+	int n_libc;
+	int err;
+};
+
+static void add(struct ctx *c, struct rlist *l, uint64_t start, uint64_t end, uint32_t flags)
+{
+	if (end <= start || c->err)
+		return;
+	if (rmem_grow((void **)&l->v, &l->cap, sizeof(*l->v), l->n + 1)) {
+		c->err = RX_NOMEM;
+		return;
+	}
+	l->v[l->n].start = start;
+	l->v[l->n].end = end;
+	l->v[l->n].flags = flags;
+	l->n++;
+}
+
+static int range_less(const void *x, const void *y)
+{
+	return ((const struct range *)x)->start < ((const struct range *)y)->start;
+}
+
+/* Sort and merge overlapping ranges. */
+static void normalize(struct rlist *l)
+{
+	size_t i, k = 0;
+
+	rsort(l->v, l->n, sizeof(*l->v), range_less);
+	for (i = 0; i < l->n; i++) {
+		if (k && l->v[i].start <= l->v[k - 1].end) {
+			if (l->v[i].end > l->v[k - 1].end)
+				l->v[k - 1].end = l->v[i].end;
+			continue;
+		}
+		l->v[k++] = l->v[i];
+	}
+	l->n = k;
+}
+
+static void add_root(struct ctx *c, uint64_t start, uint64_t end, uint32_t flags)
+{
+	struct rroots *rr = c->rr;
+
+	if (end <= start || c->err)
+		return;
+	if (rmem_grow((void **)&rr->r, &rr->cap, sizeof(*rr->r), rr->n + 1)) {
+		c->err = RX_NOMEM;
+		return;
+	}
+	rr->r[rr->n].start = start;
+	rr->r[rr->n].end = end;
+	rr->r[rr->n].flags = flags;
+	rr->n++;
+}
+
+/* [a, b) less the merged ranges of ex, each piece handed to emit. */
+static void subtract(struct ctx *c, uint64_t a, uint64_t b, uint32_t flags, const struct rlist *ex,
+		     void (*emit)(struct ctx *, uint64_t, uint64_t, uint32_t))
+{
+	size_t lo = 0, hi = ex->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ex->v[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < ex->n && ex->v[lo].start < b && a < b; lo++) {
+		if (ex->v[lo].start > a)
+			emit(c, a, ex->v[lo].start, flags);
+		if (ex->v[lo].end > a)
+			a = ex->v[lo].end;
+	}
+	if (a < b)
+		emit(c, a, b, flags);
+}
+
+static void emit_root(struct ctx *c, uint64_t a, uint64_t b, uint32_t flags)
+{
+	add_root(c, a, b, flags);
+}
+
+static void emit_less_ex(struct ctx *c, uint64_t a, uint64_t b, uint32_t flags)
+{
+	subtract(c, a, b, flags, &c->ex, emit_root);
+}
+
+/* Is this object part of CUDA (its data keeps every CUDA block listed)? */
+static int is_cuda(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libcuda.so", 10) || !strncmp(base, "libcudart.so", 12) ||
+	       !strncmp(base, "libnvidia-", 10) || !strncmp(base, "libcudadebugger", 15);
+}
+
+static int is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7);
+}
+
+static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct ctx *c = arg;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	uint32_t flags = is_cuda(name) ? 0 : RR_PROGRAM;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		add(c, &c->mods, a, a + ph->p_memsz, flags);
+		if (is_libc(name) && c->n_libc < 8) {
+			c->libc_lo[c->n_libc] = a;
+			c->libc_hi[c->n_libc++] = a + ph->p_memsz;
+		}
+	}
+	return 0;
+}
+
+static int readable(const struct ctx *c, uint64_t a, uint64_t len)
+{
+	const struct rvma *v = rmaps_find(c->m, a);
+
+	return v && (v->prot & RP_R) && v->type != RV_SKIP &&
+	       !(v->type == RV_FILE && (v->prot & RP_SHARED)) && a + len <= v->end;
+}
+
+static uint64_t word(uint64_t a)
+{
+	return *(const volatile uint64_t *)a;
+}
+
+/* Does m look like a malloc_state: most of its bins empty (self-linked)? */
+static int arena_like(const struct ctx *c, uint64_t m)
+{
+	int j, empty = 0;
+
+	if (!readable(c, m, MA_SIZE))
+		return 0;
+	for (j = 0; j < 127; j++) {
+		uint64_t self = m + MA_TOP + 16u * (unsigned)j;
+
+		if (word(m + MA_BINS + 16u * j) == self && word(m + MA_BINS + 8 + 16u * j) == self)
+			empty++;
+	}
+	return empty >= 32;
+}
+
+/* glibc's main_arena, by its top chunk: top + size of top == the break. */
+static uint64_t find_main_arena(const struct ctx *c)
+{
+	int k;
+
+	for (k = 0; k < c->n_libc; k++) {
+		uint64_t a;
+
+		for (a = (c->libc_lo[k] + 7) & ~7ull; a + 8 <= c->libc_hi[k]; a += 8) {
+			uint64_t t;
+
+			if (!readable(c, a, 8))
+				continue;
+			t = word(a);
+			if (t < c->heap_lo || t + 16 > c->heap_hi || (t & 7))
+				continue;
+			if ((word(t + 8) & ~7ull) != c->brk - t || a < MA_TOP)
+				continue;
+			if (arena_like(c, a - MA_TOP))
+				return a - MA_TOP;
+		}
+	}
+	return 0;
+}
+
+/* The heaps of glibc's other arenas: from main_arena's list, then by shape. */
+static void exclude_arenas(struct ctx *c, uint64_t ma)
+{
+	uint64_t a = ma ? word(ma + MA_NEXT) : 0;
+	size_t i;
+	int n;
+
+	for (n = 0; ma && a && a != ma && n < 1024 && readable(c, a, MA_SIZE); n++) {
+		uint64_t h = word(a + MA_TOP) & ~(HEAP_MAX - 1);
+		int k;
+
+		for (k = 0; h && k < 1024 && readable(c, h, 32); k++) {
+			add(c, &c->ex, h, h + HEAP_MAX, 0);
+			h = word(h + 8); /* heap_info.prev */
+		}
+		a = word(a + MA_NEXT);
+	}
+	/* a heap_info at a HEAP_MAX-aligned start whose arena is in its first page */
+	for (i = 0; i < c->m->n; i++) {
+		const struct rvma *v = &c->m->v[i];
+		uint64_t ar, sz;
+
+		if (v->type != RV_ANON || (v->start & (HEAP_MAX - 1)) || !(v->prot & RP_R) ||
+		    v->end - v->start < 4096)
+			continue;
+		ar = word(v->start);
+		sz = word(v->start + 16);
+		if (!sz || sz > HEAP_MAX || (sz & 4095) || ar < v->start || ar >= v->start + 4096)
+			continue;
+		add(c, &c->ex, v->start, v->start + HEAP_MAX, 0);
+	}
+}
+
+static const struct rvma *vma_of(const struct ctx *c, uint64_t a)
+{
+	return a ? rmaps_find(c->m, a) : NULL;
+}
+
+/* Is mapping i right above an inaccessible one (a thread stack's guard)? */
+static int guarded(const struct rmaps *m, size_t i)
+{
+	return i > 0 && m->v[i - 1].end == m->v[i].start && m->v[i - 1].type == RV_ANON &&
+	       !(m->v[i - 1].prot & (RP_R | RP_W));
+}
+
+/* A TCB (tcb == self == its own address) near the top of v, or 0. */
+static uint64_t tcb_in(const struct rvma *v)
+{
+	uint64_t t = v->end > v->start + TCB_SEARCH ? v->end - TCB_SEARCH : v->start;
+
+	if (!(v->prot & RP_R) || v->type != RV_ANON)
+		return 0;
+	for (t = (t + 63) & ~63ull; t + 24 <= v->end; t += 64)
+		if (word(t) == t && word(t + 16) == t)
+			return t;
+	return 0;
+}
+
+/* The heap or mmap block that holds addr, or NULL. */
+static const struct rblock *block_at(const struct rlive *l, uint64_t addr)
+{
+	int g;
+
+	for (g = RG_HOST; g <= RG_MMAP; g++) {
+		size_t lo = l->first[g], hi = l->first[g + 1];
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (l->b[mid].addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > l->first[g] && addr < l->b[lo - 1].addr + l->b[lo - 1].size &&
+		    (l->b[lo - 1].kind == MP_KIND_HEAP || l->b[lo - 1].kind == MP_KIND_MMAP))
+			return &l->b[lo - 1];
+	}
+	return NULL;
+}
+
+/* Is the main thread (tid == pid) among the threads? */
+static int main_alive(const struct rthread *th, size_t nth)
+{
+	int32_t pid = getpid();
+	size_t t;
+
+	for (t = 0; t < nth; t++)
+		if (th[t].tid == pid)
+			return 1;
+	return 0;
+}
+
+/* Stacks, TLS blocks and registers of the threads; dead stacks excluded. */
+static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
+{
+	struct rroots *rr = c->rr;
+	size_t i, t, unknown = 0;
+
+	for (t = 0; t < nth; t++) {
+		const struct rvma *sv = vma_of(c, th[t].sp), *fv = vma_of(c, th[t].fs);
+		int k;
+
+		if (th[t].how == RT_UNKNOWN) {
+			unknown++;
+			continue;
+		}
+		if (th[t].how != RT_STOPPED)
+			rr->notes |= MP_REACH_N_THREADS;
+		if (sv) {
+			uint64_t lo = th[t].sp - (th[t].self ? 0 : RED_ZONE);
+			const struct rblock *b = block_at(c->l, th[t].sp);
+
+			if (b) {
+				/* a stack in a block (a signal stack, a coroutine) */
+				lo = lo > b->addr ? lo : b->addr;
+				add_root(c, lo, b->addr + b->size, RR_PROGRAM);
+			} else {
+				add(c, &c->stacks, lo > sv->start ? lo : sv->start, sv->end,
+				    RR_PROGRAM);
+				add(c, &c->ex_vma, sv->start, sv->end, 0);
+			}
+		}
+		if (fv && fv != sv) {
+			/* the TLS block of a thread on another stack, or the loader's */
+			add(c, &c->stacks, fv->start, fv->end, RR_PROGRAM);
+			add(c, &c->ex_vma, fv->start, fv->end, 0);
+		}
+		for (k = 0; k < th[t].nregs; k++) {
+			if (rmem_grow((void **)&rr->regs, &rr->regs_cap, 8, rr->nregs + 1)) {
+				c->err = RX_NOMEM;
+				return;
+			}
+			rr->regs[rr->nregs++] = th[t].regs[k];
+		}
+	}
+	if (unknown)
+		rr->notes |= MP_REACH_N_THREADS;
+	/*
+	 * Stacks no known thread uses are dead (glibc keeps them for reuse)
+	 * when every thread is known: like valgrind, which no longer sees
+	 * below a dead thread's last stack pointer, only the thread's TCB and
+	 * static TLS at the top are roots (they hold its DTV).
+	 */
+	for (i = 0; i < c->m->n && !unknown; i++) {
+		const struct rvma *v = &c->m->v[i];
+		uint64_t tcb = 0, lo;
+		int live = 0;
+
+		if (v->type != RV_STACK && (!(v->prot & RP_W) || !guarded(c->m, i) ||
+					    !(tcb = tcb_in(v))))
+			continue;
+		for (t = 0; t < nth && !live; t++)
+			live = vma_of(c, th[t].sp) == v || vma_of(c, th[t].fs) == v;
+		if (live)
+			continue;
+		if (v->type == RV_STACK && main_alive(th, nth)) {
+			/* the main thread runs on another stack (a signal handler's) */
+			add(c, &c->stacks, v->start, v->end, RR_PROGRAM);
+			add(c, &c->ex_vma, v->start, v->end, 0);
+			continue;
+		}
+		add(c, &c->ex_vma, v->start, v->end, 0);
+		/* glibc's static TLS size counts the TCB, which ends at the top */
+		lo = c->rr->tls_static && c->rr->tls_static < v->end - v->start ?
+			     v->end - c->rr->tls_static : tcb;
+		if (tcb)
+			add(c, &c->stacks, lo < tcb ? lo : tcb, v->end, 0);
+	}
+}
+
+/* Everything that is never a root (but the loaded objects and live stacks). */
+static void exclusions(struct ctx *c, uint64_t trace_inode)
+{
+	uint64_t own[64][2];
+	size_t i, n = rmem_own_ranges(own, 64);
+
+	for (i = 0; i < n; i++)
+		add(c, &c->ex, own[i][0], own[i][1], 0);
+	for (i = 0; i < c->m->n; i++) {
+		const struct rvma *v = &c->m->v[i];
+
+		if (v->type == RV_HEAP || v->type == RV_SKIP ||
+		    (trace_inode && v->type == RV_FILE && v->inode == trace_inode))
+			add(c, &c->ex, v->start, v->end, 0);
+	}
+	for (i = 0; i < c->l->first[RG_REG]; i++)
+		add(c, &c->ex, c->l->b[i].addr, c->l->b[i].addr + c->l->b[i].size, 0);
+}
+
+int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,
+		 const struct rthread *th, size_t nth, uint64_t trace_inode)
+{
+	struct ctx c;
+	uint64_t ma = 0;
+	size_t i;
+
+	memset(&c, 0, sizeof(c));
+	c.rr = rr;
+	c.l = l;
+	c.m = m;
+	dl_iterate_phdr(on_module, &c);
+	c.brk = (uint64_t)syscall(SYS_brk, 0);
+	for (i = 0; i < m->n; i++)
+		if (m->v[i].type == RV_HEAP) {
+			c.heap_lo = m->v[i].start;
+			c.heap_hi = m->v[i].end;
+		}
+	if (c.heap_hi) {
+		ma = find_main_arena(&c);
+		if (ma)
+			add(&c, &c.ex, ma, ma + MA_SIZE, 0);
+		else
+			rr->notes |= MP_REACH_N_NO_ARENA;
+	}
+	exclude_arenas(&c, ma);
+	exclusions(&c, trace_inode);
+	thread_roots(&c, th, nth);
+	for (i = 0; i < c.mods.n; i++)
+		add(&c, &c.ex_vma, c.mods.v[i].start, c.mods.v[i].end, 0);
+	if (c.err)
+		return c.err;
+	normalize(&c.ex);
+	normalize(&c.ex_vma);
+	for (i = 0; i < c.mods.n; i++)
+		subtract(&c, c.mods.v[i].start, c.mods.v[i].end, c.mods.v[i].flags, &c.ex, emit_root);
+	for (i = 0; i < c.stacks.n; i++)
+		subtract(&c, c.stacks.v[i].start, c.stacks.v[i].end, c.stacks.v[i].flags, &c.ex,
+			 emit_root);
+	for (i = 0; i < m->n; i++) {
+		const struct rvma *v = &m->v[i];
+
+		if ((v->prot & (RP_R | RP_W)) != (RP_R | RP_W) || v->type == RV_HEAP ||
+		    v->type == RV_SKIP)
+			continue;
+		if (v->type == RV_FILE && !m->vm_readv_ok && m->mem_fd < 0) {
+			rr->notes |= MP_REACH_N_FILES;
+			continue;
+		}
+		subtract(&c, v->start, v->end, 0, &c.ex_vma, emit_less_ex);
+	}
+	return c.err;
+}

@@ -1,0 +1,51 @@
+/*
+ * reach_trace.c - read this process's own trace back for the reachability
+ * scan: trace_iter.c's walk (every format version memprov writes) into
+ * memory the scan mapped itself, with the scan's time bound checked as
+ * records go by. The file is read with pread, never through the writer's
+ * mappings (finished chunks have left the address space).
+ *
+ * Records come chunk by chunk in file order: each thread's records in its
+ * own order, threads interleaved. Callers that need "the latest event for
+ * an address" compare timestamps; they never need a merge by time.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls trace_iter, reach_mem and
+ * sys; the descriptor is its caller's.
+ */
+#include "reach_int.h"
+#include "trace_iter.h"
+
+#define CLOCK_EVERY 4096 /* records between two looks at the clock */
+
+struct walk {
+	rt_fn fn;
+	void *arg;
+	uint64_t deadline;
+	uint32_t n;
+};
+
+static int one(void *arg, uint32_t serial, const struct mp_rec_head *h)
+{
+	struct walk *w = arg;
+
+	if (++w->n % CLOCK_EVERY == 0 && mp_now() > w->deadline)
+		return RX_TIMEOUT;
+	return w->fn(w->arg, serial, h);
+}
+
+int rt_walk(int fd, uint64_t deadline, rt_fn fn, void *arg)
+{
+	struct walk w = { fn, arg, deadline, 0 };
+	void *buf;
+	int r;
+
+	if (fd < 0)
+		return RX_NOTRACE;
+	buf = rmem_alloc(MP_ITER_BUF);
+	if (!buf)
+		return RX_NOMEM;
+	r = mp_trace_iter(fd, buf, MP_ITER_BUF, one, &w);
+	rmem_free(buf);
+	/* fn's own results are RX_ codes, never -1 */
+	return r == -1 ? RX_NOTRACE : r;
+}

@@ -1,0 +1,65 @@
+"""memprov_pytest - pytest plugin: a memprov mark at the start and at the
+end of every test, so that a trace of a pytest run can be judged test by
+test (`memprov check` names the test that leaked).
+
+Load it with ``memprov run --pytest -- python3 -m pytest ...`` (which puts
+this file's directory on PYTHONPATH and names the plugin in PYTEST_PLUGINS)
+or with ``-p memprov_pytest`` when this directory is on the path.
+
+The marks are "test-start NODEID", before the test's setup, and "test-end
+NODEID", after its teardown and a garbage collection (so that objects in
+reference cycles the test left behind are not counted as kept). A label
+holds 255 bytes at most: a longer node id keeps its end, which names the
+test. The plugin calls memprov_mark from libmemprov.so, which memprov
+preloads; in a process without memprov it does nothing at all (no garbage
+collection either). It imports nothing of memprov's: the test process
+needs no memprov package.
+"""
+import ctypes
+import gc
+
+import pytest
+
+LABEL_MAX = 255  # bytes memprov keeps of a mark label
+
+_mark = None
+
+
+def _find_mark():
+    """memprov_mark from the libmemprov.so in this process, or None."""
+    try:
+        fn = ctypes.CDLL(None).memprov_mark
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_char_p]
+    fn.restype = None
+    return fn
+
+
+def label(prefix, nodeid):
+    """prefix + nodeid as UTF-8, cut to LABEL_MAX bytes from the front of
+    the node id (never inside a character)."""
+    head = prefix.encode()
+    tail = nodeid.encode("utf-8", "surrogateescape")
+    room = LABEL_MAX - len(head)
+    if len(tail) > room:
+        tail = tail[len(tail) - room:]
+        while tail and (tail[0] & 0xC0) == 0x80:
+            tail = tail[1:]
+    return head + tail
+
+
+def pytest_configure(config):
+    global _mark
+    _mark = _find_mark()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _mark is None:
+        yield
+        return
+    _mark(label("test-start ", item.nodeid))
+    yield
+    gc.collect()
+    _mark(label("test-end ", item.nodeid))

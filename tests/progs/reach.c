@@ -1,0 +1,306 @@
+/*
+ * reach.c - programs whose blocks have known reachability at exit, for the
+ * scan memprov makes then (tests t2210, t2220). One mode per run:
+ *
+ *   basic [return|exit|_exit]  5 blocks of 200 B kept in a global, 3 of
+ *                              100 B whose last pointer is dropped
+ *   list N                     a list of N nodes of 48 B, head dropped:
+ *                              1 definitely lost, N-1 indirectly lost
+ *   cycle                      two blocks pointing at each other, nothing
+ *                              else at them: 1 definitely, 1 indirectly lost
+ *   interior                   a global points 8 bytes into a block:
+ *                              possibly lost
+ *   mmap                       an anonymous mapping kept (holding the only
+ *                              pointer to a 300 B block), one dropped
+ *   threads                    a 111 B block whose only pointer is in a
+ *                              register of another thread, a 222 B block
+ *                              whose only pointer is on another thread's
+ *                              stack, 3 blocks of 100 B dropped
+ *   altstack                   a 444 B block whose only pointer is on main's
+ *                              stack; exit() from a signal handler running
+ *                              on an alternate stack (a heap block)
+ *   seccomp                    threads, under an allow-all seccomp filter
+ *   atexit                     basic, then an atexit handler keeps 777 B
+ *                              (still reachable: the scan comes after it)
+ *   forget [exit]              basic, then an atexit handler drops the 5
+ *                              kept pointers: 8 blocks definitely lost, as
+ *                              valgrind and LeakSanitizer say (they look
+ *                              after the exit handlers)
+ *   forgetdtor [exit]          the same, from a destructor of the program
+ *   big MIB                    MIB blocks of 1 MiB kept, filled with data
+ *   churnkeep N                N blocks of 16..4096 B, every other one kept
+ */
+#include <pthread.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+static void *keep[8];
+static void *keep_interior;
+static void *keep_map;
+static void **big;
+static volatile int ready, stop;
+
+struct node {
+	struct node *next;
+	char pad[40];
+};
+
+/* Overwrite the dead stack below the caller: no stale copy of a pointer. */
+static __attribute__((noinline)) void scrub(void)
+{
+	volatile char buf[64 << 10];
+
+	memset((char *)buf, 0, sizeof(buf));
+}
+
+static __attribute__((noinline)) void drop3(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char *p = malloc(100); /* DROP-LINE */
+
+		memset(p, 1, 100);
+	}
+}
+
+static void basic(const char *how)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		keep[i] = malloc(200); /* KEEP-LINE */
+	drop3();
+	scrub();
+	if (!strcmp(how, "exit"))
+		exit(0);
+	if (!strcmp(how, "_exit"))
+		_exit(0);
+}
+
+static __attribute__((noinline)) void list(int n)
+{
+	struct node *head = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct node *x = malloc(sizeof(*x)); /* LIST-LINE */
+
+		memset(x, 0, sizeof(*x));
+		x->next = head;
+		head = x;
+	}
+	head = NULL;
+}
+
+static __attribute__((noinline)) void cycle(void)
+{
+	struct node *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	a->next = b;
+	b->next = a;
+}
+
+static void interior(void)
+{
+	char *p = malloc(64);
+
+	keep_interior = p + 8;
+}
+
+static void maps(void)
+{
+	void **m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *lost = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED || lost == MAP_FAILED)
+		exit(2);
+	m[3] = malloc(300);
+	keep_map = m;
+}
+
+/* Keeps its block's address only in r12, spinning until the process exits. */
+static void *reg_thread(void *arg)
+{
+	uintptr_t hidden = (uintptr_t)malloc(111) ^ 0x5555555555555555ull;
+
+	(void)arg;
+	scrub();
+	__asm__ volatile("movq %0, %%r12\n\t"
+			 "xorq %1, %%r12\n\t"
+			 "movl $1, %%eax\n\t"
+			 "lock xaddl %%eax, (%2)\n\t"
+			 "1: pause\n\t"
+			 "movl (%3), %%eax\n\t"
+			 "testl %%eax, %%eax\n\t"
+			 "jz 1b\n\t"
+			 "xorq %%r12, %%r12"
+			 :
+			 : "r"(hidden), "r"(0x5555555555555555ull), "r"(&ready), "r"(&stop)
+			 : "r12", "rax", "memory");
+	return NULL;
+}
+
+/* Keeps its block's address only in a local variable, sleeping. */
+static void *stack_thread(void *arg)
+{
+	void *volatile p = malloc(222);
+
+	(void)arg;
+	scrub();
+	__atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST);
+	while (!stop)
+		usleep(1000);
+	return p;
+}
+
+static void threads(void)
+{
+	pthread_t a, b;
+
+	if (pthread_create(&a, NULL, reg_thread, NULL) || pthread_create(&b, NULL, stack_thread, NULL))
+		exit(2);
+	free(malloc(1)); /* the main thread's tcache is set up before the drop */
+	drop3();
+	scrub();
+	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 2)
+		sched_yield();
+	exit(0); /* the threads still hold their blocks */
+}
+
+/* A filter that allows every call: the process is "sandboxed" all the same. */
+static void allow_all_filter(void)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0))
+		exit(2);
+}
+
+static void late(void)
+{
+	keep[7] = malloc(777);
+}
+
+static int forget_in_dtor;
+
+static void forget(void)
+{
+	memset(keep, 0, sizeof(keep));
+}
+
+static __attribute__((destructor)) void forget_dtor(void)
+{
+	if (forget_in_dtor)
+		forget();
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	exit(0);
+}
+
+static __attribute__((noinline)) void altstack(void)
+{
+	void *alt = malloc(64 << 10);
+	void *volatile p = malloc(444);
+	stack_t ss = { .ss_sp = alt, .ss_size = 64 << 10 };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_ONSTACK;
+	if (!alt || sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
+		exit(2);
+	memset(alt, 0, 64 << 10);
+	scrub();
+	/* no copy of p in a vector register the signal frame would keep */
+	__asm__ volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\tpxor %%xmm2, %%xmm2\n\t"
+			 "pxor %%xmm3, %%xmm3\n\tpxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
+			 "pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\tpxor %%xmm8, %%xmm8\n\t"
+			 "pxor %%xmm9, %%xmm9\n\tpxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
+			 "pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\t"
+			 "pxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15" ::: "memory");
+	raise(SIGUSR1);
+	free(p);
+}
+
+static void bigheap(long mib)
+{
+	long i;
+
+	big = malloc(sizeof(*big) * (size_t)mib);
+	for (i = 0; i < mib; i++) {
+		big[i] = malloc(1 << 20);
+		memset(big[i], (int)(i & 0x7f), 1 << 20);
+	}
+}
+
+static void churnkeep(long n)
+{
+	long i;
+
+	big = calloc((size_t)n, sizeof(*big));
+	for (i = 0; i < n; i++) {
+		void *p = malloc(16 + (size_t)(i * 7919 % 4081));
+
+		if (i % 2)
+			free(p);
+		else
+			big[i] = p;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "basic";
+
+	if (!strcmp(mode, "basic"))
+		basic(argc > 2 ? argv[2] : "return");
+	else if (!strcmp(mode, "list"))
+		list(argc > 2 ? atoi(argv[2]) : 10);
+	else if (!strcmp(mode, "cycle"))
+		cycle();
+	else if (!strcmp(mode, "interior"))
+		interior();
+	else if (!strcmp(mode, "mmap"))
+		maps();
+	else if (!strcmp(mode, "threads"))
+		threads();
+	else if (!strcmp(mode, "atexit")) {
+		atexit(late);
+		basic("return");
+	} else if (!strcmp(mode, "forget")) {
+		atexit(forget);
+		basic(argc > 2 ? argv[2] : "return");
+	} else if (!strcmp(mode, "forgetdtor")) {
+		forget_in_dtor = 1;
+		basic(argc > 2 ? argv[2] : "return");
+	} else if (!strcmp(mode, "seccomp")) {
+		allow_all_filter();
+		threads();
+	} else if (!strcmp(mode, "altstack"))
+		altstack();
+	else if (!strcmp(mode, "big"))
+		bigheap(argc > 2 ? atol(argv[2]) : 1024);
+	else if (!strcmp(mode, "churnkeep"))
+		churnkeep(argc > 2 ? atol(argv[2]) : 100000);
+	else
+		return 2;
+	scrub();
+	return 0;
+}

@@ -1,0 +1,207 @@
+#!/bin/sh
+# t2215-reach.sh - the reachability scan at exit (interpose/reach*.c,
+# stop_world.c) on programs whose blocks have known classes (tests/progs/
+# reach.c): definitely lost, indirectly lost, possibly lost and still
+# reachable blocks at the right lines; pointers held only in another
+# thread's register or stack; every exit path; the switch, the time and
+# memory bounds; a killed process has no scan and says so.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+test -x "$BIN/reach" || test_skip "tests/bin/reach not built"
+[ "$(uname -m)" = x86_64 ] || test_skip "the scan is x86-64 only"
+
+line() { grep -n "$1" "$TOP/tests/progs/reach.c" | head -1 | cut -d: -f1; }
+DROP_LINE=$(line 'DROP-LINE')
+KEEP_LINE=$(line 'KEEP-LINE')
+LIST_LINE=$(line 'LIST-LINE')
+export DROP_LINE KEEP_LINE LIST_LINE
+
+# run NAME ARGS...: trace "reach ARGS" into NAME.trace, its report in NAME.json
+run() {
+	name=$1; shift
+	timeout 120 env MEMPROV_OUTPUT="$TRASH/$name.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/reach" "$@" >"$name.out" &&
+	memprov leaks --json "$name.trace" >"$name.json"
+}
+
+# classes NAME: "class blocks bytes" for the lost and reachable classes
+classes() {
+	jget "$1.json" reach.classes.definitely_lost.blocks reach.classes.definitely_lost.bytes \
+		reach.classes.indirectly_lost.blocks reach.classes.indirectly_lost.bytes \
+		reach.classes.possibly_lost.blocks reach.classes.possibly_lost.bytes \
+		reach.classes.still_reachable.blocks reach.classes.still_reachable.bytes | paste -sd' '
+}
+
+for how in return exit _exit; do
+	test_expect_success "3 blocks dropped, 5 kept; leaving by $how" "
+		run basic-$how basic $how &&
+		jget --check basic-$how.json reach.status=done reach.shown=true \
+			reach.threads=1 reach.threads_stopped=1 skipped_events=0 &&
+		test \"\$(classes basic-$how)\" = '3 300 0 0 0 0 5 1000'
+	"
+done
+
+test_expect_success 'leaks --json: each site carries its classes, definitely lost first' '
+	jget --check basic-return.json sites.0.blocks=3 sites.0.bytes=300 \
+		sites.0.reach.definitely_lost.blocks=3 sites.0.reach.still_reachable.blocks=0 \
+		sites.0.frames.0.function=drop3 sites.0.frames.0.line=$DROP_LINE \
+		sites.1.blocks=5 sites.1.reach.still_reachable.blocks=5 \
+		sites.1.reach.definitely_lost.blocks=0 sites.1.frames.0.line=$KEEP_LINE
+'
+
+test_expect_success 'leaks (text): the summary, then definitely lost before still reachable' '
+	memprov leaks basic-return.trace >basic.txt &&
+	cat basic.txt &&
+	grep -q "^  definitely lost  *3 blocks  *300 B$" basic.txt &&
+	grep -q "^  still reachable  *5 blocks  *1,000 B$" basic.txt &&
+	sed -n "/^definitely lost: 1 site/,/^$/p" basic.txt >lost.txt &&
+	grep -q "drop3 .*reach.c:$DROP_LINE$" lost.txt &&
+	! grep -q "reach.c:$KEEP_LINE$" lost.txt &&
+	sed -n "/^still reachable: 1 site/,\$p" basic.txt >kept.txt &&
+	grep -q "basic .*reach.c:$KEEP_LINE$" kept.txt &&
+	test "$(grep -n "^definitely lost:" basic.txt | cut -d: -f1)" -lt \
+		"$(grep -n "^still reachable:" basic.txt | cut -d: -f1)"
+'
+
+test_expect_success 'a block an atexit handler keeps is classified: the scan comes after it' '
+	run late atexit &&
+	test "$(classes late)" = "3 300 0 0 0 0 6 1777" &&
+	jget --check late.json reach.classes.unknown.blocks=0 &&
+	memprov leaks late.trace >late.txt &&
+	! grep -q "not classified" late.txt
+'
+
+for how in return exit; do
+	for mode in forget forgetdtor; do
+		test_expect_success "$mode ($how): pointers an exit handler or destructor drops are lost" "
+			run $mode-$how $mode $how &&
+			test \"\$(classes $mode-$how)\" = '8 1300 0 0 0 0 0 0'
+		"
+	done
+done
+
+test_expect_success 'a list whose head is dropped: 1 definitely lost, 9 indirectly lost' '
+	run list list 10 &&
+	test "$(classes list)" = "1 48 9 432 0 0 0 0" &&
+	jget --check list.json sites.0.frames.0.line=$LIST_LINE \
+		sites.0.reach.definitely_lost.blocks=1 sites.0.reach.indirectly_lost.blocks=9
+'
+
+test_expect_success 'a lost cycle: one leader definitely lost, the other indirectly' '
+	run cycle cycle &&
+	test "$(classes cycle)" = "1 48 1 48 0 0 0 0"
+'
+
+test_expect_success 'only an interior pointer left: possibly lost' '
+	run interior interior &&
+	test "$(classes interior)" = "0 0 0 0 1 64 0 0"
+'
+
+test_expect_success 'mmap blocks: a kept mapping keeps what it points to, a dropped one is lost' '
+	run mmap mmap &&
+	jget --check mmap.json reach.classes.definitely_lost.blocks=1 \
+		reach.classes.definitely_lost.bytes=4096 \
+		reach.classes.still_reachable.blocks=2 reach.classes.still_reachable.bytes=8492 \
+		"=[s[\"kind\"] for s in j[\"sites\"] if s[\"reach\"][\"definitely_lost\"][\"blocks\"]]==[\"mmap\"]"
+'
+
+# the blocks of a site whose first frame is FUNC, in CLASS
+in_class() {
+	jget "$1" "=sum(s[\"reach\"][\"$3\"][\"bytes\"] for s in j[\"sites\"] if s[\"frames\"] and s[\"frames\"][0][\"function\"]==\"$2\")"
+}
+
+test_expect_success 'pointers only in another thread register or stack keep their blocks' '
+	run threads threads &&
+	jget --check threads.json reach.threads=3 reach.threads_stopped=3 \
+		"=len(j[\"reach\"][\"notes\"])==0" &&
+	test "$(in_class threads.json reg_thread still_reachable)" = 111 &&
+	test "$(in_class threads.json stack_thread still_reachable)" = 222 &&
+	test "$(in_class threads.json drop3 definitely_lost)" = 300
+'
+
+test_expect_success 'exit from a handler on an alternate stack: the main stack is still scanned' '
+	run alt altstack &&
+	jget --check alt.json reach.status=done reach.classes.definitely_lost.blocks=0 \
+		"=[s[\"reach\"][\"still_reachable\"][\"blocks\"] for s in j[\"sites\"] if s[\"bytes\"]==444]==[1]"
+'
+
+test_expect_success 'under strace (ptrace refused) the register is not seen, and the report says so' '
+	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
+	timeout 120 strace -f -o /dev/null env MEMPROV_OUTPUT="$TRASH/strace.trace" \
+		LD_PRELOAD="$MEMPROV_LIB" "$BIN/reach" threads &&
+	memprov leaks --json strace.trace >strace.json &&
+	jget --check strace.json reach.status=done reach.threads=3 reach.threads_stopped=1 \
+		"=\"threads\" in j[\"reach\"][\"notes\"]==true" &&
+	test "$(in_class strace.json reg_thread definitely_lost)" = 111 &&
+	test "$(in_class strace.json stack_thread still_reachable)" = 222 &&
+	memprov leaks strace.trace | grep -q "note: 2 of 3 threads could not be stopped"
+'
+
+test_expect_success 'under a seccomp filter no ptrace helper is started, and the report says so' '
+	run sec seccomp &&
+	jget --check sec.json reach.status=done reach.threads=3 reach.threads_stopped=1 \
+		"=sorted(j[\"reach\"][\"notes\"])==[\"seccomp\", \"threads\"]" &&
+	test "$(in_class sec.json drop3 definitely_lost)" = 300 &&
+	memprov leaks sec.trace | grep -q "note: a seccomp filter is installed"
+'
+
+test_expect_success 'MEMPROV_REACH=0: no classes, and the report says the scan was off' '
+	MEMPROV_REACH=0 run off basic &&
+	jget --check off.json reach.status=off reach.shown=false reach.classes=null &&
+	memprov leaks off.trace | grep -q "not computed: the scan was switched off (MEMPROV_REACH=0)" &&
+	! memprov dump off.trace | grep -q reach_blocks
+'
+
+test_expect_success 'a scan past its time bound leaves a readable trace and a note' '
+	MEMPROV_REACH_TIMEOUT_MS=0 run slow churnkeep 20000 &&
+	jget --check slow.json reach.status=timeout reach.shown=false totals.heap.blocks=10001 &&
+	memprov leaks slow.trace | grep -q "did not finish within its time bound" &&
+	! memprov dump slow.trace | grep -q reach_blocks
+'
+
+test_expect_success 'a scan past its memory bound leaves a readable trace and a note' '
+	MEMPROV_REACH_MEMORY_MB=1 run small churnkeep 100000 &&
+	jget --check small.json reach.status=memory reach.shown=false totals.heap.blocks=50001 &&
+	memprov leaks small.trace | grep -q "ran out of memory"
+'
+
+test_expect_success 'sampling: no scan, since unsampled blocks would hide what they point to' '
+	MEMPROV_SAMPLE_BYTES=4096 run sampled basic &&
+	jget --check sampled.json reach.status=partial-trace reach.shown=false &&
+	memprov leaks sampled.trace | grep -q "does not record every allocation"
+'
+
+test_expect_success 'a forked child and an exec image: each exit has its own scan' '
+	mkdir fork exec &&
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/fork/%p.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/forkexec" fork >fork.out &&
+	child=$(sed -n "s/^child=//p" fork.out) &&
+	memprov leaks --json "fork/$child.trace" >child.json &&
+	jget --check child.json reach.status=done reach.classes.still_reachable.bytes=222 &&
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/exec/t.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/forkexec" exec &&
+	memprov leaks --json exec/t.trace >exec1.json &&
+	memprov leaks --json exec/t.1.trace >exec2.json &&
+	jget --check exec1.json state=exec reach.status=absent &&
+	jget --check exec2.json reach.status=done reach.classes.still_reachable.bytes=555
+'
+
+test_expect_success 'the scan keeps output and exit status' '
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/st.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/exitcode" 23 >st.out 2>st.err; test $? = 23 &&
+	"$BIN/exitcode" 23 >bare.out 2>bare.err; test $? = 23 &&
+	test_cmp bare.out st.out && test_cmp bare.err st.err &&
+	memprov dump st.trace | grep -q "reach status=done"
+'
+
+test_expect_success 'a killed process has no scan, and leaks says so' '
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/killed.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		sh -c "kill -9 \$\$"; true &&
+	memprov leaks --json killed.trace >killed.json &&
+	jget --check killed.json reach.status=absent reach.shown=false &&
+	memprov leaks killed.trace | grep -q "not computed: no scan: the process did not exit normally"
+'
+
+test_done

@@ -1,0 +1,73 @@
+#!/bin/sh
+# t2310-accuracy-preload.sh - the preload object's side of the accuracy
+# corpus (tests/corpus/, issue 14): libraries opened by relative path are
+# symbolized wherever the analyzer runs; a library opened with
+# RTLD_DEEPBIND has its allocations and its frees seen (no phantom block);
+# a process that dies of a signal says which; the program's heap and its
+# signal dispositions are what they are without memprov.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+for p in corpus-dlrel libcorpus-dlrel.so libcorpus-deep.so corpus-deaths; do
+	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
+done
+SRC=$TOP/tests/corpus
+at() { grep -n "/\* @$2 \*/" "$SRC/$1" | cut -d: -f1; }
+# traced NAME PROG ARGS...: tests/bin/corpus-PROG run from tests/bin into $TRASH/NAME.trace
+traced() {
+	n=$1 p=$2
+	shift 2
+	(cd "$BIN" && timeout 60 env LD_PRELOAD="$MEMPROV_LIB" \
+		MEMPROV_OUTPUT="$TRASH/$n.trace" ./corpus-"$p" "$@")
+}
+
+test_expect_success 'dlopen("./lib.so"): frames named by function and line from any directory' '
+	traced dlrel dlrel >dl.out 2>dl.err && test ! -s dl.err &&
+	mkdir -p elsewhere && (cd elsewhere && memprov leaks ../dlrel.trace) >leaks.txt &&
+	line=$(at dlrel_lib.c keep) &&
+	grep -A1 "heap calloc: 1 block, 333 B" leaks.txt >site &&
+	grep "keep .*dlrel_lib.c:$line" site &&
+	! grep "libcorpus-dlrel.so+0x" leaks.txt
+'
+
+test_expect_success 'RTLD_DEEPBIND: the library'"'"'s frees are seen, only its kept block is live' '
+	memprov leaks --json dlrel.trace >dl.json &&
+	jget --check dl.json "=sorted(s[\"bytes\"] for s in j[\"sites\"] if any((f[\"file\"] or \"\").endswith(\"dlrel_lib.c\") for f in s[\"frames\"]))==[333, 444]" &&
+	memprov stats --json dlrel.trace >st.json &&
+	mallocs=$(jget st.json functions.malloc.calls) && frees=$(jget st.json functions.free.calls) &&
+	echo "malloc $mallocs, free $frees" &&
+	test "$frees" -ge 400
+'
+
+test_expect_success 'the heap before main is the program'"'"'s alone: mallinfo2 as bare' '
+	"$BIN/corpus-deaths" mallinfo >bare &&
+	traced mi deaths mallinfo >under && test_cmp bare under
+'
+
+test_expect_success 'sigaction reports the default actions the program left' '
+	"$BIN/corpus-deaths" query >bare &&
+	traced qu deaths query >under && test_cmp bare under
+'
+
+for m in dfree:ABRT:6 segv:SEGV:11 term:TERM:15; do
+	mode=${m%%:*} rest=${m#*:} name=${rest%%:*} num=${rest#*:}
+	test_expect_success "death by SIG$name: same status as bare, the trace says so" '
+		{ "$BIN/corpus-deaths" '$mode' 2>/dev/null; echo $? >bare; } &&
+		{ traced d'$mode' deaths '$mode' 2>/dev/null; echo $? >under; } &&
+		test_cmp bare under && test "$(cat under)" = $((128 + '$num')) &&
+		memprov leaks d'$mode'.trace >l.txt &&
+		grep "^ended: killed by SIG'$name' (signal '$num')" l.txt &&
+		memprov leaks --json d'$mode'.trace >l.json &&
+		jget --check l.json state=killed signal='$num' &&
+		line=$(at deaths.c keep) && grep "main .*deaths.c:$line" l.txt
+	'
+done
+
+test_expect_success 'a handled SIGTERM is not a death: exit 5 as bare, state exited' '
+	{ "$BIN/corpus-deaths" handled; echo $? >bare; } &&
+	{ traced dh deaths handled; echo $? >under; } && test_cmp bare under &&
+	memprov stats --json dh.trace >s.json && jget --check s.json state=exited exit_status=5
+'
+
+test_done

@@ -1,0 +1,108 @@
+#!/bin/sh
+# t4070: the pytest plugin shipped with memprov (python/memprov_pytest.py).
+# `memprov run --pytest` and `-p memprov_pytest` give a mark
+# "test-start NODEID" before each test and "test-end NODEID" after it, in
+# the order the tests ran; a node id longer than a label keeps its end,
+# cut on a character boundary at 255 bytes; pytest's own output is the
+# same as without memprov; without memprov the plugin does nothing.
+. "$(dirname "$0")/test-lib.sh"
+
+/usr/bin/python3 -c 'import pytest' 2>/dev/null || test_skip "/usr/bin/python3 has no pytest (python3-pytest)"
+PT=$TOP/tests/py/pytest
+PLUGIN_DIR=$TOP/python
+export PT PLUGIN_DIR
+
+# expect_marks: the labels expected, in the order pytest runs the tests
+# (node ids from pytest itself: it escapes non-ASCII parameters), cut
+# from the front of the node id to 255 bytes
+expect_marks() {
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider --collect-only test_plugin_demo.py |
+		grep "::" >ids.txt &&
+	/usr/bin/python3 -c "
+import sys
+out = []
+for nodeid in open(\"ids.txt\").read().split():
+    for prefix in (\"test-start \", \"test-end \"):
+        b = (prefix + nodeid).encode()
+        if len(b) > 255:
+            b = prefix.encode() + nodeid.encode()[-(255 - len(prefix)):]
+        out.append(\"%d %s\" % (len(b), b.decode()))
+out.append(\"12 __main__ end\")
+print(\"\\n\".join(out))
+" >expect-marks &&
+	test $(wc -l <expect-marks) = 7
+}
+
+# pytest's report without its timing
+untimed() { sed 's/ in [0-9.]*s\b//' "$1"; }
+
+test_expect_success 'run --pytest: a mark at the start and end of each test' '
+	cp "$PT/test_plugin_demo.py" . &&
+	expect_marks &&
+	timeout 120 "$MEMPROV_CLI" run --pytest -o "$TRASH/p.trace" -- \
+		/usr/bin/python3 -m pytest -q -p no:cacheprovider test_plugin_demo.py >out.txt 2>err.txt &&
+	memprov timeline --json "$TRASH/p.trace" >tl.json &&
+	/usr/bin/python3 "$TOP/tests/py/marks_of.py" tl.json >marks.txt &&
+	test_cmp expect-marks marks.txt &&
+	grep -q "^255 test-start " marks.txt
+'
+
+test_expect_success 'pytest prints the same with and without the plugin under memprov' '
+	timeout 120 /usr/bin/python3 -m pytest -q -p no:cacheprovider test_plugin_demo.py >bare.txt 2>&1 &&
+	untimed bare.txt >bare-u.txt && untimed out.txt >out-u.txt &&
+	test_cmp bare-u.txt out-u.txt
+'
+
+test_expect_success '-p memprov_pytest with LD_PRELOAD set by hand: the same marks' '
+	rm -f "$TRASH/q.trace" &&
+	timeout 120 env PYTHONPATH="$PLUGIN_DIR" LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/q.trace" \
+		/usr/bin/python3 -m pytest -q -p no:cacheprovider -p memprov_pytest test_plugin_demo.py >out.txt 2>&1 &&
+	memprov timeline --json "$TRASH/q.trace" >tl.json &&
+	/usr/bin/python3 "$TOP/tests/py/marks_of.py" tl.json >marks.txt &&
+	test_cmp expect-marks marks.txt
+'
+
+test_expect_success 'a label keeps the end of the node id, cut between characters' '
+	env PYTHONPATH="$PLUGIN_DIR" /usr/bin/python3 -c "
+import memprov_pytest as m
+nodeid = \"t.py::test[\" + \"\\u00e9\" * 200 + \"-end]\"
+b = m.label(\"test-end \", nodeid)
+print(len(b), b.decode().startswith(\"test-end \\u00e9\"), b.decode().endswith(\"-end]\"))
+print(len(m.label(\"test-start \", \"short::id\")))
+" >label.txt &&
+	printf "254 True True\n20\n" >expect && test_cmp expect label.txt
+'
+
+test_expect_success 'without memprov the plugin loads and does nothing' '
+	timeout 120 env PYTHONPATH="$PLUGIN_DIR" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+		-p memprov_pytest test_plugin_demo.py >plain.txt 2>&1 &&
+	untimed plain.txt >plain-u.txt && test_cmp bare-u.txt plain-u.txt &&
+	env PYTHONPATH="$PLUGIN_DIR" /usr/bin/python3 -c "import memprov_pytest as m; print(m._find_mark())" >found.txt &&
+	echo None >expect && test_cmp expect found.txt
+'
+
+test_expect_success 'the 1 MB test_keeps keeps is made between its own marks' '
+	memprov leaks --json "$TRASH/p.trace" >leaks.json &&
+	/usr/bin/python3 "$TOP/tests/py/sites.py" leaks.json test_plugin_demo.py >sites.txt &&
+	grep -x "heap 1 1000001 test_keeps@test_plugin_demo.py:9" sites.txt &&
+	memprov dump "$TRASH/p.trace" >dump.txt &&
+	start=$(grep "label=\"test-start test_plugin_demo.py::test_keeps\"" dump.txt | cut -d" " -f1) &&
+	end=$(grep "label=\"test-end test_plugin_demo.py::test_keeps\"" dump.txt | cut -d" " -f1) &&
+	at=$(grep " alloc .* size=1000001 " dump.txt | cut -d" " -f1) &&
+	test -n "$start" && test -n "$end" && test -n "$at" &&
+	test "$start" -lt "$at" && test "$at" -lt "$end"
+'
+
+test_expect_success 'run --pytest keeps PYTHONPATH and PYTEST_PLUGINS the command had' '
+	timeout 60 env PYTHONPATH=/nonexistent PYTEST_PLUGINS=other "$MEMPROV_CLI" run --pytest -o "$TRASH/e.trace" -- \
+		/bin/sh -c "echo \"\$PYTHONPATH|\$PYTEST_PLUGINS\"" >env.txt 2>/dev/null &&
+	echo "$PLUGIN_DIR:/nonexistent|memprov_pytest,other" >expect && test_cmp expect env.txt &&
+	timeout 60 env PYTEST_PLUGINS=a,memprov_pytest "$MEMPROV_CLI" run --pytest -o "$TRASH/e.trace" -- \
+		/bin/sh -c "echo \"\$PYTEST_PLUGINS\"" >env.txt 2>/dev/null &&
+	echo "a,memprov_pytest" >expect && test_cmp expect env.txt &&
+	timeout 60 env PYTEST_PLUGINS=memprov_pytest_x "$MEMPROV_CLI" run --pytest -o "$TRASH/e.trace" -- \
+		/bin/sh -c "echo \"\$PYTEST_PLUGINS\"" >env.txt 2>/dev/null &&
+	echo "memprov_pytest,memprov_pytest_x" >expect && test_cmp expect env.txt
+'
+
+test_done
