@@ -139,7 +139,7 @@ static __attribute__((noinline)) int take_chunk(uint64_t ts, size_t len)
 	w->pos = (uint8_t *)(c + 1);
 	w->end = (uint8_t *)c + bytes;
 	w->ts = ts;
-	w->addr = 0;
+	w->addr = ~0ull; /* base address 0 (stored inverted: see writer.h) */
 	w->released = 0;
 	return 0;
 }
@@ -368,14 +368,14 @@ write_compact(enum mp_rec_type type, unsigned flags, enum mp_func fn, enum mp_ki
 
 	if (!record_start(type, &ts) || !(p = room(ts, MP_ENC_COMPACT_MAX)))
 		return;
-	base_addr = mp_self.w.addr;
+	base_addr = ~mp_self.w.addr;
 	p = mp_enc_head(p, type, flags, fn, kind, ts_delta(&ts));
 	p = mp_put_svarint(p, (int64_t)(addr - base_addr));
 	if (n > 1)
 		p = mp_put_uvarint(p, size);
 	if (n > 2)
 		p = mp_put_uvarint(p, third);
-	mp_self.w.addr = addr;
+	mp_self.w.addr = ~addr;
 	commit(p, ts);
 }
 

@@ -50,7 +50,11 @@ struct mp_writer {
 	uint8_t *pos, *end;     /* free space in the current chunk; end == pos
 				 * once the chunk was released (thread exit) */
 	uint64_t ts, addr;      /* the encoder's base: the last record's
-				 * timestamp and address in this chunk */
+				 * timestamp and address in this chunk; the
+				 * address stored inverted (~addr), so the scan
+				 * at exit, which reads this thread's TLS as a
+				 * root, never takes it for a pointer to the
+				 * block last freed or allocated */
 	int released;           /* the chunk left the address space */
 	uint32_t retired_len;   /* finished chunks still mapped: bytes ... */
 	void *retired;          /* ... from here, released together */
