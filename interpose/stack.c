@@ -175,7 +175,7 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
  * there; MEMPROV_NATIVE_FULL=1 keeps them). Native frames come from
  * unwind.c, or from libunwind when unwind.c cannot walk this stack.
  */
-uint64_t mp_capture_stack(int skip)
+MP_REALIGN uint64_t mp_capture_stack(int skip)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	struct mp_pyframe py[MP_MAX_PYFRAMES];

@@ -136,7 +136,7 @@ static uint64_t seg_of(uint64_t idx, uint64_t *first, uint64_t *n)
  * and taken back if the call raised it. The raw system call is not a
  * cancellation point. 0, or -1 when tracing stopped.
  */
-static int grow_file(off_t off, off_t len)
+MP_REALIGN static int grow_file(off_t off, off_t len)
 {
 	struct rlimit rl;
 	sigset_t xfsz, old, pend;
@@ -182,7 +182,7 @@ static int grow_file(off_t off, off_t len)
  * path, if that still names the same file, or stop tracing. 0 when
  * trace_fd.fd may be used.
  */
-static int trace_fd_check(void)
+MP_REALIGN static int trace_fd_check(void)
 {
 	struct mp_owned_fd mine = trace_fd;
 	int old = trace_fd.fd, fd;

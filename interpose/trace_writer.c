@@ -133,7 +133,7 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 }
 
 /* Write one MP_REC_RSS stamped ts; stops sampling if statm is unreadable. */
-static void rss_write(uint64_t ts)
+MP_REALIGN static void rss_write(uint64_t ts)
 {
 	struct mp_rec_rss *r;
 	uint64_t vm, res;

@@ -108,6 +108,19 @@ test_expect_success 'quick_exit: the trace says exited with the status' '
 	jget --check qe.json state=exited exit_status=3 totals.heap.bytes=77
 '
 
+test_expect_success 'every function of the preload object with aligned stack stores aligns its stack' '
+	"$TOP/scripts/check-realign.sh" "$MEMPROV_LIB" >ra.out &&
+	grep -x "check-realign: ok" ra.out
+'
+
+test_expect_success 'malloc, calloc, realloc, free called with a misaligned stack: no crash, every block seen' '
+	"$BIN/harm" misaligned >mis-bare.out &&
+	traced mis "$BIN/harm" misaligned >mis.out 2>mis.err &&
+	test_cmp mis-bare.out mis.out && test ! -s mis.err &&
+	memprov leaks --all --json mis.trace >mis.json &&
+	jget --check mis.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"bytes\"] == 1000 * s[\"blocks\"])==100"
+'
+
 test_expect_success 'MEMPROV_OUTPUT naming a directory puts memprov.PID.trace in it' '
 	mkdir -p outdir &&
 	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir "$BIN/harm" quickexit; test $? = 3; } &&
