@@ -45,6 +45,12 @@ test_expect_success 'stdout and stderr closed: the trace does not take them, wri
 	jget --check st.json state=exited exit_status=0 damaged=false
 '
 
+test_expect_success 'the same with every stack taken by libunwind: its memory check takes no descriptor' '
+	MEMPROV_FAST_UNWIND=0 traced stu "$BIN/harm" stdio >&- 2>&- &&
+	memprov leaks --all --json stu.trace >stu.json &&
+	jget --check stu.json state=exited exit_status=0 "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
+'
+
 for lim in 4096 300000 1048576; do
 test_expect_success "file-size limit $lim B: the program goes on, tracing stops with one warning" '
 	"$BIN/harm" fsize '$lim' >bare.out &&
