@@ -61,7 +61,7 @@ else
 BUILD := $(CLI)
 endif
 
-.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers
+.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers check-realign
 
 all: $(BUILD) ## build the preload library and the CLI (default)
 ifneq ($(ARCH),x86_64)
@@ -109,6 +109,9 @@ test: all $(TEST_BUILD) ## build and run the test suite
 
 check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
 	$(Q)scripts/check-layers.py --interpose
+
+check-realign: $(LIB) ## check that every function of the preload object with aligned stack stores aligns its stack
+	$(Q)scripts/check-realign.sh $(LIB)
 
 demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh

@@ -140,7 +140,7 @@ static int mapped_path(uintptr_t addr, char *out, size_t size)
 	return mp_maps_each(mapped_line, &m);
 }
 
-static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *path = info->dlpi_name;
 	char real[4096];

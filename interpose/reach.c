@@ -211,7 +211,7 @@ static uint64_t tls_static_size(void)
 }
 
 /* Step 2, with the loader's lock held (see the file's head). */
-static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
+MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct job *j = arg;
 	struct rthread *th;
@@ -371,7 +371,7 @@ static void write_blocks(const struct job *j, unsigned cls, unsigned kind)
 	rmem_free(r);
 }
 
-static void write_summary(const struct job *j, uint64_t t0)
+MP_REALIGN static void write_summary(const struct job *j, uint64_t t0)
 {
 	struct mp_rec_reach rec, *r = &rec;
 	size_t i;
@@ -411,7 +411,7 @@ static void own_tables(void)
 	rmem_own(a, len);
 }
 
-void mp_reach_at_exit(void)
+MP_REALIGN void mp_reach_at_exit(void)
 {
 	struct job j;
 	uint64_t t0;

@@ -11,7 +11,7 @@
  * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
  * captures with both unwinders and reports the differences at exit.
  *
- * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, intern, gate, elfsym,
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_pipe, intern, gate, elfsym,
  * trace_writer, config and sys.
  */
 #include <libunwind.h>
@@ -28,6 +28,7 @@
 #include "elfsym.h"
 #include "gate.h"
 #include "unwind.h"
+#include "unwind_pipe.h"
 
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
@@ -41,6 +42,7 @@ int mp_stack_init(void)
 {
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
+	mp_unwind_pipe_init();
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
 	return mp_intern_init();
 }
@@ -176,7 +178,7 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
  * there; MEMPROV_NATIVE_FULL=1 keeps them). Native frames come from
  * unwind.c, or from libunwind when unwind.c cannot walk this stack.
  */
-uint64_t mp_capture_stack(int skip)
+MP_REALIGN uint64_t mp_capture_stack(int skip)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	struct mp_pyframe py[MP_MAX_PYFRAMES];

@@ -199,7 +199,7 @@ static int write_zeros(off_t off, off_t len)
  * cancellation point. Returns the length reserved, or -1 when tracing
  * stopped.
  */
-static off_t grow_file(off_t off, off_t len, off_t min_len)
+MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 {
 	struct rlimit rl;
 	sigset_t xfsz, old, pend;
@@ -250,7 +250,7 @@ static off_t grow_file(off_t off, off_t len, off_t min_len)
  * path, if that still names the same file, or stop tracing. 0 when
  * trace_fd.fd may be used.
  */
-static int trace_fd_check(void)
+MP_REALIGN static int trace_fd_check(void)
 {
 	struct mp_owned_fd mine = trace_fd;
 	int old = trace_fd.fd, fd;

@@ -193,7 +193,7 @@ static inline void commit(uint8_t *end, uint64_t ts)
 	mp_atomic_store_release_u32(&c->used, (uint32_t)(end - (uint8_t *)(c + 1)));
 }
 
-static void thread_start(void)
+MP_REALIGN static void thread_start(void)
 {
 	struct mp_rec_thread r;
 
@@ -242,7 +242,7 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 }
 
 /* Write one MP_REC_RSS stamped ts; stops sampling if statm is unreadable. */
-static void rss_write(uint64_t ts)
+MP_REALIGN static void rss_write(uint64_t ts)
 {
 	struct mp_rec_rss r;
 	uint64_t vm, res, trace;
@@ -426,7 +426,7 @@ void mp_write_gpu_free(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 	mp_write_record(&r.h);
 }
 
-void mp_write_ctx_reset(enum mp_func fn, int device)
+MP_REALIGN void mp_write_ctx_reset(enum mp_func fn, int device)
 {
 	struct mp_rec_ctx_reset r;
 
@@ -455,7 +455,7 @@ void mp_record_mark(const char *label, unsigned flags)
 	mp_record_rss();
 }
 
-void mp_record_exit(int status, unsigned how)
+MP_REALIGN void mp_record_exit(int status, unsigned how)
 {
 	struct mp_rec_exit r;
 
@@ -466,7 +466,7 @@ void mp_record_exit(int status, unsigned how)
 	mp_write_record(&r.h);
 }
 
-void mp_record_fork(pid_t child)
+MP_REALIGN void mp_record_fork(pid_t child)
 {
 	struct mp_rec_fork r;
 
@@ -492,7 +492,7 @@ void mp_write_stack(uint64_t id, void *const *ip, int n, const struct mp_pyframe
 }
 
 /* MP_REC_PYCODE: a Python code object's file and (qualified) name. */
-void mp_write_pycode(uint32_t id, uint32_t line, const char *file, size_t flen,
+MP_REALIGN void mp_write_pycode(uint32_t id, uint32_t line, const char *file, size_t flen,
 		     const char *name, size_t nlen)
 {
 	union {
