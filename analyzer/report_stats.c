@@ -68,6 +68,9 @@ static void print_text(const struct replay *r, const struct reach_view *rv)
 		printf("trace: cut at offset %" PRIu64 "\n", t->cut_at);
 	else
 		printf("trace: complete\n");
+	if (t->hdr.flags & MP_HF_RAMFS)
+		printf("trace: written to a RAM-backed file system (tmpfs): its pages took the "
+		       "machine's memory; write traces to disk (MEMPROV_OUTPUT, memprov run -o)\n");
 	printf("unmatched frees: %s (frees of memory allocated before tracing started)\n",
 	       fmt_count(c1, sizeof(c1), r->unmatched_frees));
 	if (r->unmatched_unmaps)
@@ -142,6 +145,8 @@ static void print_json(const struct replay *r, const struct reach_view *rv)
 		printf("%" PRIu64, t->cut_at);
 	else
 		printf("null");
+	printf(",\"format_version\":%u,\"ram_backed\":%s", t->hdr.version,
+	       t->hdr.flags & MP_HF_RAMFS ? "true" : "false");
 	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"unmatched_unmaps\":%" PRIu64
 	       ",\"functions\":{", t->damaged ? "true" : "false", r->unmatched_frees, r->unmatched_unmaps);
 	for (i = 1; i < MP_FN_MAX; i++) {

@@ -184,7 +184,7 @@ static void bounds(struct mk *k)
 	}
 }
 
-int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
+MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
 	      struct rstats *st, uint64_t deadline)
 {
 	static const uint8_t cls[] = {

@@ -234,7 +234,7 @@ static int known(const struct sw_world *w, int32_t tid)
 }
 
 /* One pass over the task list: seize what is new; how many were new. */
-static int seize_new(struct sw_world *w, uint64_t until)
+MP_REALIGN static int seize_new(struct sw_world *w, uint64_t until)
 {
 	int32_t tids[SW_MAX_THREADS];
 	int n = list_tasks(w->pid, tids, SW_MAX_THREADS), i, fresh = 0;
@@ -307,7 +307,7 @@ static void read_vec(struct sw_slot *s)
 }
 
 /* The helper: stop, read registers, wait for the scan, let go. */
-static int tracer_main(void *arg)
+MP_REALIGN static int tracer_main(void *arg)
 {
 	struct sw_world *w = arg;
 	uint64_t until;
@@ -475,7 +475,7 @@ static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 	return k;
 }
 
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
 			 int helper)
 {
 	int32_t self = (int32_t)syscall(SYS_gettid), tids[2];
@@ -535,7 +535,7 @@ unstopped:
 	return NULL;
 }
 
-void sw_resume(struct sw_world *w)
+MP_REALIGN void sw_resume(struct sw_world *w)
 {
 	uint64_t until = mp_now() + EXIT_BUDGET_NS;
 	int status;
@@ -564,7 +564,7 @@ void sw_resume(struct sw_world *w)
 
 #else /* not x86-64: no registers of other threads; stacks from the kernel only */
 
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
 			 int helper)
 {
 	(void)helper;
@@ -575,7 +575,7 @@ struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t dea
 	return NULL;
 }
 
-void sw_resume(struct sw_world *w)
+MP_REALIGN void sw_resume(struct sw_world *w)
 {
 	(void)w;
 }
