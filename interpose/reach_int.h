@@ -136,6 +136,7 @@ struct rthread {
 /* A root range and what it may keep alive. */
 enum {
 	RR_PROGRAM = 1, /* the program's own memory: CUDA blocks count from here */
+	RR_NO_MMAP = 2, /* the loader's data: keeps no anonymous mapping alive */
 };
 
 struct rroot {
