@@ -131,7 +131,9 @@ test_expect_success 'the stopped trace is readable and gives the diagnosis up to
 	test "$(j gs.json s[\"state\"])" = stopped &&
 	test "$(j gs.json s[\"damaged\"])" = False &&
 	last=$(j gs.json s[\"window\"][\"last\"]) &&
-	test $last -ge $i && test $last -le $((i + 1)) &&
+	# the calibrating run predicts the iteration; the address space the
+	# interpreter uses by then varies by a few pages between runs
+	test $last -ge $((i - 2)) && test $last -le $((i + 1)) &&
 	test "$(j gs.json "s[\"suspects\"][0][\"python\"][0]")" = "$WB" &&
 	j gs.json "s[\"suspects\"][0][\"slope_bytes\"]" >slope && cat slope &&
 	within5 "$(cat slope)" 131072 &&
