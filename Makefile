@@ -61,7 +61,7 @@ else
 BUILD := $(CLI)
 endif
 
-.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers
+.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers check-realign
 
 all: $(BUILD) ## build the preload library and the CLI (default)
 ifneq ($(ARCH),x86_64)
@@ -110,6 +110,9 @@ test: all $(TEST_BUILD) ## build and run the test suite
 check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
 	$(Q)scripts/check-layers.py --interpose
 
+check-realign: $(LIB) ## check that every function of the preload object with aligned stack stores aligns its stack
+	$(Q)scripts/check-realign.sh $(LIB)
+
 demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh
 
@@ -118,6 +121,7 @@ demo: all ## run the Parla eviction workload under memprov and diagnose it
 INSTALL_FILES := $(CLI):bin/memprov:0755 \
 	include/memprov.h:include/memprov.h:0644 \
 	include/memprov_trace.h:include/memprov_trace.h:0644 \
+	include/memprov_codec.h:include/memprov_codec.h:0644 \
 	docs/memprov.1:share/man/man1/memprov.1:0644 \
 	scripts/memprov-completion.bash:share/bash-completion/completions/memprov:0644 \
 	python/memprov_pytest.py:share/memprov/python/memprov_pytest.py:0644 \

@@ -20,16 +20,21 @@ void command_help(FILE *f, const struct command *c)
 		   "(run: its options before CMD), and -- ends the options.\n");
 }
 
+void usage_error_line(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "memprov: %serror:%s ", color(stderr, COLOR_ERROR), color(stderr, COLOR_RESET));
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int usage_error(const struct command *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "memprov: %serror:%s ", color(stderr, COLOR_ERROR), color(stderr, COLOR_RESET));
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_error_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	fprintf(stderr, "usage: %s\n", c->usage);
 	return EXIT_USAGE;
 }

@@ -8,6 +8,7 @@
 #define MEMPROV_COMMAND_H
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /* Exit statuses of the analyzer. */
@@ -83,5 +84,7 @@ int cmdline_fail(struct cmdline *cl, int status);
 void command_help(FILE *f, const struct command *c);
 /* "memprov: error: ..." and c's usage line on stderr; returns EXIT_USAGE. */
 int usage_error(const struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The "memprov: error: ..." line alone (stdout flushed first). */
+void usage_error_line(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif /* MEMPROV_COMMAND_H */

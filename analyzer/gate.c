@@ -1,10 +1,14 @@
 /*
- * gate.c - `memprov check`: the CI leak gate. For each trace, memory
- * still live when the process ended, or for Python when its main module
- * ended (before finalization frees module globals), is held to
- * --max-leak after what is not the program's is set apart (category.h:
- * interpreter and module state, Python arenas, suppressions); with test
- * marks, each test on what it kept (pertest.h). With --max-growth, the
+ * gate.c - `memprov check`: the CI leak gate. For each trace of a native
+ * program, the memory nothing points to any more when it exited
+ * (definitely and indirectly lost, by the scan at exit: LeakSanitizer's
+ * and valgrind's verdict), or with --reachable, or without a finished
+ * scan, all memory still live then; for a Python program, memory live
+ * when its main module ended (before finalization frees module globals;
+ * reachability says nothing under reference counting). That memory is
+ * held to --max-leak after what is not the program's is set apart
+ * (category.h: interpreter and module state, Python arenas,
+ * suppressions); with test marks, each test on what it kept (pertest.h). With --max-growth, the
  * slope of every growing site across marks (tests, or seconds) too. Exit
  * 0 within budget, 1 over it, 2 when a trace or suppression file cannot
  * be read or the growth window is empty. What it writes (text, JSON,
@@ -25,6 +29,7 @@
 #include "multi.h"
 #include "pertest.h"
 #include "report.h"
+#include "report_reach.h"
 #include "sites.h"
 #include "util.h"
 
@@ -118,6 +123,9 @@ int gate_opts_set(struct gate_opts *o, const struct command *cmd, int opt, const
 	case GATE_OPT_ALL:
 		o->flags |= GATE_ALL;
 		return 0;
+	case GATE_OPT_REACHABLE:
+		o->flags |= GATE_REACHABLE;
+		return 0;
 	case GATE_OPT_ALLOC_FN:
 		if (alloc_fn_add(arg) < 0)
 			return usage_error(cmd, "--alloc-fn wants a function name without parameters (1024 at most), not '%s'",
@@ -141,6 +149,10 @@ static struct offender *add_offender(struct result *res, struct site *s, const c
 	off->s = *s;
 	off->test = test;
 	memset(s, 0, sizeof(*s));
+	if (res->rv && res->rv->shown && !test) {
+		off->have_cls = 1;
+		reach_site_counts(res->rv, &off->s, off->cls);
+	}
 	return off;
 }
 
@@ -154,6 +166,63 @@ static void drop_ungated(const struct gate_opts *o, struct replay_live **live)
 			HASH_DEL(*live, l);
 			free(l);
 		}
+}
+
+/*
+ * The classes the lost rule gates: definitely and indirectly lost.
+ * Possibly lost (reached only through a pointer into a block's interior)
+ * counts as reachable, as in LeakSanitizer, which takes any pointer into
+ * a block as a reference; valgrind lists it as an error by default, but
+ * its heuristics (std::string, new[], multiple inheritance) call most of
+ * it reachable, and memprov has none.
+ */
+#define GATE_LOST_CLASSES ((1u << MP_REACH_DEFINITE) | (1u << MP_REACH_INDIRECT))
+
+/* Live at the end, the blocks of the classes in mask only. */
+static struct replay_live *snapshot_classes(const struct replay *r, unsigned mask)
+{
+	struct replay_live *live = NULL, *part, *l, *tmp, *have;
+	unsigned c;
+
+	for (c = 0; c < MP_REACH_CLASS_COUNT; c++) {
+		if (!(mask & (1u << c)))
+			continue;
+		part = replay_snapshot_reach(r, c);
+		HASH_ITER(hh, part, l, tmp) {
+			HASH_DEL(part, l);
+			HASH_FIND(hh, live, &l->key, sizeof(l->key), have);
+			if (have) {
+				have->blocks += l->blocks;
+				have->bytes += l->bytes;
+				free(l);
+			} else {
+				HASH_ADD(hh, live, key, sizeof(l->key), l);
+			}
+		}
+	}
+	return live;
+}
+
+/*
+ * Choose what the verdict counts (see enum gate_rule). A process that ran
+ * CPython is a Python program, whether or not its main module ended.
+ */
+static void choose_rule(const struct gate_opts *o, struct result *res, const struct growth *g,
+			const struct classifier *cat)
+{
+	res->rule = GATE_RULE_LIVE;
+	if (g->main_end_ts || cat->py_minor >= 0) {
+		res->rule_why = GATE_WHY_PYTHON;
+	} else if (o->flags & GATE_REACHABLE) {
+		res->rule_why = GATE_WHY_REACHABLE;
+	} else if ((res->no_scan = reach_why_not(&g->r))) {
+		res->rule_why = GATE_WHY_NO_SCAN;
+		warning("'%s': %s: the gate counts all memory live at the end, as with --reachable",
+			res->path, res->no_scan);
+	} else {
+		res->rule = GATE_RULE_LOST;
+		res->rule_why = GATE_WHY_NATIVE;
+	}
 }
 
 /*
@@ -316,6 +385,7 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 				  .cat_flags = (o->flags & GATE_ALL) ? CAT_ALL : 0 };
 	struct symbolizer *sym;
 	struct classifier cat;
+	struct reach_view rv;
 	struct pertest pt;
 	struct growth g;
 
@@ -350,14 +420,25 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 	res->cat = &cat;
 	/* a forked child is held to what it allocated itself */
 	inherit_split(&g.r, &g.end_live, NULL);
-	if (pt.n)
+	choose_rule(o, res, &g, &cat);
+	reach_view_build(&rv, &g.r, sym, SITE_DEFAULT, res->rule_why != GATE_WHY_PYTHON);
+	res->rv = &rv;
+	if (pt.n) {
 		check_tests(o, &cat, res, &pt);
-	else
+	} else if (res->rule == GATE_RULE_LOST) {
+		struct replay_live *lost = snapshot_classes(&g.r, GATE_LOST_CLASSES);
+
+		check_leaks(o, &cat, res, &lost);
+		replay_live_free(&lost);
+	} else {
 		check_leaks(o, &cat, res, &g.end_live);
+	}
 	res->status = res->leak_fail || res->growth_fail ? 1 : 0;
 	tot->failures += res->status;
 	tot->time += res->duration;
 	gate_write(o, supp, res, tot);
+	reach_view_free(&rv);
+	res->rv = NULL;
 	cat_release(&cat);
 	res->cat = NULL;
 	if (!(o->flags & GATE_GROWTH))
@@ -576,19 +657,24 @@ static int cmd_check(int argc, char **argv)
 const struct command command_check = {
 	.name = "check",
 	.run = cmd_check,
-	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE|DIR...",
-	.help = "The CI gate: memory still live when each process ended (for Python: when its\n"
-		"main module ended, before finalization), after what is set apart, is held to\n"
-		"--max-leak, and with --max-growth, every site's growth per mark (or per second\n"
-		"without marks). With test marks (memprov's pytest plugin), each test is judged on\n"
-		"what it kept. Prints the offending sites. Exit 0 within budget, 1 over budget,\n"
-		"2 bad command line, unreadable trace or suppression file, or an empty window.\n"
-		"  --max-leak SIZE          live bytes allowed at the end (default 0), all kinds\n"
+	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--reachable] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE|DIR...",
+	.help = "The CI gate: memory nothing points to when each native process exited\n"
+		"(definitely and indirectly lost, by the scan at exit: LeakSanitizer's and\n"
+		"valgrind's verdict), or for Python, memory live when its main module ended\n"
+		"(before finalization), after what is set apart, is held to --max-leak, and with\n"
+		"--max-growth, every site's growth per mark (or per second without marks). With\n"
+		"test marks (memprov's pytest plugin), each test is judged on what it kept.\n"
+		"Prints the offending sites and their classes. Exit 0 within budget, 1 over\n"
+		"budget, 2 bad command line, unreadable trace or suppression file, or an empty\n"
+		"window.\n"
+		"  --max-leak SIZE          bytes allowed at the end (default 0), all kinds\n"
 		"                           summed, or each --kind on its own; per test with tests\n"
 		"  --max-growth SIZE        growth allowed per mark (per test, or per second) of one\n"
 		"                           site; growth is not gated without it\n"
 		"  --kind KIND[,KIND]       gate only these kinds (heap, mmap, pinned, device,\n"
-		"                           managed, registered), each against the budget\n"
+		"                           managed, registered), each against the budget\n"		"  --reachable              native programs: all memory live at exit, still\n"
+		"                           reachable too (so is a trace without a finished scan,\n"
+		"                           with a warning)\n"
 		"  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style),\n"
 		"                           alloc:NAME lines (as --alloc-fn)\n"
 		"  --no-default-suppressions  also count what glibc, the loader, the environment and\n"

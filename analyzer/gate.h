@@ -32,6 +32,7 @@ enum gate_opt {
 	GATE_OPT_CHILDREN,
 	GATE_OPT_ALLOC_FN,
 	GATE_OPT_ALL,
+	GATE_OPT_REACHABLE,
 };
 
 #define GATE_LONG_OPTIONS                                                           \
@@ -46,7 +47,8 @@ enum gate_opt {
 	{ "annotations", no_argument, NULL, GATE_OPT_ANNOTATIONS },                 \
 	{ "json", no_argument, NULL, GATE_OPT_JSON },                               \
 	{ "alloc-fn", required_argument, NULL, GATE_OPT_ALLOC_FN },                 \
-	{ "all", no_argument, NULL, GATE_OPT_ALL }
+	{ "all", no_argument, NULL, GATE_OPT_ALL },                                 \
+	{ "reachable", no_argument, NULL, GATE_OPT_REACHABLE }
 
 /* Options of `memprov run --check` only. */
 #define GATE_RUN_LONG_OPTIONS                                                       \
@@ -61,6 +63,8 @@ enum gate_flags {
 	GATE_CHILDREN = 1 << 4,     /* run --check: gate child processes too */
 	GATE_ALL = 1 << 5,          /* --all: gate interpreter and module state and
 				       Python arenas too */
+	GATE_REACHABLE = 1 << 6,    /* --reachable: a native program's reachable memory
+				       too (all live memory), not only what is lost */
 };
 
 struct gate_opts {

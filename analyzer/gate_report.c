@@ -75,6 +75,73 @@ static const char *at_text(const struct result *res)
 	return !strcmp(res->at, "main-end") ? "the end of the main module" : res->at;
 }
 
+/*
+ * What the verdict counts, as words: "lost at exit", "live at exit"; in
+ * full: "lost at exit (definitely and indirectly)".
+ */
+static void gated_text(FILE *f, const struct result *res, int full)
+{
+	if (res->rule == GATE_RULE_LOST)
+		fprintf(f, "lost at %s%s", at_text(res), full ? " (definitely and indirectly)" : "");
+	else
+		fprintf(f, "live at %s", at_text(res));
+}
+
+/* How many classes an offender's blocks fall in; *first: the first in report order. */
+static unsigned offender_classes(const struct offender *off, unsigned *first)
+{
+	unsigned i, n = 0;
+
+	*first = MP_REACH_UNKNOWN;
+	for (i = 0; off->have_cls && i < MP_REACH_CLASS_COUNT; i++) {
+		unsigned c = reach_class_at(i);
+
+		if (!off->cls[c][0])
+			continue;
+		if (!n++)
+			*first = c;
+	}
+	return n;
+}
+
+/*
+ * "definitely lost at exit", "lost at exit (1 definitely, 99 indirectly)",
+ * "live at exit (still reachable)", "live at exit": an offender's blocks,
+ * by the scan's classes where known.
+ */
+static void offender_at(FILE *f, const struct result *res, const struct offender *off)
+{
+	char c[HUMAN_LEN];
+	unsigned first, n = offender_classes(off, &first), i, k = 0;
+
+	if (res->rule == GATE_RULE_LOST && n == 1) {
+		fprintf(f, "%s at %s", reach_class_text(first), at_text(res));
+		return;
+	}
+	gated_text(f, res, 0);
+	if (!n)
+		return;
+	if (n == 1) {
+		fprintf(f, " (%s)", reach_class_text(first));
+		return;
+	}
+	fprintf(f, " (");
+	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
+		unsigned cls = reach_class_at(i);
+		const char *name = reach_class_text(cls);
+
+		if (!off->cls[cls][0])
+			continue;
+		/* "1 definitely, 99 indirectly" when all are lost */
+		fprintf(f, "%s%s ", k++ ? ", " : "", fmt_count(c, sizeof(c), off->cls[cls][0]));
+		if (res->rule == GATE_RULE_LOST && strstr(name, " lost"))
+			fprintf(f, "%.*s", (int)(strstr(name, " lost") - name), name);
+		else
+			fputs(name, f);
+	}
+	fputc(')', f);
+}
+
 static void offender_line(FILE *f, const struct result *res, const struct offender *off)
 {
 	char b1[HUMAN_LEN], b2[HUMAN_LEN], c[HUMAN_LEN], fn[512];
@@ -88,17 +155,16 @@ static void offender_line(FILE *f, const struct result *res, const struct offend
 			human_bytes(b2, sizeof(b2), off->growth_bytes > 0 ? (uint64_t)off->growth_bytes : 0),
 			human_bytes(fn, sizeof(fn), off->s.bytes));
 	else
-		fprintf(f, "%s %s: %s in %s block%s %s", kind_name(off->s.kind),
+		fprintf(f, "%s %s: %s in %s block%s ", kind_name(off->s.kind),
 			site_api(&off->s), human_bytes(b1, sizeof(b1), off->s.bytes),
-			fmt_count(c, sizeof(c), off->s.blocks), off->s.blocks == 1 ? "" : "s",
-			off->test ? "kept by test" : "live at");
+			fmt_count(c, sizeof(c), off->s.blocks), off->s.blocks == 1 ? "" : "s");
 	if (off->test && off->growth)
 		fprintf(f, " since test");
 	if (off->test) {
-		fputc(' ', f);
+		fprintf(f, "%s", off->growth ? " " : "kept by test ");
 		put_text(f, off->test, ESC_TEXT);
 	} else if (!off->growth) {
-		fprintf(f, " %s", at_text(res));
+		offender_at(f, res, off);
 	}
 	fprintf(f, " in ");
 	put_text(f, site_function(&off->s, fn, sizeof(fn)), ESC_TEXT);
@@ -153,6 +219,24 @@ static void tests_text(FILE *f, const struct gate_opts *o, const struct result *
 		"tests is the test runner's and the modules'\n");
 }
 
+/*
+ * The scan's classes (all kinds, before suppressions), and under the lost
+ * rule, what it leaves out.
+ */
+static void classes_text(FILE *f, const struct result *res)
+{
+	const struct reach_view *v = res->rv;
+
+	if (!v || !v->shown)
+		return;
+	fprintf(f, "  reachability at exit (all kinds, before suppressions): ");
+	reach_text_line(f, v);
+	fputc('\n', f);
+	if (res->rule == GATE_RULE_LOST)
+		fprintf(f, "  still reachable and possibly lost memory is not gated (`--reachable` gates all "
+			"live memory)\n");
+}
+
 static void budget_text(FILE *f, const struct gate_opts *o, const struct result *res)
 {
 	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], c[HUMAN_LEN];
@@ -162,22 +246,29 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 		/* judged per test (tests_text) */
 	} else if (o->kinds) {
 		for (k = 1; k < MP_KIND_COUNT; k++)
-			if (o->kinds & (1u << k))
-				fprintf(f, "  %s live at %s: %s in %s block%s (budget %s)%s\n",
-					kind_name(k), at_text(res), bytes_exact(b1, sizeof(b1), res->live[k][1]),
+			if (o->kinds & (1u << k)) {
+				fprintf(f, "  %s ", kind_name(k));
+				gated_text(f, res, 1);
+				fprintf(f, ": %s in %s block%s (budget %s)%s\n",
+					bytes_exact(b1, sizeof(b1), res->live[k][1]),
 					fmt_count(c, sizeof(c), res->live[k][0]), res->live[k][0] == 1 ? "" : "s",
 					human_bytes(b2, sizeof(b2), o->max_leak),
 					res->leak_fail & (1u << k) ? ": over budget" : "");
+			}
 	} else {
 		uint64_t blocks = 0;
 
 		for (k = 1; k < MP_KIND_COUNT; k++)
 			blocks += res->live[k][0];
-		fprintf(f, "  live at %s: %s in %s block%s (budget %s, all kinds)%s\n", at_text(res),
+		fprintf(f, "  ");
+		gated_text(f, res, 1);
+		fprintf(f, ": %s in %s block%s (budget %s, all kinds)%s\n",
 			bytes_exact(b1, sizeof(b1), res->leak_total), fmt_count(c, sizeof(c), blocks),
 			blocks == 1 ? "" : "s",
 			human_bytes(b2, sizeof(b2), o->max_leak), res->leak_fail ? ": over budget" : "");
 	}
+	if (!res->n_tests)
+		classes_text(f, res);
 	if (res->growth_checked) {
 		if (res->window < 3)
 			fprintf(f, "  growth: not judged: %zu point%s in the window (at least 3)\n",
@@ -243,6 +334,8 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 		printf("  the process did not exit (killed, or still running): live at the end of the trace\n");
 	else if (!strcmp(res->at, "main-end"))
 		printf("  a Python program: live at the end of its main module, before finalization\n");
+	if (res->rule_why == GATE_WHY_NO_SCAN)
+		printf("  %s: all memory live at the end is gated, as with --reachable\n", res->no_scan);
 	if (res->n_tests)
 		tests_text(stdout, o, res, GATE_TOP);
 	budget_text(stdout, o, res);
@@ -273,6 +366,15 @@ static void json_offender(FILE *f, const struct result *res, const struct offend
 			res->unit, off->growth_bytes);
 	fprintf(f, ",\"test\":");
 	json_str(f, off->test);
+	if (off->have_cls) {
+		unsigned first;
+
+		offender_classes(off, &first);
+		fprintf(f, ",\"class\":\"%s\",\"reach\":", reach_class_name(first));
+		reach_json_counts(f, (const uint64_t (*)[2])off->cls);
+	} else {
+		fprintf(f, ",\"class\":null,\"reach\":null");
+	}
 	fprintf(f, ",\"location\":");
 	if (site_location(&off->s, &file, &line)) {
 		fprintf(f, "{\"file\":");
@@ -314,6 +416,12 @@ static void json_tests(FILE *f, const struct result *res)
 	fputc(']', f);
 }
 
+/* "rule_reason" in JSON, by enum gate_rule_why. */
+static const char *const rule_reason[] = {
+	[GATE_WHY_NATIVE] = "native", [GATE_WHY_PYTHON] = "python",
+	[GATE_WHY_REACHABLE] = "reachable-option", [GATE_WHY_NO_SCAN] = "no-scan",
+};
+
 static void print_json(FILE *f, const struct gate_opts *o, const struct suppressions *supp,
 		       const struct result *res)
 {
@@ -336,14 +444,17 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 		fprintf(f, "}");
 		return;
 	}
-	fprintf(f, ",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"max_leak\":%" PRIu64 ",\"leak_bytes\":%" PRIu64
-		   ",\"leak_over\":%s,\"live\":{",
-		res->at, res->at_ns, o->max_leak, res->leak_total, res->leak_fail ? "true" : "false");
+	fprintf(f, ",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"rule\":\"%s\",\"rule_reason\":\"%s\",\"warning\":",
+		res->at, res->at_ns, res->rule == GATE_RULE_LOST ? "lost" : "live", rule_reason[res->rule_why]);
+	json_str(f, res->no_scan);
+	fprintf(f, ",\"max_leak\":%" PRIu64 ",\"leak_bytes\":%" PRIu64 ",\"leak_over\":%s,\"live\":{",
+		o->max_leak, res->leak_total, res->leak_fail ? "true" : "false");
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		if (gate_kind_gated(o, k))
 			fprintf(f, "%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 				first ? (first = 0, "") : ",", kind_name(k), res->live[k][0], res->live[k][1]);
-	fprintf(f, "}");
+	fprintf(f, "},");
+	reach_json(f, res->rv, res->r);
 	inherit_json(f, res->r);
 	json_tests(f, res);
 	fprintf(f, ",\"growth\":");
@@ -382,8 +493,24 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 	fprintf(f, "]}");
 }
 
+/* "memprov: definitely lost memory over budget": what the annotation is about. */
+static const char *annotation_title(const struct offender *off, char *buf, size_t len)
+{
+	unsigned first;
+
+	if (off->growth)
+		return "memprov: growth over budget";
+	if (off->test)
+		return "memprov: leak in a test over budget";
+	if (!offender_classes(off, &first))
+		return "memprov: leak over budget";
+	snprintf(buf, len, "memprov: %s memory over budget", reach_class_text(first));
+	return buf;
+}
+
 static void print_annotations(const struct result *res)
 {
+	char title[128];
 	size_t i;
 
 	for (i = 0; i < res->n_off && i < GATE_MAX_ANNOT; i++) {
@@ -395,7 +522,8 @@ static void print_annotations(const struct result *res)
 		int line;
 
 		fprintf(m, "memprov: %s: ", off->growth ? "memory grows" :
-			   off->test ? "a test kept memory" : "memory leaked");
+			   off->test ? "a test kept memory" :
+			   res->rule == GATE_RULE_LOST ? "memory lost" : "memory leaked");
 		offender_line(m, res, off);
 		fprintf(m, " (trace %s)", res->path);
 		fclose(m);
@@ -403,12 +531,10 @@ static void print_annotations(const struct result *res)
 		if (site_location(&off->s, &file, &line)) {
 			printf("file=");
 			put_text(stdout, file, ESC_ANNOT_PROPERTY);
-			printf(",line=%d", line);
+			printf(",line=%d,", line);
 		}
-		printf(",title=");
-		put_text(stdout, off->growth ? "memprov: growth over budget" :
-			 off->test ? "memprov: leak in a test over budget" : "memprov: leak over budget",
-			 ESC_ANNOT_PROPERTY);
+		printf("title=");
+		put_text(stdout, annotation_title(off, title, sizeof(title)), ESC_ANNOT_PROPERTY);
 		if (off->test) {
 			put_text(stdout, " (", ESC_ANNOT_PROPERTY);
 			put_text(stdout, off->test, ESC_ANNOT_PROPERTY);
@@ -488,7 +614,7 @@ static void junit_tests(FILE *f, const struct result *res, struct gate_totals *t
 static void junit_case(FILE *f, const struct gate_opts *o, const struct suppressions *supp,
 		       const struct result *res, struct gate_totals *tot)
 {
-	char *body = NULL, *msg = NULL;
+	char *body = NULL, *msg = NULL, b1[HUMAN_LEN];
 	size_t blen = 0, mlen = 0, n_growth = 0;
 	int fail = res->status == 1;
 	FILE *b, *m;
@@ -526,6 +652,10 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 	if (fail)
 		fprintf(m, "%zu site%s over budget", res->n_tests ? n_growth : res->n_off,
 			(res->n_tests ? n_growth : res->n_off) == 1 ? "" : "s");
+	if (fail && res->leak_fail && !res->n_tests) {
+		fprintf(m, ": %s ", bytes_exact(b1, sizeof(b1), res->leak_total));
+		gated_text(m, res, 1);
+	}
 	fclose(b);
 	fclose(m);
 	if (fail) {

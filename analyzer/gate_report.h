@@ -13,6 +13,7 @@
 #include "gate.h"
 #include "pertest.h"
 #include "replay.h"
+#include "report_reach.h"
 #include "sites.h"
 #include "suppress.h"
 
@@ -23,6 +24,27 @@ struct offender {
 	double slope;             /* bytes per unit */
 	int64_t growth_bytes;     /* over the window */
 	const char *test;         /* the test that kept it, or where growth began; or NULL */
+	int have_cls;             /* cls holds the scan's classes of its blocks */
+	uint64_t cls[MP_REACH_CLASS_COUNT][2];  /* blocks, bytes per enum mp_reach_class */
+};
+
+/*
+ * What the leak verdict counts (struct result.rule): for a native program
+ * whose scan at exit finished, the memory nothing points to any more;
+ * else all memory live at the end (of the Python main module, or of the
+ * process).
+ */
+enum gate_rule {
+	GATE_RULE_LOST = 0,       /* definitely and indirectly lost */
+	GATE_RULE_LIVE,           /* everything live */
+};
+
+/* Why the rule is what it is (struct result.rule_why). */
+enum gate_rule_why {
+	GATE_WHY_NATIVE = 0,      /* a native program with a finished scan */
+	GATE_WHY_PYTHON,          /* the process ran CPython: reference counting */
+	GATE_WHY_REACHABLE,       /* --reachable */
+	GATE_WHY_NO_SCAN,         /* a native program without a finished scan */
 };
 
 /* One test of a run with test marks (pertest.h), judged on its own. */
@@ -41,6 +63,10 @@ struct result {
 	const struct trace *t;
 	const struct replay *r;
 	const char *at;           /* "main-end", "exit", "end-of-trace" */
+	enum gate_rule rule;
+	enum gate_rule_why rule_why;
+	const char *no_scan;      /* GATE_WHY_NO_SCAN: why there is none, for people */
+	struct reach_view *rv;    /* the scan's classes at exit (rv->shown: there are) */
 	uint64_t at_ns;
 	const struct classifier *cat; /* what the leak check set apart */
 	struct test_result *tests;    /* per test: with test marks, instead of the

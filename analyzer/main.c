@@ -57,12 +57,9 @@ static int main_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "memprov: %serror:%s ", color(stderr, COLOR_ERROR), color(stderr, COLOR_RESET));
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_error_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	show_usage(stderr);
 	return EXIT_USAGE;
 }

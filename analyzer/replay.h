@@ -143,6 +143,7 @@ struct replay {
 	struct replay_stack *stacks;
 	struct replay_pycode *pycodes;
 	struct replay_thread *threads;
+	struct replay_thread *last_thread; /* the last record's: looked up once per run of records */
 	struct replay_module *modules;
 	size_t n_modules, alloc_modules;
 	struct replay_mark *marks;

@@ -3,6 +3,8 @@
  * (as `leaks` measures it) or whose growth (--growth) differs between two
  * traces, e.g. a buggy and a fixed run. Sites are matched by their
  * symbolized frames, never by stack id: two runs have different addresses.
+ * Each side's reachability classes at exit (the scan's) come with it:
+ * its totals, and each site's blocks per class.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 
 #include "growth.h"
 #include "report.h"
+#include "report_reach.h"
 #include "util.h"
 
 enum diff_flags {
@@ -22,6 +25,7 @@ struct side {
 	struct growth g;
 	struct site *sites;      /* live at the end (not --growth) */
 	size_t n;
+	struct reach_view rv;    /* the classes at exit (--growth: totals only) */
 };
 
 /* One site of either trace and its figures in A and B. */
@@ -97,7 +101,26 @@ static void print_side_json(const char *name, const struct side *sd)
 {
 	printf("\"%s\":{", name);
 	report_json_trace(stdout, &sd->t);
-	printf(",\"unit\":\"%s\"}", sd->g.set ? growth_unit(&sd->g) : "mark");
+	printf(",\"unit\":\"%s\",", sd->g.set ? growth_unit(&sd->g) : "mark");
+	reach_json(stdout, &sd->rv, &sd->g.r);
+	printf("}");
+}
+
+/* A row's blocks per class on each side that has classes: "A: 1 definitely lost; B: none". */
+static void print_row_classes(const struct drow *r, const struct side *sd)
+{
+	uint64_t c[MP_REACH_CLASS_COUNT][2];
+	int k, any = 0;
+
+	for (k = 0; k < 2; k++) {
+		if (!sd[k].rv.shown)
+			continue;
+		reach_site_counts(&sd[k].rv, r->s, c);
+		printf("%s%c: ", any++ ? "; " : "     classes at exit: ", "AB"[k]);
+		reach_site_text(stdout, (const uint64_t (*)[2])c);
+	}
+	if (any)
+		printf("\n");
 }
 
 static void print_row_text(const struct drow *r, size_t i, unsigned flags, const struct side *sd)
@@ -121,12 +144,14 @@ static void print_row_text(const struct drow *r, size_t i, unsigned flags, const
 		       fmt_count(c1, sizeof(c1), r->blocks[0]), r->blocks[0] == 1 ? "" : "s",
 		       bytes_exact(b3, sizeof(b3), r->bytes[1]), fmt_count(c2, sizeof(c2), r->blocks[1]),
 		       r->blocks[1] == 1 ? "" : "s");
+		print_row_classes(r, sd);
 	}
 	site_text(stdout, r->s, sd[0].g.o.mode, SITE_ALL_FRAMES);
 }
 
-static void print_row_json(const struct drow *r, size_t i, unsigned flags)
+static void print_row_json(const struct drow *r, size_t i, unsigned flags, const struct side *sd)
 {
+	uint64_t c[MP_REACH_CLASS_COUNT][2];
 	int k;
 
 	printf("%s{", i ? "," : "");
@@ -137,6 +162,13 @@ static void print_row_json(const struct drow *r, size_t i, unsigned flags)
 		if (flags & DIFF_GROWTH)
 			printf(",\"slope_bytes\":%.4f,\"growth_bytes\":%" PRId64 ",\"suspect\":%s",
 			       r->slope[k], r->growth[k], r->suspect[k] ? "true" : "false");
+		printf(",\"reach\":");
+		if (sd[k].rv.shown && !(flags & DIFF_GROWTH)) {
+			reach_site_counts(&sd[k].rv, r->s, c);
+			reach_json_counts(stdout, (const uint64_t (*)[2])c);
+		} else {
+			printf("null");
+		}
 		printf("}");
 	}
 	if (flags & DIFF_GROWTH)
@@ -160,13 +192,18 @@ static int side_load(struct side *sd, const char *path, const struct growth_opts
 	if (report_collect(&sd->g, &sd->t, path, o) < 0)
 		return -1;
 	growth_analyze(&sd->g);
-	if (!(flags & DIFF_GROWTH))
+	if (!(flags & DIFF_GROWTH)) {
 		sd->sites = sites_build(&sd->g.r, sd->g.sym, sd->g.end_live, o->mode, &sd->n);
+		reach_view_build(&sd->rv, &sd->g.r, sd->g.sym, o->mode, !sd->g.main_end_ts);
+	} else {
+		reach_view_totals(&sd->rv, &sd->g.r);  /* the side's totals, no sites */
+	}
 	return 0;
 }
 
 static void side_release(struct side *sd)
 {
+	reach_view_free(&sd->rv);
 	sites_free(sd->sites, sd->n);
 	growth_release(&sd->g);
 	trace_close(&sd->t);
@@ -175,6 +212,7 @@ static void side_release(struct side *sd)
 /* The end of a side that was reported on: its exit status. */
 static int side_close(struct side *sd)
 {
+	reach_view_free(&sd->rv);
 	sites_free(sd->sites, sd->n);
 	return report_end(&sd->g, &sd->t);
 }
@@ -234,6 +272,11 @@ static int cmd_diff(int argc, char **argv)
 			printf("%c: %s (pid %d, ", "AB"[k], sd[k].t.path, sd[k].t.hdr.pid);
 			put_text(stdout, report_command(&sd[k].t), ESC_TEXT);
 			printf(")\n");
+			if (sd[k].rv.shown) {
+				printf("   reachability at exit: ");
+				reach_text_line(stdout, &sd[k].rv);
+				printf("\n");
+			}
 		}
 		if (flags & DIFF_GROWTH)
 			printf("\nsites growing in one trace only, or whose slopes differ by 10%% or more (B - A):\n");
@@ -245,7 +288,7 @@ static int cmd_diff(int argc, char **argv)
 		if (!row_differs(&rows[i], flags, a.o.min_bytes))
 			continue;
 		if (flags & REPORT_JSON)
-			print_row_json(&rows[i], shown, flags);
+			print_row_json(&rows[i], shown, flags, sd);
 		else
 			print_row_text(&rows[i], shown, flags, sd);
 		shown++;
@@ -270,7 +313,8 @@ const struct command command_diff = {
 	.help = "Sites whose live memory at the end (as leaks measures it) differs between\n"
 		"traces A and B by at least --min-bytes (default 1K), or with --growth, sites\n"
 		"growing in one trace only or whose slopes differ by 10% or more. Sites are\n"
-		"matched by their symbolized frames. Figures are B - A.\n"
+		"matched by their symbolized frames. Figures are B - A; each side's\n"
+		"reachability classes at exit (the scan's) are given with its sites.\n"
 		"  --json            one JSON object on stdout\n"
 		"  --growth          compare growth (suspects and slopes) instead of live at end\n"
 		"  --min-bytes SIZE  least difference listed (default 1K)\n"

@@ -23,7 +23,7 @@ static const char *const text_name[MP_REACH_CLASS_COUNT] = {
 	[MP_REACH_DEFINITE] = "definitely lost",
 };
 
-static const char *why_not(const struct replay *r)
+const char *reach_why_not(const struct replay *r)
 {
 	if (!r->have_reach) {
 		switch (r->trace->hdr.state) {
@@ -67,7 +67,7 @@ void reach_view_build(struct reach_view *v, const struct replay *r, struct symbo
 	unsigned c;
 
 	memset(v, 0, sizeof(*v));
-	v->why = why_not(r);
+	v->why = reach_why_not(r);
 	if (!v->why && !at_end)
 		v->why = "this report is at the end of the Python main module; the scan "
 			 "classifies what is live at exit";
@@ -88,6 +88,28 @@ void reach_view_build(struct reach_view *v, const struct replay *r, struct symbo
 		for (i = 0; i < v->n[c]; i++)
 			v->by_key[c][i] = &v->sites[c][i];
 		qsort(v->by_key[c], v->n[c], sizeof(*v->by_key[c]), key_cmp);
+	}
+}
+
+void reach_view_totals(struct reach_view *v, const struct replay *r)
+{
+	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
+	size_t i;
+
+	memset(v, 0, sizeof(*v));
+	v->why = reach_why_not(r);
+	if (v->why)
+		return;
+	v->shown = 1;
+	for (i = 0; i < 2; i++) {
+		const struct replay_block *b, *tmp;
+
+		HASH_ITER(hh, tables[i], b, tmp) {
+			unsigned c = b->reach < MP_REACH_CLASS_COUNT ? b->reach : MP_REACH_UNKNOWN;
+
+			v->totals[c][0] += b->weight;
+			v->totals[c][1] += block_bytes(b);
+		}
 	}
 }
 
@@ -209,6 +231,37 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 	print_notes(f, &r->reach);
 }
 
+void reach_text_line(FILE *f, const struct reach_view *v)
+{
+	char b[HUMAN_LEN], c[HUMAN_LEN];
+	unsigned i;
+
+	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
+		unsigned cls = order[i];
+
+		if (cls == MP_REACH_UNKNOWN && !v->totals[cls][0])
+			continue;
+		fprintf(f, "%s%s %s", i ? ", " : "", text_name[cls],
+			human_bytes(b, sizeof(b), v->totals[cls][1]));
+		if (v->totals[cls][0])
+			fprintf(f, " (%s block%s)", fmt_count(c, sizeof(c), v->totals[cls][0]),
+				v->totals[cls][0] == 1 ? "" : "s");
+	}
+}
+
+void reach_site_text(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2])
+{
+	char n[HUMAN_LEN];
+	unsigned i, k = 0;
+
+	for (i = 0; i < MP_REACH_CLASS_COUNT; i++)
+		if (c[order[i]][0])
+			fprintf(f, "%s%s %s", k++ ? ", " : "", fmt_count(n, sizeof(n), c[order[i]][0]),
+				text_name[order[i]]);
+	if (!k)
+		fputs("none", f);
+}
+
 void reach_text_sites(FILE *f, const struct reach_view *v, enum site_mode mode, size_t max)
 {
 	unsigned i;
@@ -228,7 +281,17 @@ void reach_text_sites(FILE *f, const struct reach_view *v, enum site_mode mode, 
 	}
 }
 
-static void json_counts(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2])
+const char *reach_class_text(unsigned cls)
+{
+	return cls < MP_REACH_CLASS_COUNT ? text_name[cls] : "not classified";
+}
+
+unsigned reach_class_at(unsigned i)
+{
+	return i < MP_REACH_CLASS_COUNT ? order[i] : MP_REACH_UNKNOWN;
+}
+
+void reach_json_counts(FILE *f, const uint64_t c[MP_REACH_CLASS_COUNT][2])
 {
 	unsigned i;
 
@@ -261,7 +324,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 	}
 	fprintf(f, ",\"classes\":");
 	if (v->shown)
-		json_counts(f, (const uint64_t (*)[2])v->totals);
+		reach_json_counts(f, (const uint64_t (*)[2])v->totals);
 	else
 		fputs("null", f);
 	fputc('}', f);
@@ -275,5 +338,5 @@ void reach_json_site(FILE *f, const struct reach_view *v, const struct site *s)
 		return;
 	reach_site_counts(v, s, c);
 	fputs(",\"reach\":", f);
-	json_counts(f, (const uint64_t (*)[2])c);
+	reach_json_counts(f, (const uint64_t (*)[2])c);
 }

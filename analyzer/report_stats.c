@@ -1,7 +1,8 @@
 /*
  * report_stats.c - `memprov stats`: calls per function, per-kind
- * allocations, frees, peaks and live memory at the end, failed calls, and
- * the state of the trace itself (duration, threads, cut, damaged).
+ * allocations, frees, peaks and live memory at the end, the totals of
+ * the scan at exit per reachability class, failed calls, and the state
+ * of the trace itself (duration, threads, cut, damaged).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "inherit.h"
 #include "multi.h"
 #include "report.h"
+#include "report_reach.h"
 #include "util.h"
 
 static int fail_cmp(const void *a, const void *b)
@@ -52,7 +54,7 @@ static uint64_t duration(const struct replay *r)
 	return end - t->hdr.start_mono_ns;
 }
 
-static void print_text(const struct replay *r)
+static void print_text(const struct replay *r, const struct reach_view *rv)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
@@ -68,6 +70,9 @@ static void print_text(const struct replay *r)
 		printf("trace: cut at offset %" PRIu64 "\n", t->cut_at);
 	else
 		printf("trace: complete\n");
+	if (t->hdr.flags & MP_HF_RAMFS)
+		printf("trace: written to a RAM-backed file system (tmpfs): its pages took the "
+		       "machine's memory; write traces to disk (MEMPROV_OUTPUT, memprov run -o)\n");
 	printf("unmatched frees: %s (frees of memory allocated before tracing started)\n",
 	       fmt_count(c1, sizeof(c1), r->unmatched_frees));
 	if (r->unmatched_unmaps)
@@ -105,6 +110,11 @@ static void print_text(const struct replay *r)
 		printf("live at end %s in %s block%s\n", bytes_exact(b3, sizeof(b3), kd->live_bytes),
 		       fmt_count(c1, sizeof(c1), kd->live_blocks), kd->live_blocks == 1 ? "" : "s");
 	}
+	reach_text_summary(stdout, rv, r);
+	if (r->have_reach && r->reach.status == MP_REACH_DONE)
+		printf("  the scan took %s and %s of its own memory\n",
+		       human_ns(b1, sizeof(b1), r->reach.scan_ns),
+		       human_bytes(b2, sizeof(b2), r->reach.mem_bytes));
 	fails = sorted_failures(r, &n);
 	if (n)
 		printf("\nfailed calls:\n");
@@ -120,7 +130,7 @@ static void print_text(const struct replay *r)
 	free(fails);
 }
 
-static void print_json(const struct replay *r)
+static void print_json(const struct replay *r, const struct reach_view *rv)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
@@ -138,6 +148,8 @@ static void print_json(const struct replay *r)
 		printf("%" PRIu64, t->cut_at);
 	else
 		printf("null");
+	printf(",\"format_version\":%u,\"ram_backed\":%s", t->hdr.version,
+	       t->hdr.flags & MP_HF_RAMFS ? "true" : "false");
 	printf(",\"damaged\":%s,\"unmatched_frees\":%" PRIu64 ",\"unmatched_unmaps\":%" PRIu64
 	       , t->damaged ? "true" : "false", r->unmatched_frees, r->unmatched_unmaps);
 	inherit_json(stdout, r);
@@ -170,7 +182,9 @@ static void print_json(const struct replay *r)
 		       kd->peak_blocks, kd->peak_bytes ? trace_rel(t, kd->peak_ts) : 0,
 		       kd->live_bytes, kd->live_blocks);
 	}
-	printf("},\"failures\":[");
+	printf("},");
+	reach_json(stdout, rv, r);
+	printf(",\"failures\":[");
 	fails = sorted_failures(r, &n);
 	for (i = 0; i < n; i++) {
 		const struct replay_failure *f = fails[i];
@@ -187,6 +201,7 @@ static int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_PARENT, REPORT_OPT_END };
 	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1, .many = 1 };
+	struct reach_view rv;
 	struct trace t;
 	struct replay r;
 	int ret;
@@ -201,10 +216,12 @@ static int cmd_stats(int argc, char **argv)
 	if (report_replay(&t, &r, a.traces[0], NULL, NULL))
 		return EXIT_FAIL;
 	inherit_held(&r);
+	reach_view_totals(&rv, &r);
 	if (a.flags & REPORT_JSON)
-		print_json(&r);
+		print_json(&r, &rv);
 	else
-		print_text(&r);
+		print_text(&r, &rv);
+	reach_view_free(&rv);
 	return report_close(&t, &r);
 }
 
@@ -213,7 +230,9 @@ const struct command command_stats = {
 	.run = cmd_stats,
 	.usage = "memprov stats [--json] [--parent TRACE] TRACE|DIR...",
 	.help = "Calls, bytes and failures per function; allocations, frees, peak and live\n"
-		"memory per kind; duration, threads, events, marks; whether the trace is cut.\n"
+		"memory per kind; the scan at exit's totals per reachability class (definitely\n"
+		"lost, indirectly lost, possibly lost, still reachable); duration, threads,\n"
+		"events, marks; whether the trace is cut.\n"
 		"  --json         one JSON object on stdout\n"
 		"Many traces, or a run directory (memprov run -d): the process tree, each process\n"
 		"with how it ended, its peak and what it held at its end.\n"

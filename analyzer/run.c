@@ -598,8 +598,10 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
  * --check: gate the traces this run wrote (the command's, after any
  * exec). The command's own failure wins; when it succeeded, a gate
  * failure exits with --gate-status (23) and an unreadable trace with 2.
- * With --json-file, what the gate writes on stdout goes to that file
- * (json_fd, opened before the run), never into the command's output.
+ * What the gate writes on stdout goes to stderr (the text report and
+ * annotations: the command's stdout is its own, perhaps a file or a
+ * pipe), or with --json-file to that file (json_fd, opened before the
+ * run); never into the command's output.
  */
 static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, const glob_t *before,
 		    pid_t pid, int status)
@@ -609,21 +611,21 @@ static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, con
 
 	run_traces_find(&t, tmpl, before, pid);
 	fflush(stdout);
-	if (json_fd >= 0) {
-		saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	if (json_fd >= 0)
 		dup2(json_fd, 1);
-	}
+	else
+		dup2(2, 1);
 	ret = gate_check_process(&a->gate, t.path, t.n, pid);
-	if (json_fd >= 0) {
-		fflush(stdout);
-		if (saved >= 0) {
-			dup2(saved, 1);
-			close(saved);
-		} else {
-			close(1); /* stdout was closed: leave it so */
-		}
-		fprintf(stderr, "memprov: gate report (JSON) written to %s\n", a->json_file);
+	fflush(stdout);
+	if (saved >= 0) {
+		dup2(saved, 1);
+		close(saved);
+	} else {
+		close(1); /* stdout was closed: leave it so */
 	}
+	if (json_fd >= 0)
+		fprintf(stderr, "memprov: gate report (JSON) written to %s\n", a->json_file);
 	run_traces_release(&t);
 	if (status)
 		return status;

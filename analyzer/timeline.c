@@ -29,9 +29,10 @@ void timeline_gap(const struct growth *g, uint64_t min_gap, struct tl_gap *gap)
 	gap->host1 = b->host;
 	gap->rss_growth = (int64_t)(b->rss - a->rss);
 	gap->host_growth = (int64_t)(b->host - a->host);
-	gap->gap = gap->rss_growth - gap->host_growth;
+	/* wrapping, not undefined, on absurd figures from a damaged trace */
+	gap->gap = (int64_t)((uint64_t)gap->rss_growth - (uint64_t)gap->host_growth);
 	gap->flagged = gap->rss_growth > 0 && gap->gap >= (int64_t)min_gap &&
-		       2 * gap->gap >= gap->rss_growth;
+		       gap->gap >= gap->rss_growth / 2 + (gap->rss_growth & 1);
 	gap->rel0 = trace_rel(g->r.trace, gap->ts0);
 	gap->rel1 = trace_rel(g->r.trace, gap->ts1);
 }

@@ -1,6 +1,9 @@
 /*
  * trace_reader.c - chunk index, per-thread record streams, k-way merge by
- * timestamp, and the checks that keep a damaged trace readable.
+ * timestamp, and the checks that keep a damaged trace readable. Reads
+ * format versions 1 and 2: the chunk layouts differ (fixed-size chunks,
+ * or chunks of whole blocks found by walking the file), the records are
+ * decoded by memprov_codec.h, and everything after that is one path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +35,10 @@ static int read_full(int fd, void *buf, size_t len, uint64_t off, size_t *got)
 	return 0;
 }
 
-static uint64_t chunk_offset(const struct trace *t, uint64_t index)
+/* File offset of a chunk's first record. */
+static uint64_t data_offset(const struct trace_chunk *c)
 {
-	return t->hdr.header_size + index * (uint64_t)t->hdr.chunk_size;
+	return c->off + sizeof(struct mp_chunk_head);
 }
 
 static void note_cut(struct trace *t, uint64_t at)
@@ -76,72 +80,154 @@ static int check_header(struct trace *t)
 	if (h->version > MP_VERSION)
 		return error("'%s': trace format version %u is newer than this memprov (%d): upgrade memprov",
 			     t->path, h->version, MP_VERSION);
-	if (h->version == 0)
-		return error("'%s': corrupt header: version 0", t->path);
+	if (h->version < MP_VERSION_OLDEST)
+		return error("'%s': corrupt header: version %u", t->path, h->version);
 	if (h->header_size < sizeof(*h) || h->header_size % 8)
 		return error("'%s': corrupt header: header_size %u", t->path, h->header_size);
 	if (h->chunk_size < 4096 || h->chunk_size % 8 || h->chunk_size > (1u << 30))
 		return error("'%s': corrupt header: chunk_size %u", t->path, h->chunk_size);
+	t->block_size = h->chunk_size;
 	t->hdr.exe[sizeof(h->exe) - 1] = 0;
 	t->hdr.cmdline[sizeof(h->cmdline) - 1] = 0;
 	t->hdr.stop_message[sizeof(h->stop_message) - 1] = 0;
 	return 0;
 }
 
-/* Read every chunk head and give each chunk to its thread. */
-static int index_chunks(struct trace *t)
+/* Chunk head at off, read; 1 when got whole, 0 at the end, -1 on error. */
+static int read_head(struct trace *t, uint64_t off, struct mp_chunk_head *ch)
 {
-	uint64_t body = t->file_size > t->hdr.header_size ? t->file_size - t->hdr.header_size : 0;
-	uint64_t full = body / t->hdr.chunk_size, i;
-	uint64_t n = t->hdr.next_chunk;
+	size_t got;
 
-	if (n > full) {
-		/* the file ends before the last chunk handed out */
-		if (body % t->hdr.chunk_size)
-			n = full + 1;
-		else
-			n = full;
+	if (read_full(t->fd, ch, sizeof(*ch), off, &got) < 0)
+		return error("cannot read '%s' at offset %llu: %s", t->path,
+			     (unsigned long long)off, strerror(errno));
+	return got == sizeof(*ch);
+}
+
+static void bad_head(struct trace *t, uint64_t off, uint64_t i, const char *why)
+{
+	if (!(t->flags & TRACE_QUIET))
+		warning("corrupt chunk head at offset %llu (chunk %llu): %s; its records are skipped",
+			(unsigned long long)off, (unsigned long long)i, why);
+	t->damaged = 1;
+}
+
+/* Give the chunk whose head ch is at off to its thread. */
+static void add_chunk(struct trace *t, const struct mp_chunk_head *ch, uint64_t off, uint64_t i)
+{
+	struct trace_thread *th = thread_get(t, ch->thread_serial);
+	struct trace_chunk *c;
+	uint64_t room;
+
+	if (!th->tid)
+		th->tid = ch->tid;
+	ALLOC_GROW(th->chunks, th->n_chunks, th->alloc_chunks);
+	c = &th->chunks[th->n_chunks++];
+	c->index = i;
+	c->off = off;
+	c->first_ts = ch->first_ts;
+	c->seq = ch->seq;
+	c->used = ch->used;
+	c->cut = 0;
+	room = t->file_size - off - sizeof(*ch);
+	if (c->used > room) {
+		c->used = (uint32_t)room;
+		c->cut = 1;
 		note_cut(t, t->file_size);
 	}
+}
+
+/* How many units (v1 chunks, v2 blocks) the file holds of the n handed out. */
+static uint64_t units_in_file(struct trace *t, uint64_t n, uint64_t unit)
+{
+	uint64_t body = t->file_size > t->hdr.header_size ? t->file_size - t->hdr.header_size : 0;
+	uint64_t full = body / unit;
+
+	if (n <= full)
+		return n;
+	/* the file ends before the last unit handed out */
+	note_cut(t, t->file_size);
+	return body % unit ? full + 1 : full;
+}
+
+/* Version 1: chunks of header.chunk_size bytes, one after another. */
+static int index_v1(struct trace *t)
+{
+	uint64_t n = units_in_file(t, t->hdr.next_chunk, t->hdr.chunk_size), i;
+
 	t->n_chunks = n;
 	for (i = 0; i < n; i++) {
+		uint64_t off = t->hdr.header_size + i * (uint64_t)t->hdr.chunk_size;
 		struct mp_chunk_head ch;
-		struct trace_thread *th;
-		struct trace_chunk *c;
-		uint64_t off = chunk_offset(t, i), room;
-		size_t got;
+		int r = read_head(t, off, &ch);
 
-		if (read_full(t->fd, &ch, sizeof(ch), off, &got) < 0)
-			return error("cannot read '%s' at offset %llu: %s", t->path,
-				     (unsigned long long)off, strerror(errno));
-		if (got < sizeof(ch))
+		if (r < 0)
+			return -1;
+		if (!r)
 			break;
 		if (ch.magic == 0)
 			continue; /* reserved, never written */
 		if (ch.magic != MP_CHUNK_MAGIC || ch.used > t->hdr.chunk_size - sizeof(ch)) {
-			if (!(t->flags & TRACE_QUIET))
-				warning("corrupt chunk head at offset %llu (chunk %llu): %s; its records are skipped",
-					(unsigned long long)off, (unsigned long long)i,
-					ch.magic != MP_CHUNK_MAGIC ? "bad magic" : "used exceeds the chunk");
-			t->damaged = 1;
+			bad_head(t, off, i, ch.magic != MP_CHUNK_MAGIC ? "bad magic"
+								 : "used exceeds the chunk");
 			continue;
 		}
-		th = thread_get(t, ch.thread_serial);
-		if (!th->tid)
-			th->tid = ch.tid;
-		ALLOC_GROW(th->chunks, th->n_chunks, th->alloc_chunks);
-		c = &th->chunks[th->n_chunks++];
-		c->index = i;
-		c->seq = ch.seq;
-		c->used = ch.used;
-		c->cut = 0;
-		room = t->file_size - off - sizeof(ch);
-		if (c->used > room) {
-			c->used = (uint32_t)room;
-			c->cut = 1;
-			note_cut(t, t->file_size);
-		}
+		add_chunk(t, &ch, off, i);
 	}
+	return 0;
+}
+
+/*
+ * Version 2: chunks of whole blocks, each head saying its size; a block
+ * whose head is zero is a hole, stepped over. After a damaged head the
+ * walk goes on block by block, silently, to the next valid head.
+ */
+static int index_v2(struct trace *t)
+{
+	uint64_t bs = t->block_size, n = units_in_file(t, t->hdr.next_chunk, bs), b = 0;
+	int lost = 0;
+
+	while (b < n) {
+		uint64_t off = t->hdr.header_size + b * bs;
+		struct mp_chunk_head ch;
+		const char *why = NULL;
+		int r = read_head(t, off, &ch);
+
+		if (r < 0)
+			return -1;
+		if (!r)
+			break;
+		if (ch.magic == 0) {
+			b++; /* a hole: reserved, never written */
+			continue;
+		}
+		if (ch.magic != MP_CHUNK_MAGIC)
+			why = "bad magic";
+		else if (!ch.size || ch.size % bs || ch.size > (1u << 30))
+			why = "size not a whole number of blocks";
+		else if (ch.used > ch.size - sizeof(ch))
+			why = "used exceeds the chunk";
+		if (why) {
+			if (!lost)
+				bad_head(t, off, t->n_chunks, why);
+			lost = 1;
+			b++;
+			continue;
+		}
+		lost = 0;
+		add_chunk(t, &ch, off, t->n_chunks++);
+		b += ch.size / bs;
+	}
+	return 0;
+}
+
+/* Read every chunk head and give each chunk to its thread. */
+static int index_chunks(struct trace *t)
+{
+	size_t i;
+
+	if (t->hdr.version >= 2 ? index_v2(t) : index_v1(t))
+		return -1;
 	for (i = 0; i < t->n_threads; i++)
 		sort_array(t->threads[i].chunks, t->threads[i].n_chunks,
 		      sizeof(struct trace_chunk), chunk_cmp);
@@ -171,8 +257,7 @@ static int load_chunk(struct trace *t, struct trace_thread *th)
 		struct trace_chunk *c = &th->chunks[th->cur];
 		size_t got;
 
-		if (read_full(t->fd, th->buf, c->used,
-			      chunk_offset(t, c->index) + sizeof(struct mp_chunk_head), &got) < 0) {
+		if (read_full(t->fd, th->buf, c->used, data_offset(c), &got) < 0) {
 			if (!(t->flags & TRACE_QUIET))
 				warning("cannot read '%s' (chunk %llu): %s", t->path,
 					(unsigned long long)c->index, strerror(errno));
@@ -181,11 +266,11 @@ static int load_chunk(struct trace *t, struct trace_thread *th)
 		}
 		if (got < c->used) {
 			/* the file shrank under us: it is cut here */
-			note_cut(t, chunk_offset(t, c->index) + sizeof(struct mp_chunk_head) + got);
+			note_cut(t, data_offset(c) + got);
 			c->cut = 1;
 		}
 		th->len = (uint32_t)got;
-		th->pos = 0;
+		mp_dec_init(&th->dec, t->hdr.version, th->buf, got, c->first_ts);
 		if (got)
 			return 0;
 		th->cur++;
@@ -218,7 +303,7 @@ static const char *check_record(const struct mp_rec_head *h)
 		[MP_REC_THREAD] = sizeof(struct mp_rec_thread),
 		[MP_REC_MARK] = sizeof(struct mp_rec_mark),
 		[MP_REC_PYCODE] = sizeof(struct mp_rec_pycode),
-		[MP_REC_RSS] = sizeof(struct mp_rec_rss),
+		[MP_REC_RSS] = MP_REC_RSS_V1_SIZE,
 		[MP_REC_EXIT] = sizeof(struct mp_rec_exit),
 		[MP_REC_GPU_ALLOC] = sizeof(struct mp_rec_gpu_alloc),
 		[MP_REC_GPU_FREE] = sizeof(struct mp_rec_gpu_free),
@@ -285,75 +370,79 @@ static const char *check_record(const struct mp_rec_head *h)
 	return NULL;
 }
 
-/* Does the record at h run past the left bytes of its chunk? */
-static int record_overruns(const struct mp_rec_head *h, uint32_t left)
+/*
+ * The next record of th's current chunk: 0 with *h, 1 at the chunk's end
+ * (or where a record runs past the end of a cut file), or -1 with *why
+ * for a record that is not valid. Unknown record types are skipped here.
+ */
+static int next_in_chunk(struct trace *t, struct trace_thread *th, const struct mp_rec_head **h,
+			 const char **why)
 {
-	return left < sizeof(*h) || h->size > left;
-}
+	for (;;) {
+		int st = mp_dec_next(&th->dec, h, th->dbuf, th->dbuf_len, why);
 
-/* What is wrong with the record at h (left bytes of the chunk from h on), or NULL. */
-static const char *record_problem(const struct mp_rec_head *h, uint32_t left)
-{
-	if (record_overruns(h, left))
-		return left < sizeof(*h) ? "record head past the used bytes"
-					 : "record size past the used bytes";
-	if (h->size < sizeof(*h) || h->size % 8)
-		return "record size not a multiple of 8 or under 16";
-	if (h->type == MP_REC_INVALID)
-		return "record type 0";
-	if (h->type < MP_REC_TYPE_COUNT)
-		return check_record(h);
-	return NULL;
+		switch (st) {
+		case MP_DEC_OK:
+			if ((*h)->type >= MP_REC_TYPE_COUNT) {
+				t->skipped++;
+				continue;
+			}
+			*why = check_record(*h);
+			return *why ? -1 : 0;
+		case MP_DEC_END:
+			return 1;
+		case MP_DEC_ROOM:
+			th->dbuf_len = th->dec.need;
+			th->dbuf = xrealloc(th->dbuf, th->dbuf_len);
+			continue;
+		case MP_DEC_SHORT:
+			/* the file ends inside this record: not corruption */
+			if (th->chunks[th->cur].cut)
+				return 1;
+			return -1;
+		default:
+			return -1;
+		}
+	}
 }
 
 /*
  * Advance th to its next valid record (th->rec), loading chunks as
- * needed; th->rec is NULL when the thread has no more.
+ * needed; th->rec is NULL when the thread has no more. A record that is
+ * not valid ends its chunk, with a warning.
  */
 static void thread_advance(struct trace *t, struct trace_thread *th)
 {
 	for (;;) {
 		const struct mp_rec_head *h;
 		const char *bad;
-		uint32_t left;
+		int st;
 
 		if (th->cur >= th->n_chunks) {
 			th->rec = NULL;
 			return;
 		}
-		left = th->len - th->pos;
-		if (left == 0) {
-			th->cur++;
-			if (load_chunk(t, th) < 0) {
-				th->rec = NULL;
-				return;
-			}
-			continue;
+		st = next_in_chunk(t, th, &h, &bad);
+		if (st == 0) {
+			th->rec_pos = (uint32_t)(th->dec.rec - th->buf);
+			th->rec = h;
+			return;
 		}
-		h = (const void *)(th->buf + th->pos);
-		if (record_overruns(h, left) && th->chunks[th->cur].cut) {
-			/* the file ends inside this record: not corruption */
-			th->pos = th->len;
-			continue;
-		}
-		bad = record_problem(h, left);
-		if (bad) {
+		if (st < 0) {
+			const struct trace_chunk *c = &th->chunks[th->cur];
+
 			if (!(t->flags & TRACE_QUIET))
 				warning("corrupt record at offset %llu (chunk %llu, thread %u): %s",
-					(unsigned long long)(chunk_offset(t, th->chunks[th->cur].index) +
-							     sizeof(struct mp_chunk_head) + th->pos),
-					(unsigned long long)th->chunks[th->cur].index, th->serial, bad);
+					(unsigned long long)(data_offset(c) +
+							     (uint64_t)(th->dec.rec - th->buf)),
+					(unsigned long long)c->index, th->serial, bad);
 			t->damaged = 1;
-			th->pos = th->len;
-			continue;
 		}
-		th->pos += h->size;
-		if (h->type >= MP_REC_TYPE_COUNT) {
-			t->skipped++;
-			continue;
+		th->cur++;
+		if (load_chunk(t, th) < 0) {
+			th->rec = NULL;
+			return;
 		}
-		th->rec = h;
-		return;
 	}
 }
 
@@ -428,6 +517,8 @@ int trace_open(struct trace *t, const char *path, unsigned flags)
 		struct trace_thread *th = &t->threads[i];
 
 		th->buf = xmalloc(max_used(th->chunks, th->n_chunks));
+		th->dbuf_len = 64; /* grown to the largest record the thread has */
+		th->dbuf = xmalloc(th->dbuf_len);
 		th->cur = 0;
 		if (load_chunk(t, th) < 0)
 			continue;
@@ -475,31 +566,32 @@ const struct mp_rec_head *trace_next(struct trace *t)
 	return h;
 }
 
-/* Latest timestamp among the valid records of chunk c, read into buf (0: none). */
-static uint64_t chunk_last_ts(struct trace *t, const struct trace_chunk *c, unsigned char *buf)
+/*
+ * Latest timestamp among the valid records of chunk c, read into buf;
+ * dbuf (MP_MAX_RECORD bytes) takes v2's decoded records. 0: none.
+ */
+static uint64_t chunk_last_ts(struct trace *t, const struct trace_chunk *c, unsigned char *buf,
+			      void *dbuf)
 {
+	const struct mp_rec_head *h;
+	const char *why;
+	struct mp_dec d;
 	uint64_t end = 0;
-	uint32_t pos = 0;
 	size_t got;
 
-	if (read_full(t->fd, buf, c->used, chunk_offset(t, c->index) + sizeof(struct mp_chunk_head),
-		      &got) < 0)
+	if (read_full(t->fd, buf, c->used, data_offset(c), &got) < 0)
 		return 0;
-	while (pos < got) {
-		const struct mp_rec_head *h = (const void *)(buf + pos);
-
-		if (record_problem(h, (uint32_t)(got - pos)))
-			break;
+	mp_dec_init(&d, t->hdr.version, buf, got, c->first_ts);
+	while (mp_dec_next(&d, &h, dbuf, MP_MAX_RECORD, &why) == MP_DEC_OK)
 		if (h->ts > end)
 			end = h->ts;
-		pos += h->size;
-	}
 	return end;
 }
 
 uint64_t trace_end_ts(struct trace *t)
 {
 	unsigned char *buf = NULL;
+	void *dbuf = xmalloc(MP_MAX_RECORD);
 	uint64_t end = 0, ts;
 	size_t i, c, room = 0;
 
@@ -514,11 +606,12 @@ uint64_t trace_end_ts(struct trace *t)
 			room = th->chunks[c - 1].used;
 			buf = xrealloc(buf, room);
 		}
-		ts = chunk_last_ts(t, &th->chunks[c - 1], buf);
+		ts = chunk_last_ts(t, &th->chunks[c - 1], buf, dbuf);
 		if (ts > end)
 			end = ts;
 	}
 	free(buf);
+	free(dbuf);
 	return end;
 }
 
@@ -545,8 +638,7 @@ uint64_t trace_last_offset(const struct trace *t)
 
 	if (!th)
 		return 0;
-	return chunk_offset(t, th->chunks[th->cur].index) + sizeof(struct mp_chunk_head) +
-	       (uint64_t)((const unsigned char *)th->rec - th->buf);
+	return data_offset(&th->chunks[th->cur]) + th->rec_pos;
 }
 
 void trace_close(struct trace *t)
@@ -558,6 +650,7 @@ void trace_close(struct trace *t)
 	for (i = 0; i < t->n_threads; i++) {
 		free(t->threads[i].chunks);
 		free(t->threads[i].buf);
+		free(t->threads[i].dbuf);
 	}
 	free(t->threads);
 	free(t->heap);

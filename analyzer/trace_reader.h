@@ -1,12 +1,14 @@
 /*
- * trace_reader.h - read a memprov trace as one stream of records in time
- * order, whatever state the file is in.
+ * trace_reader.h - read a memprov trace (format version 1 or 2) as one
+ * stream of records in time order, whatever state the file is in.
  *
  * The reader never maps the whole file: it reads chunk heads once, then
  * keeps one chunk per thread in memory and merges the threads' records by
  * timestamp with a heap. Memory is O(threads * chunk_size + chunks).
- * Corrupt records end their chunk with a warning; a trace cut by SIGKILL
- * or still being written is read up to what is complete.
+ * Records come out in the structs of memprov_trace.h whatever the version
+ * (version 2's compact records are decoded by memprov_codec.h). Corrupt
+ * records end their chunk with a warning; a trace cut by SIGKILL or still
+ * being written is read up to what is complete.
  */
 #ifndef MEMPROV_TRACE_READER_H
 #define MEMPROV_TRACE_READER_H
@@ -14,10 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memprov_codec.h"
 #include "memprov_trace.h"
 
 struct trace_chunk {
-	uint64_t index;      /* chunk number in the file */
+	uint64_t index;      /* chunk number in the file (v2: in file order) */
+	uint64_t off;        /* file offset of its head */
+	uint64_t first_ts;   /* head.first_ts: v2's timestamp base */
 	uint32_t seq;
 	uint32_t used;       /* snapshot of head.used, clamped to the file */
 	int cut;             /* the file ends inside this chunk's records */
@@ -30,7 +35,11 @@ struct trace_thread {
 	size_t n_chunks, alloc_chunks;
 	size_t cur;          /* index of the chunk in buf */
 	unsigned char *buf;  /* records of chunk cur */
-	uint32_t pos, len;   /* next record in buf, bytes valid in buf */
+	uint32_t len;        /* bytes valid in buf */
+	struct mp_dec dec;   /* where the next record of buf starts */
+	void *dbuf;          /* v2: the current record, decoded */
+	size_t dbuf_len;
+	uint32_t rec_pos;    /* where the current record starts in buf */
 	const struct mp_rec_head *rec; /* current record, NULL when done */
 };
 
@@ -45,6 +54,7 @@ struct trace {
 	struct mp_file_header hdr;
 	uint64_t file_size;
 	uint64_t n_chunks;       /* chunks read from the file */
+	uint64_t block_size;     /* v2: the unit of chunks and next_chunk */
 	struct trace_thread *threads;
 	size_t n_threads;
 	size_t *heap;            /* thread indices ordered by current record ts */

@@ -6,16 +6,30 @@
 BENCH_PROGS := bench/bin/churn bench/bin/bigarray bench/bin/measure
 BENCH_CFLAGS := -std=gnu11 $(WARN) -O2 -g -fno-omit-frame-pointer \
 	-fno-optimize-sibling-calls -D_GNU_SOURCE
+# LeakSanitizer's column: the same programs, clang -fsanitize=leak
+# (libclang-rt-14-dev); its fast unwinder walks their frame pointers.
+BENCH_LSAN_CC ?= clang-14
+BENCH_LSAN_PROGS := bench/bin/churn-lsan bench/bin/bigarray-lsan
 
 bench/bin/%: bench/%.c
 	@mkdir -p bench/bin
 	$(call quiet,CC,$@)$(CC) $(BENCH_CFLAGS) -o $@ $< -lpthread
 
-.PHONY: bench-progs bench-clean
+bench/bin/%-lsan: bench/%.c | bench-deps
+	@mkdir -p bench/bin
+	$(call quiet,CC,$@)$(BENCH_LSAN_CC) $(BENCH_CFLAGS) -fsanitize=leak -o $@ $< -lpthread
+
+.PHONY: bench-progs bench-clean bench-deps
+
+# heaptrack, perf, clang and its sanitizer runtimes, sqlite3: when absent.
+bench-deps:
+	$(Q)scripts/install-deps.sh bench
 
 bench-progs: $(BENCH_PROGS)
 
-bench: all $(BENCH_PROGS) ## run the benchmarks, write bench/RESULTS.md (BENCH_RUNS=5, BENCH_QUICK=1)
+bench: all $(BENCH_PROGS) bench-deps ## run the benchmarks, write bench/RESULTS.md (BENCH_RUNS=5, BENCH_QUICK=1)
+	$(Q)$(MAKE) --no-print-directory $(BENCH_LSAN_PROGS) || \
+		echo "bench: no LeakSanitizer builds ($(BENCH_LSAN_CC) -fsanitize=leak failed): its column reads n/a"
 	$(Q)bench/run.sh
 
 bench-clean:

@@ -1,20 +1,22 @@
 #!/bin/bash
-# run.sh - memprov's benchmarks: each workload bare, under memprov and under
-# heaptrack, interleaved, BENCH_RUNS times; then the analyzers on the traces
-# of the last run. Writes bench/RESULTS.md and prints it. `make bench` runs
+# run.sh - memprov's benchmarks: each workload bare, under memprov, under
+# heaptrack and (where a -fsanitize=leak build exists) under LeakSanitizer,
+# interleaved, BENCH_RUNS times; then the analyzers on the traces of the
+# last run. Writes bench/RESULTS.md and prints it. `make bench` runs
 # this after building; run it alone with `bench/run.sh` once that is done.
 #
 # Settings (environment):
 #   BENCH_RUNS=N         interleaved rounds per workload (5; 2 with BENCH_QUICK)
 #   BENCH_QUICK=1        small workloads: a smoke run of about two minutes
 #   BENCH_WORKLOADS=...  the workloads to run, space-separated (all:
-#                        churn1 churn2 bigarray pycalls numpy parla)
+#                        churn1 churn2 bigarray pycalls numpy parla shell sqlite)
 #   BENCH_TIMEOUT=S      seconds before one command is killed (300)
 #   BENCH_VMEM_MB=M      address-space cap for heaptrack, heaptrack_print and
 #                        memprov's analysis (4096; 0: none)
 #   BENCH_PARLA_ARGS=... flags for scripts/parla_evict.py besides --bug
 #   BENCH_RESULTS=FILE   where to write the table (bench/RESULTS.md)
 #   BENCH_LIB=PATH       the preload object to measure (interpose/libmemprov.so)
+#   BENCH_CLI=PATH       the analyzer to time and count events with (analyzer/memprov)
 # MEMPROV_* variables set by the caller reach the traced runs unchanged.
 #
 # Nothing here fails for a missing piece: a column whose tool is absent or
@@ -29,19 +31,21 @@ if [ "$QUICK" = 1 ]; then
 	RUNS=${BENCH_RUNS:-2}
 	CHURN_OPS=400000 BIG_COUNT=50 PY_ROUNDS=300 NP_STEPS=150
 	PARLA_DEFAULT="--rows 250000 --iters 20"
+	SHELL_CMDS=50 SQL_ROWS=50000
 else
 	RUNS=${BENCH_RUNS:-5}
 	CHURN_OPS=1000000 BIG_COUNT=150 PY_ROUNDS=800 NP_STEPS=400
 	PARLA_DEFAULT="--rows 500000 --iters 30"
+	SHELL_CMDS=200 SQL_ROWS=200000
 fi
-WORKLOADS=${BENCH_WORKLOADS:-churn1 churn2 bigarray pycalls numpy parla}
+WORKLOADS=${BENCH_WORKLOADS:-churn1 churn2 bigarray pycalls numpy parla shell sqlite}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 VMEM_MB=${BENCH_VMEM_MB:-4096}
 PARLA_ARGS=${BENCH_PARLA_ARGS-$PARLA_DEFAULT}
 RESULTS=${BENCH_RESULTS:-$TOP/bench/RESULTS.md}
 PY=/usr/bin/python3
 LIB=${BENCH_LIB:-$TOP/interpose/libmemprov.so}
-CLI=$TOP/analyzer/memprov
+CLI=${BENCH_CLI:-$TOP/analyzer/memprov}
 MEASURE=$TOP/bench/bin/measure
 OUT=$TOP/bench/out
 unset LD_PRELOAD MEMPROV_OUTPUT
@@ -62,11 +66,11 @@ log() { printf '%s\n' "$*" >&2; }
 # ---- what is available ---------------------------------------------------
 
 HAVE_LIB=0 HAVE_CLI=0 HAVE_HT=0
-HAVE_LEAKS=0 HAVE_GROWTH=0 HAVE_STATS=0
+HAVE_LEAKS=0 HAVE_GROWTH=0 HAVE_STATS=0 HAVE_CHECK=0
 if [ -f "$LIB" ]; then HAVE_LIB=1; else note "memprov runs: n/a: $LIB is not built"; fi
 if [ -x "$CLI" ]; then
 	HAVE_CLI=1
-	for sub in leaks growth stats; do
+	for sub in leaks growth stats check; do
 		if "$CLI" help $sub >/dev/null 2>&1; then
 			eval "HAVE_${sub^^}=1"
 		else
@@ -103,6 +107,24 @@ if [ -f scripts/parla_evict.py ]; then
 	CMD[parla]="$PY scripts/parla_evict.py --bug $PARLA_ARGS"
 	WHAT[parla]="the Parla PArray eviction leak, host backend (its RSS lines are not compared)"
 fi
+CMD[shell]="sh bench/shell_loop.sh $SHELL_CMDS"
+WHAT[shell]="a shell loop of $SHELL_CMDS short commands (ls, cat, date, expr): a trace per process"
+if command -v sqlite3 >/dev/null; then
+	CMD[sqlite]="sh bench/sqlite_insert.sh $OUT/sqlite.db $SQL_ROWS"
+	WHAT[sqlite]="sqlite3 inserting $SQL_ROWS rows, one INSERT each, in one transaction, into a fresh on-disk database"
+fi
+
+# LeakSanitizer: clang -fsanitize=leak builds (bench/bench.mk) of the C
+# workloads; it captures a stack on every allocation too.
+declare -A LSAN
+LSAN[churn1]="bench/bin/churn-lsan 1 $CHURN_OPS"
+LSAN[churn2]="bench/bin/churn-lsan 2 $CHURN_OPS"
+LSAN[bigarray]="bench/bin/bigarray-lsan $BIG_COUNT"
+HAVE_LSAN=1
+[ -x bench/bin/churn-lsan ] && [ -x bench/bin/bigarray-lsan ] || {
+	HAVE_LSAN=0
+	note "LeakSanitizer: n/a: bench/bin/*-lsan are not built (make bench builds them with clang-14 -fsanitize=leak)"
+}
 
 # ---- helpers ---------------------------------------------------------------
 
@@ -154,15 +176,18 @@ largest() { ls -S $1 2>/dev/null | head -n 1; }
 
 # ---- one workload ----------------------------------------------------------
 
-declare -A R_BARE R_MPX R_HTX R_RSS R_MPR R_HTR R_EV R_MPSZ R_BPE R_HTSZ
-declare -A A_LEAK A_GROW A_HTP
+declare -A R_BARE R_MPX R_HTX R_RSS R_MPR R_HTR R_EV R_MPSZ R_BPE R_HTSZ R_LSX R_LSR R_NTR
+declare -A A_LEAK A_GROW A_HTP A_CHECK
 
 bench_workload() {
 	local wl=$1 dir=$OUT/$1 r cmd mode st ref
-	local bare=() mpx=() htx=() rss=() mpr=() htr=()
-	local mp_fail=0 ht_fail=0 mp_ok= ht_ok=
+	local bare=() mpx=() htx=() rss=() mpr=() htr=() lsx=() lsr=() lcmd=()
+	local mp_fail=0 ht_fail=0 ls_fail=0 mp_ok= ht_ok=
 	read -r -a cmd <<<"${CMD[$wl]}"
+	[ $HAVE_LSAN = 1 ] && [ -n "${LSAN[$wl]:-}" ] && read -r -a lcmd <<<"${LSAN[$wl]}"
 	mkdir -p "$dir"
+	# the sqlite workload writes its SQL once, before anything is timed
+	[ "$wl" = sqlite ] && SQLITE_PREPARE_ONLY=1 "${cmd[@]}" >/dev/null
 	for ((r = 1; r <= RUNS; r++)); do
 		log "  $wl: round $r/$RUNS"
 		run_one "$dir" "bare.$r" 0 "${cmd[@]}"
@@ -209,6 +234,20 @@ bench_workload() {
 				ht_ok=1
 			fi
 		fi
+
+		if [ ${#lcmd[@]} -gt 0 ] && [ $ls_fail = 0 ]; then
+			# no address-space cap: a sanitizer reserves terabytes of it
+			run_one "$dir" "ls.$r" 0 "${lcmd[@]}"
+			if [ "$M_ST" != 0 ]; then
+				note "$wl: LeakSanitizer run $r failed: $(why "$dir" "ls.$r" "$M_ST")"
+				ls_fail=1
+			elif ! same_output "$ref" "$dir/ls.$r.out"; then
+				note "$wl: the -fsanitize=leak build printed something else than the bare run"
+				ls_fail=1
+			else
+				lsx+=("$(div "$M_WALL" "$bw")") lsr+=("$(div "$M_RSS" "$br")")
+			fi
+		fi
 	done
 
 	R_BARE[$wl]=$(median "${bare[@]}")
@@ -217,6 +256,8 @@ bench_workload() {
 	R_MPR[$wl]=$(median "${mpr[@]}")
 	R_HTX[$wl]=$(median "${htx[@]}")
 	R_HTR[$wl]=$(median "${htr[@]}")
+	R_LSX[$wl]=$(median "${lsx[@]}")
+	R_LSR[$wl]=$(median "${lsr[@]}")
 	[ ${#mpx[@]} = "$RUNS" ] || [ $HAVE_LIB = 0 ] || [ -z "$mp_ok" ] ||
 		note "$wl: memprov figures are the median of ${#mpx[@]} of $RUNS rounds"
 	[ ${#htx[@]} = "$RUNS" ] || [ $HAVE_HT = 0 ] || [ -z "$ht_ok" ] ||
@@ -228,21 +269,28 @@ bench_workload() {
 # analyze WL DIR MP_OK HT_OK : trace size, events, and the analyzers' cost
 analyze() {
 	local wl=$1 dir=$2 mp_ok=$3 ht_ok=$4 trace= htf= r n
-	local leak=() leakr=() grow=() growr=() htp=() htpr=()
-	local leak_na= grow_na= htp_na=
+	local leak=() leakr=() grow=() growr=() htp=() htpr=() chk=() chkr=()
+	local leak_na= grow_na= htp_na= chk_na= f size ev
+	local tsize=0 tev=0
 	[ -n "$mp_ok" ] && trace=$(largest "$dir/mp.keep/*.trace")
 	[ -n "$ht_ok" ] && htf=$(largest "$dir/ht.keep.*")
 	if [ -n "$trace" ]; then
-		R_MPSZ[$wl]=$(stat -c %s "$trace")
-		if [ $HAVE_STATS = 1 ]; then
-			"$CLI" stats --json "$trace" >"$dir/stats.json" 2>"$dir/stats.err"
-			n=$(grep -o '"events": *[0-9]*' "$dir/stats.json" | head -n 1 | grep -o '[0-9]*$')
-			if [ -n "$n" ] && [ "$n" -gt 0 ]; then
-				R_EV[$wl]=$n
-				R_BPE[$wl]=$(div "${R_MPSZ[$wl]}" "$n")
-			else
-				note "$wl: events n/a: 'memprov stats --json' gave no \"events\" ($(head -n 1 "$dir/stats.err" | cut -c1-100))"
-			fi
+		# every process's trace: sizes and events summed
+		R_NTR[$wl]=0
+		for f in "$dir"/mp.keep/*.trace; do
+			size=$(stat -c %s "$f") && tsize=$((tsize + size))
+			R_NTR[$wl]=$((R_NTR[$wl] + 1))
+			[ $HAVE_STATS = 1 ] || continue
+			"$CLI" stats --json "$f" >"$dir/stats.json" 2>"$dir/stats.err"
+			ev=$(grep -o '"events": *[0-9]*' "$dir/stats.json" | head -n 1 | grep -o '[0-9]*$')
+			tev=$((tev + ${ev:-0}))
+		done
+		R_MPSZ[$wl]=$tsize
+		if [ "$tev" -gt 0 ]; then
+			R_EV[$wl]=$tev
+			R_BPE[$wl]=$(div "$tsize" "$tev")
+		elif [ $HAVE_STATS = 1 ]; then
+			note "$wl: events n/a: 'memprov stats --json' gave no \"events\" ($(head -n 1 "$dir/stats.err" | cut -c1-100))"
 		fi
 	fi
 	[ -n "$htf" ] && R_HTSZ[$wl]=$(stat -c %s "$htf")
@@ -266,6 +314,14 @@ analyze() {
 				grow+=("$M_WALL") growr+=("$M_RSS")
 			fi
 		fi
+		if [ -n "$trace" ] && [ $HAVE_CHECK = 1 ] && [ -z "$chk_na" ]; then
+			run_one "$dir" "check.$r" "$VMEM_MB" "$CLI" check "$trace"
+			if no_report "$dir/check.$r.out" "$M_ST"; then
+				chk_na=$(why "$dir" "check.$r" "$M_ST")
+			else
+				chk+=("$M_WALL") chkr+=("$M_RSS")
+			fi
+		fi
 		if [ -n "$htf" ] && [ -z "$htp_na" ]; then
 			run_one "$dir" "htp.$r" "$VMEM_MB" heaptrack_print "$htf"
 			if [ "$M_ST" != 0 ]; then
@@ -278,6 +334,8 @@ analyze() {
 	[ -z "$leak_na" ] || note "$wl: memprov leaks n/a: $leak_na"
 	[ -z "$grow_na" ] || note "$wl: memprov growth n/a: $grow_na"
 	[ -z "$htp_na" ] || note "$wl: heaptrack_print n/a: $htp_na"
+	[ -z "$chk_na" ] || note "$wl: memprov check n/a: $chk_na"
+	A_CHECK[$wl]="$(median "${chk[@]}") $(median "${chkr[@]}")"
 	A_LEAK[$wl]="$(median "${leak[@]}") $(median "${leakr[@]}")"
 	A_GROW[$wl]="$(median "${grow[@]}") $(median "${growr[@]}")"
 	A_HTP[$wl]="$(median "${htp[@]}") $(median "${htpr[@]}")"
@@ -303,25 +361,30 @@ report() {
 		"$(ver "$CC_NAME" --version); $(ver ldd --version | sed 's/^ldd //');" \
 		"python $($PY -c 'import sys; print(sys.version.split()[0])')," \
 		"numpy $($PY -c 'import numpy; print(numpy.__version__)' 2>/dev/null || echo absent)"
-	echo "- rounds: $RUNS, interleaved (bare, memprov, heaptrack, bare, ...);" \
+	echo "- LeakSanitizer: $([ $HAVE_LSAN = 1 ] && ver "${BENCH_LSAN_CC:-clang-14}" --version || echo absent)"
+	echo "- rounds: $RUNS, interleaved (bare, memprov, heaptrack, LeakSanitizer, bare, ...);" \
 		"analysis rounds: $((RUNS < 3 ? RUNS : 3)); timeout ${TIMEOUT}s;" \
 		"address-space cap for heaptrack and the analyzers: $([ "$VMEM_MB" = 0 ] && echo none || echo "$VMEM_MB MiB")"
 	echo
 	echo "## Recording"
 	echo
-	echo "Wall time and peak RSS as ratios to the bare run of the same round (median over rounds)."
+	echo "Wall time and peak RSS as ratios to the bare run of the same round (median over rounds),"
+	echo "and memprov's trace bytes per recorded event (all its traces: file sizes over events)."
 	echo "memprov: LD_PRELOAD=interpose/libmemprov.so with default settings (full stacks, Python frames)."
-	echo "heaptrack: \`heaptrack -o FILE CMD\` (record and interpret, as shipped). Peak RSS is that of the"
-	echo "largest process (heaptrack's interpreter runs beside the program). memprov's RSS includes the"
-	echo "trace pages it has written (a shared file mapping: page cache, reclaimable, not heap)."
+	echo "heaptrack: \`heaptrack -o FILE CMD\` (record and interpret, as shipped). LeakSanitizer: the"
+	echo "program built with \`clang-14 -fsanitize=leak\` (bench/bin/*-lsan), a stack on every allocation"
+	echo "and the leak check at exit; n/a where there is no such build. Peak RSS is that of the largest"
+	echo "process (heaptrack's interpreter runs beside the program). memprov's trace pages leave its"
+	echo "address space once written: its RSS holds a few chunks of trace per thread, not the trace."
 	echo
-	echo "| workload | bare s | bare RSS MiB | memprov time × | heaptrack time × | memprov RSS × | heaptrack RSS × |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| workload | bare s | bare RSS MiB | memprov time × | memprov RSS × | memprov B/event | heaptrack time × | heaptrack RSS × | LSan time × | LSan RSS × |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for wl in $WORKLOADS; do
 		[ -n "${R_BARE[$wl]:-}" ] || continue
 		echo "| $wl | $(fmt %.3f "${R_BARE[$wl]}") | $(fmt %.1f "$(div "${R_RSS[$wl]}" 1024)")" \
-			"| $(fmt %.2f "${R_MPX[$wl]}") | $(fmt %.2f "${R_HTX[$wl]}")" \
-			"| $(fmt %.2f "${R_MPR[$wl]}") | $(fmt %.2f "${R_HTR[$wl]}") |"
+			"| $(fmt %.2f "${R_MPX[$wl]}") | $(fmt %.2f "${R_MPR[$wl]}") | $(fmt %.1f "${R_BPE[$wl]:-}")" \
+			"| $(fmt %.2f "${R_HTX[$wl]}") | $(fmt %.2f "${R_HTR[$wl]}")" \
+			"| $(fmt %.2f "${R_LSX[$wl]:-}") | $(fmt %.2f "${R_LSR[$wl]:-}") |"
 	done
 	echo
 	echo "## Traces"
@@ -329,29 +392,32 @@ report() {
 	echo "Events are memprov's records of every kind (\`memprov stats --json\` \"events\");"
 	echo "heaptrack's file is compressed (zstd), so its size is for scale only."
 	echo
-	echo "| workload | memprov events | memprov trace MiB | bytes/event | heaptrack file MiB |"
-	echo "| --- | ---: | ---: | ---: | ---: |"
+	echo "| workload | memprov traces | events | trace MiB | bytes/event | heaptrack file MiB |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 	for wl in $WORKLOADS; do
 		[ -n "${R_BARE[$wl]:-}" ] || continue
-		echo "| $wl | ${R_EV[$wl]:-n/a} | $(fmt %.1f "$(div "${R_MPSZ[$wl]:-}" 1048576)")" \
+		echo "| $wl | ${R_NTR[$wl]:-n/a} | ${R_EV[$wl]:-n/a} | $(fmt %.1f "$(div "${R_MPSZ[$wl]:-}" 1048576)")" \
 			"| $(fmt %.1f "${R_BPE[$wl]:-}") | $(fmt %.2f "$(div "${R_HTSZ[$wl]:-}" 1048576)") |"
 	done
 	echo
 	echo "## Analysis"
 	echo
-	echo "Seconds and peak RSS (MiB) of each analyzer on the trace of the last good round; median over"
-	echo "the analysis rounds. \"leaks / print\" is memprov leaks' time over heaptrack_print's."
+	echo "Seconds and peak RSS (MiB) of each analyzer on the largest trace of the last good round;"
+	echo "median over the analysis rounds. \"leaks / print\" is memprov leaks' time over heaptrack_print's;"
+	echo "\"check / leaks\" is the gate's time over leaks' on the same trace."
 	echo
-	echo "| workload | memprov leaks s | RSS MiB | memprov growth s | RSS MiB | heaptrack_print s | RSS MiB | leaks / print |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| workload | memprov leaks s | RSS MiB | memprov growth s | RSS MiB | memprov check s | check / leaks | heaptrack_print s | RSS MiB | leaks / print |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for wl in $WORKLOADS; do
 		[ -n "${R_BARE[$wl]:-}" ] || continue
-		local l g h
+		local l g h c
 		read -r l lr <<<"${A_LEAK[$wl]:-}"
 		read -r g gr <<<"${A_GROW[$wl]:-}"
+		read -r c cr <<<"${A_CHECK[$wl]:-}"
 		read -r h hr <<<"${A_HTP[$wl]:-}"
 		echo "| $wl | $(fmt %.3f "${l:-}") | $(fmt %.1f "$(div "${lr:-}" 1024)")" \
 			"| $(fmt %.3f "${g:-}") | $(fmt %.1f "$(div "${gr:-}" 1024)")" \
+			"| $(fmt %.3f "${c:-}") | $(fmt %.2f "$(div "${c:-}" "${l:-}")")" \
 			"| $(fmt %.3f "${h:-}") | $(fmt %.1f "$(div "${hr:-}" 1024)")" \
 			"| $(fmt %.2f "$(div "${l:-}" "${h:-}")") |"
 	done
@@ -383,7 +449,8 @@ for wl in $WORKLOADS; do
 	if [ -z "${CMD[$wl]:-}" ]; then
 		case $wl in
 		parla) note "parla: n/a: scripts/parla_evict.py is not present" ;;
-		*) note "$wl: n/a: unknown workload (known: churn1 churn2 bigarray pycalls numpy parla)" ;;
+		sqlite) note "sqlite: n/a: sqlite3 is not installed (scripts/install-deps.sh bench)" ;;
+		*) note "$wl: n/a: unknown workload (known: churn1 churn2 bigarray pycalls numpy parla shell sqlite)" ;;
 		esac
 		continue
 	fi

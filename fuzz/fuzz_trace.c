@@ -1,8 +1,10 @@
 /*
  * fuzz_trace.c - libFuzzer target for everything the analyzer reads from
  * a trace: the input is written as a trace file and goes through the
- * reader, the replay and the leaks (text and JSON), stats (text and JSON)
- * and dump reports, exactly as `memprov leaks FILE` would take it.
+ * reader (format versions 1 and 2: the seeds in fuzz/corpus/trace have
+ * both), the replay and the leaks (text and JSON), stats (text and JSON),
+ * dump and timeline (which reads each thread's last chunk on its own)
+ * reports, exactly as `memprov leaks FILE` would take it.
  *
  * Symbolization is linked in but switched off (-Wl,--wrap=sym_new): with
  * it on, the analyzer opens the module paths the input names, which is
@@ -77,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(command_stats.run, "stats", "--json");
 	run(command_stats.run, "stats", NULL);
 	run(command_dump.run, "dump", NULL);
+	run(command_timeline.run, "timeline", "--json");
 	unlink(path);
 	return 0;
 }

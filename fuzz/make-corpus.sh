@@ -1,9 +1,12 @@
 #!/bin/sh
 # make-corpus.sh - (re)make the fuzzers' seed corpus in fuzz/corpus/:
 # every trace description in the analyzer tests (tests/t1*.sh heredocs)
-# through tracegen with 4 KiB chunks, and the first 16 KiB of real traces
-# of a few test programs under libmemprov.so (a cut trace: still valid
-# input). Run from the top of the tree after `make test` built tests/bin.
+# through tracegen with 4 KiB chunks, in format version 1 (gen-*) and 2
+# (gen2-*), and the first 16 KiB of real traces of a few test programs
+# under libmemprov.so (real-*, version 2; a cut trace: still valid input).
+# real-v1-* are real traces of memprov before format version 2, kept as
+# they are: this memprov cannot write them again. Run from the top of the
+# tree after `make test` built tests/bin.
 set -eu
 out=fuzz/corpus/trace
 mkdir -p "$out" fuzz/corpus/options
@@ -31,6 +34,13 @@ PY
 for d in "$tmp"/d*.txt; do
 	b=$(basename "$d" .txt)
 	tests/bin/tracegen -o "$out/gen-$b.trace" <"$d" 2>/dev/null || rm -f "$out/gen-$b.trace"
+	TRACEGEN_VERSION=2 tests/bin/tracegen -o "$out/gen2-$b.trace" <"$d" 2>/dev/null ||
+		rm -f "$out/gen2-$b.trace"
+	# the same description twice: nothing new for the fuzzer
+	if [ -f "$out/gen2-$b.trace" ] && [ -f "$out/gen-$b.trace" ] &&
+		cmp -s "$out/gen-$b.trace" "$out/gen2-$b.trace"; then
+		rm -f "$out/gen2-$b.trace"
+	fi
 done
 run() {
 	name=$1 && shift
@@ -43,6 +53,7 @@ run churn tests/bin/churn 2 200
 run mmaps tests/bin/mmaps
 run libc_edge tests/bin/libc_edge
 run py /usr/bin/python3 -c 'x = [bytearray(100) for i in range(10)]'
+run threads tests/bin/churn 4 300
 # options: NUL-separated argv, first byte picks the subcommand
 printf '\000--json\000--min-bytes\0001.5GiB' >fuzz/corpus/options/growth-min
 printf '\001--json\000t' >fuzz/corpus/options/stats-json

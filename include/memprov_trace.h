@@ -1,44 +1,101 @@
 /*
- * memprov_trace.h - the memprov trace file format, version 1.
+ * memprov_trace.h - the memprov trace file format, version 2 (and the
+ * version 1 that older memprov wrote, which readers still accept).
  *
  * The one definition of the trace: libmemprov.so (interpose/) writes it,
  * memprov (analyzer/) and the test helpers read it. Both include this
- * header and nothing else describes the format.
+ * header; include/memprov_codec.h holds the one encoder and decoder of
+ * the records, written from what this header says.
  *
  * Adding a record type: take the next free number in enum mp_rec_type
  * (numbers never change meaning, 0 stays reserved), add its struct with a
- * layout comment and a _Static_assert on its size, teach
- * analyzer/trace_reader.c to check it, and say so in the README's
- * "Trace format" section. Readers skip record types they do not know, so
- * adding a type needs no version bump; changing a layout does.
+ * layout comment and a _Static_assert on its size (that struct is the
+ * record as readers see it, decoded), write it with mp_enc_framed() (its
+ * struct's bytes after the head, framed by a length: see "Records,
+ * version 2" below), teach analyzer/trace_reader.c to check it, and say
+ * so in the README's "Trace format" section. Readers skip framed record
+ * types they do not know, so adding a type needs no version bump;
+ * changing a layout, or a new compact (unframed) type, does.
  *
  * File layout (all integers little-endian, x86-64 native):
  *
- *   offset 0                 struct mp_file_header   (MP_HEADER_SIZE bytes)
- *   MP_HEADER_SIZE + i*CS    chunk i, CS = header.chunk_size
+ *   offset 0                  struct mp_file_header   (MP_HEADER_SIZE bytes)
+ *   MP_HEADER_SIZE + b*BS     block b, BS = header.chunk_size (the block size)
  *
  *   chunk:  struct mp_chunk_head | record | record | ... | unused
  *                                  <------ head.used ---->
  *
- * Chunks are handed to threads by one atomic add on header.next_chunk; a
- * chunk belongs to one thread (head.thread_serial) and holds that thread's
- * records in time order; a thread's chunks are numbered by head.seq. The
- * writer stores head.used with release order after each record is
- * complete, so a reader that trusts head.used sees only whole records,
- * even in a trace cut by SIGKILL. A chunk whose magic is 0 was reserved
- * but never written.
+ * Version 2: a chunk is 1 to MP_CHUNK_MAX_BLOCKS whole blocks, its length
+ * in head.size; header.next_chunk counts the blocks handed out. A thread's
+ * first chunk is one block (4 KiB), its second MP_CHUNK_SECOND_BLOCKS,
+ * later ones MP_CHUNK_MAX_BLOCKS (64 KiB), so a short-lived thread or
+ * process costs one block. A block whose chunk magic is 0 is a hole (a
+ * range reserved but never written: a process killed right after
+ * reserving it): readers step over it one block at a time; a valid chunk
+ * head is always found at a block boundary.
+ * Version 1: every chunk is header.chunk_size bytes (64 KiB), next_chunk
+ * counts chunks, head.size is 0.
  *
- * Normal in a trace, not damage: header.next_chunk may count chunks past
- * the end of the file, or chunks still all zero (a process killed, or
- * tracing stopped, right after reserving them); the same STACK id may be
- * written more than once, and another thread may name it first; an
+ * Chunks are handed to threads by an atomic operation on
+ * header.next_chunk; a chunk belongs to one thread (head.thread_serial)
+ * and holds that thread's records in time order; a thread's chunks are
+ * numbered by head.seq. The writer stores head.used with release order
+ * after each record is complete, so a reader that trusts head.used sees
+ * only whole records, even in a trace cut by SIGKILL. A chunk whose magic
+ * is 0 was reserved but never written.
+ *
+ * Normal in a trace, not damage: header.next_chunk may count blocks (v1:
+ * chunks) past the end of the file, or still all zero (a process killed,
+ * or tracing stopped, right after reserving them); the same STACK id may
+ * be written more than once, and another thread may name it first; an
  * anonymous or file MAP_FIXED mmap is preceded by an unmap of its range.
  *
- * Every record starts with struct mp_rec_head, whose size field gives the
- * whole record's length (a multiple of 8, at least 16). Records carry a
- * CLOCK_MONOTONIC timestamp in nanoseconds: allocations are stamped after
- * the real call returns, frees before it starts, so merging all threads by
- * timestamp never shows an address handed out twice.
+ * Every record has a CLOCK_MONOTONIC timestamp in nanoseconds:
+ * allocations are stamped after the real call returns, frees before it
+ * starts, so merging all threads by timestamp never shows an address
+ * handed out twice. Within a chunk, timestamps never decrease.
+ *
+ * Records, version 1: each is the struct below as is, starting with
+ * struct mp_rec_head, whose size field gives the whole record's length (a
+ * multiple of 8, at least 16).
+ *
+ * Records, version 2 (compact; decoded by mp_dec_next() into the structs
+ * below, which readers then use as in version 1):
+ *
+ *   record := tag [flags func kind] ts_delta body
+ *
+ *   tag       1 byte: bits 0-5 the type (enum mp_rec_type, 1..63); bit 6
+ *             MP_TAG_EXT: flags (1 byte), func (uvarint), kind (1 byte)
+ *             follow; without it flags is 0 and func/kind are the type's
+ *             defaults (ALLOC: malloc/heap, FREE: free/heap, others 0);
+ *             bit 7 reserved, 0
+ *   ts_delta  uvarint: this record's ts minus the previous record's in the
+ *             same chunk (the first: minus head.first_ts)
+ *   body      ALLOC  addr (svarint: minus the chunk's previous address),
+ *                    size (uvarint), stack (uvarint)
+ *             FREE   addr (svarint, as ALLOC); munmap (func) adds
+ *                    len (uvarint)
+ *             STACK  id, n_native, n_python (uvarints), then each native
+ *                    frame (svarint: minus the previous frame, the first
+ *                    minus 0), then each Python frame: code_id, line
+ *                    (uvarints)
+ *             any other type (framed): len (uvarint, at most
+ *                    MP_MAX_RECORD - 16), then len bytes: the type's
+ *                    struct after its 16-byte head, same layout; the
+ *                    decoded record is 16 + len bytes rounded up to 8,
+ *                    the padding zero
+ *
+ *   uvarint: 7 bits a byte, least significant first, high bit set on all
+ *   but the last byte, at most 10 bytes. svarint: the uvarint of the
+ *   zigzag form ((v << 1) ^ (v >> 63)). The "previous address" is that of
+ *   the chunk's last ALLOC or FREE (0 at the chunk's start); every chunk
+ *   decodes alone.
+ *
+ * Stack ids (version 2): small numbers, 1, 2, ... in the order stacks are
+ * first seen in the process, so that ALLOC records name them in one or two
+ * bytes; an id with bit 63 set is a stack's hash, written with its STACK
+ * record each time (the writer's table of ids was full). Version 1: a
+ * hash of the frames. Either way an id means one stack within one trace.
  */
 #ifndef MEMPROV_TRACE_H
 #define MEMPROV_TRACE_H
@@ -47,10 +104,14 @@
 
 #define MP_MAGIC "MEMPROV\x1a"   /* 8 bytes, no terminator used */
 #define MP_MAGIC_LEN 8
-#define MP_VERSION 1
+#define MP_VERSION 2              /* what memprov writes */
+#define MP_VERSION_OLDEST 1       /* the oldest it reads */
 #define MP_HEADER_SIZE 4096
 #define MP_CHUNK_MAGIC 0x4b43504du /* "MPCK" */
-#define MP_DEFAULT_CHUNK_SIZE (64 * 1024)
+#define MP_DEFAULT_CHUNK_SIZE (64 * 1024) /* version 1 */
+#define MP_BLOCK_SIZE 4096       /* version 2: header.chunk_size */
+#define MP_CHUNK_MAX_BLOCKS 16   /* version 2: the largest chunk, 64 KiB */
+#define MP_CHUNK_SECOND_BLOCKS 4 /* version 2: a thread's second chunk */
 #define MP_MAX_FRAMES 256        /* native frames in one stack record */
 #define MP_MAX_PYFRAMES 128      /* Python frames in one stack record */
 #define MP_MAX_RECORD 8192       /* no record is longer than this */
@@ -92,9 +153,10 @@ enum mp_stop {
  *   0   magic[8]        MP_MAGIC
  *   8   version         MP_VERSION
  *   12  header_size     MP_HEADER_SIZE: first chunk starts here
- *   16  chunk_size      bytes per chunk, head included
+ *   16  chunk_size      v2: the block size (MP_BLOCK_SIZE); v1: bytes per
+ *                       chunk, head included
  *   20  flags           enum mp_header_flags: what was traced
- *   24  next_chunk      atomic: chunks handed out so far
+ *   24  next_chunk      atomic: v2 blocks, v1 chunks handed out so far
  *   32  pid, ppid
  *   40  state           enum mp_state, updated at exit/exec/stop
  *   44  exit_status     when state == MP_STATE_EXITED: the status passed to
@@ -127,7 +189,11 @@ enum mp_header_flags {
 	MP_HF_MMAP = 1 << 1,
 	MP_HF_CUDA = 1 << 2,
 	MP_HF_PYTHON = 1 << 3,
-	MP_HF_FORKED = 1 << 4,  /* a forked child: the trace starts at the fork, and
+	MP_HF_RSS_NET = 1 << 4, /* RSS samples leave out the trace's own pages
+				 * (v2: see struct mp_rec_rss) */
+	MP_HF_RAMFS = 1 << 5,   /* the trace was written to a RAM-backed file
+				 * system (tmpfs, ramfs): its pages took memory */
+	MP_HF_FORKED = 1 << 6,  /* a forked child: the trace starts at the fork, and
 				 * the parent's trace has an MP_REC_FORK naming it
 				 * (added without a version change: older writers
 				 * never set it) */
@@ -163,15 +229,18 @@ struct mp_file_header {
 _Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
 
 /*
- * Chunk head, 32 bytes, at the start of every chunk.
+ * Chunk head, 32 bytes, at the start of every chunk. The writer fills
+ * it, then stores magic with release order, then writes records.
  *
  *   0  magic          MP_CHUNK_MAGIC once the chunk is in use, else 0
  *   4  used           bytes of complete records after this head (release)
  *   8  tid            kernel thread id of the writer
  *   12 thread_serial  1, 2, ...: unique per thread in this process
  *   16 seq            0, 1, ...: this thread's chunk number
- *   20 reserved
- *   24 first_ts       timestamp of the chunk's first record
+ *   20 size           v2: the chunk's length in bytes, head included, a
+ *                     multiple of the block size; v1: 0
+ *   24 first_ts       v2: the base of the first record's ts_delta, at
+ *                     most its ts; v1: the first record's timestamp
  */
 struct mp_chunk_head {
 	uint32_t magic;
@@ -179,7 +248,7 @@ struct mp_chunk_head {
 	uint32_t tid;
 	uint32_t thread_serial;
 	uint32_t seq;
-	uint32_t reserved;
+	uint32_t size;
 	uint64_t first_ts;
 };
 _Static_assert(sizeof(struct mp_chunk_head) == 32, "chunk head layout");
@@ -337,8 +406,9 @@ _Static_assert(sizeof(struct mp_rec_unmap) == 32, "unmap record layout");
  * distinct stack, before (in its thread) the first record that names it;
  * another thread may name it first, so readers resolve ids at the end.
  *
- *   16 id        hash of all frames, never 0
- *   24 n_native  28 n_python (uint16 each), 28.. pad
+ *   16 id        never 0: v2 a small number or a hash with bit 63 set,
+ *                v1 a hash of all frames (see "Stack ids" above)
+ *   24 n_native  26 n_python (uint16 each), 28 reserved
  *   32 native[n_native]  return addresses, innermost first (frame 0 is the
  *                        hooked function's caller); readers use ip-1
  *   .. python[n_python]  {code_id, line} pairs, innermost first
@@ -431,13 +501,27 @@ struct mp_rec_pycode {
 };
 _Static_assert(sizeof(struct mp_rec_pycode) == 32, "pycode record layout");
 
-/* MP_REC_RSS, 32 bytes: resident and virtual size of the process. */
+/*
+ * MP_REC_RSS, 40 bytes (32 in version 1): resident and virtual size of the
+ * process.
+ *
+ *   16 rss_bytes    resident bytes; with MP_HF_RSS_NET in the header, less
+ *                   trace_bytes: the program's memory, not memprov's trace
+ *   24 vm_bytes     virtual size
+ *   32 trace_bytes  the trace's pages mapped in the process at the sample
+ *                   (the header page, each thread's chunk and its last
+ *                   few finished ones; the others have left the address
+ *                   space): not in rss_bytes. Absent from 32-byte (version 1) records,
+ *                   whose rss_bytes include every trace page written.
+ */
 struct mp_rec_rss {
 	struct mp_rec_head h;
 	uint64_t rss_bytes;
 	uint64_t vm_bytes;
+	uint64_t trace_bytes;
 };
-_Static_assert(sizeof(struct mp_rec_rss) == 32, "rss record layout");
+_Static_assert(sizeof(struct mp_rec_rss) == 40, "rss record layout");
+#define MP_REC_RSS_V1_SIZE 32
 
 /* MP_REC_EXIT, 24 bytes: h.func unused; how the process is leaving. */
 enum mp_exit_how {
@@ -510,6 +594,12 @@ struct mp_rec_fork {
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct mp_rec_fork) == 24, "fork record layout");
+
+/* v2 tag bits (see "Records, version 2" above). */
+#define MP_TAG_TYPE 0x3fu
+#define MP_TAG_EXT 0x40u
+#define MP_TAG_RESERVED 0x80u
+#define MP_STACK_HASHED (1ull << 63) /* v2 stack id that is a hash */
 
 /*
  * Reachability classes, as valgrind's memcheck defines them (the scan at

@@ -415,7 +415,7 @@ static unsigned row_rule(const struct row *w)
 }
 
 /* The FDE at fde for target (inside [lo, hi)): its rule. */
-unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
+MP_REALIGN unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 			 uintptr_t target)
 {
 	struct mp_rd r = { fde, hi, 0 };

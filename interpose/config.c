@@ -108,6 +108,7 @@ void mp_config_load(void)
 	c->native_full = (int)env_num("MEMPROV_NATIVE_FULL", 0, 1, 0);
 	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
 	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
+	c->ramfs_ok = (int)env_num("MEMPROV_RAMFS_OK", 0, 1, 0);
 	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
 	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);
 	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);

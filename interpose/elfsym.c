@@ -230,7 +230,7 @@ static void resolve_real(void)
 	__atomic_store_n(&mp_dlsym_ptr, fr.dlsym, __ATOMIC_RELEASE);
 }
 
-void mp_elf_resolve_dlsym(void)
+MP_REALIGN void mp_elf_resolve_dlsym(void)
 {
 	if (__builtin_expect(!__atomic_load_n(&mp_dlsym_ptr, __ATOMIC_ACQUIRE), 0))
 		resolve_real();

@@ -113,7 +113,7 @@ static int redirect(const struct dl_phdr_info *info, const struct dyn *d,
 	return done;
 }
 
-int mp_got_redirect(const struct dl_phdr_info *info, const struct mp_got_fn *fns, int n)
+MP_REALIGN int mp_got_redirect(const struct dl_phdr_info *info, const struct mp_got_fn *fns, int n)
 {
 	struct dyn d;
 	uintptr_t relro_lo, relro_hi;

@@ -300,7 +300,7 @@ static int ours(const struct sigaction *a)
  * installed before. The table is updated before the kernel, so that a
  * signal delivered at once finds the new handler.
  */
-static int install(int sig, const struct sigaction *act, struct sigaction *old)
+MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction mine, prev;
 	struct user_action before;
@@ -388,7 +388,7 @@ static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
 }
 
 #define MP_SIGNAL_HOOK(name)                                                  \
-	MP_EXPORT sighandler_t name(int sig, sighandler_t h)                  \
+	MP_EXPORT MP_REALIGN sighandler_t name(int sig, sighandler_t h)              \
 	{                                                                     \
 		struct user_action before;                                    \
 		sighandler_t prev;                                            \

@@ -1,9 +1,19 @@
 /*
- * intern.c - the set of stack ids already written to the trace: a
- * lock-free open-addressing table of 64-bit ids, CAS insert, 2^20 slots
- * mapped with MAP_NORESERVE (pages cost memory only once touched). When a
- * probe run is full the id is reported new again and its stack written
- * again: readers deduplicate by id.
+ * intern.c - the stacks already written to the trace: a lock-free
+ * open-addressing table from a stack's 64-bit hash to its small id (1, 2,
+ * ... in the order stacks are first seen: the trace names a stack in one
+ * or two bytes), CAS insert.
+ *
+ * Four levels of 2^10, 2^13, 2^16 and 2^20 slots, mapped with
+ * MAP_NORESERVE (pages cost memory only once touched): a hash goes to a
+ * level only once its probe run in the level before is full. Each new
+ * stack in a big table touches a page of its own (a page fault, and 4 KiB
+ * of the program's resident memory, for 8 bytes): with levels, a process
+ * with N stacks touches about 8N bytes of table, not 4 KiB per stack. A
+ * run never empties, so a hash is never in two levels. A slot holds the
+ * hash's top 40 bits and the id. When the last level's run is full, or
+ * the ids run out, the stack gets no id: stack.c then names it by its
+ * hash and writes it again each time (readers deduplicate by id).
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
@@ -12,17 +22,29 @@
 #include "atomic.h"
 #include "intern.h"
 
-#define INTERN_BITS 20
-#define INTERN_SIZE (1u << INTERN_BITS)
-#define INTERN_PROBES 32
+#define ID_BITS 24
+#define ID_MASK ((1ull << ID_BITS) - 1)
+#define LEVELS 4
+
+static const struct {
+	uint32_t first, size, probes;  /* slots */
+} level[LEVELS] = {
+	{ 0, 1u << 10, 8 },
+	{ 1u << 10, 1u << 13, 16 },
+	{ (1u << 10) + (1u << 13), 1u << 16, 32 },
+	{ (1u << 10) + (1u << 13) + (1u << 16), 1u << 20, 32 },
+};
+#define MAP_SLOTS ((1u << 10) + (1u << 13) + (1u << 16) + (1u << 20))
 
 static uint64_t *set;
+static uint32_t last_id;        /* ids handed out so far */
 
 int mp_intern_init(void)
 {
 	if (set)
-		mp_sys_munmap(set, INTERN_SIZE * sizeof(uint64_t));
-	set = mp_sys_mmap(NULL, INTERN_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		mp_sys_munmap(set, MAP_SLOTS * sizeof(uint64_t));
+	last_id = 0;
+	set = mp_sys_mmap(NULL, MAP_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (set == MAP_FAILED) {
 		set = NULL;
@@ -34,28 +56,51 @@ int mp_intern_init(void)
 void mp_intern_range(uintptr_t *addr, size_t *len)
 {
 	*addr = (uintptr_t)set;
-	*len = set ? INTERN_SIZE * sizeof(uint64_t) : 0;
+	*len = set ? MAP_SLOTS * sizeof(uint64_t) : 0;
 }
 
-int mp_intern_insert(uint64_t id)
+/*
+ * Look hash up in level l: its id, found or given now (*is_new), or 0
+ * when its probe run there is full or the ids ran out.
+ */
+static uint32_t level_id(int l, uint64_t hash, int *is_new)
 {
-	uint32_t i = (uint32_t)id & (INTERN_SIZE - 1);
-	int probe;
+	uint64_t *t = set + level[l].first, tag = hash & ~ID_MASK;
+	uint32_t mask = level[l].size - 1, i = (uint32_t)hash & mask, probe;
 
-	if (!set)
-		return 1;
-	for (probe = 0; probe < INTERN_PROBES; probe++) {
-		uint64_t *slot = &set[(i + (uint32_t)probe) & (INTERN_SIZE - 1)];
-		uint64_t v = mp_atomic_load_relaxed_u64(slot);
+	for (probe = 0; probe < level[l].probes; probe++) {
+		uint64_t *slot = &t[(i + probe) & mask];
+		uint64_t v = mp_atomic_load_relaxed_u64(slot), id;
 
-		if (v == id)
+		if (v && (v & ~ID_MASK) == tag)
+			return (uint32_t)(v & ID_MASK);
+		if (v)
+			continue;
+		id = mp_atomic_add_relaxed_u32(&last_id, 1) + 1ull;
+		if (id > ID_MASK)
 			return 0;
-		if (!v) {
-			if (mp_atomic_cas_relaxed_u64(slot, 0, id))
-				return 1;
-			if (mp_atomic_load_relaxed_u64(slot) == id)
-				return 0;
+		if (mp_atomic_cas_relaxed_u64(slot, 0, tag | id)) {
+			*is_new = 1;
+			return (uint32_t)id;
 		}
+		/* another thread took the slot first: perhaps for this hash
+		 * (then id is never used: ids may have gaps) */
+		v = mp_atomic_load_relaxed_u64(slot);
+		if ((v & ~ID_MASK) == tag)
+			return (uint32_t)(v & ID_MASK);
 	}
-	return 1;
+	return 0;
+}
+
+uint32_t mp_intern_id(uint64_t hash, int *is_new)
+{
+	uint32_t id = 0;
+	int l;
+
+	*is_new = 0;
+	if (!set)
+		return 0;
+	for (l = 0; l < LEVELS && !id && last_id <= ID_MASK; l++)
+		id = level_id(l, hash, is_new);
+	return id;
 }

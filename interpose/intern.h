@@ -1,6 +1,8 @@
 /*
- * intern.h - a lock-free set of 64-bit stack ids (intern.c): a stack's
- * record is written the first time its id is seen in the process.
+ * intern.h - the stacks already written to the trace (intern.c): a
+ * lock-free table from a stack's hash to the small id the trace names it
+ * by; a stack's record is written the first time its hash is seen in the
+ * process.
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
@@ -11,15 +13,17 @@
 
 #include "sys.h"
 
-/* Map (or, in a forked child, map anew) an empty set. 0, or -1. */
+/* Map (or, in a forked child, map anew) an empty table; ids start at 1
+ * again. 0, or -1. */
 int mp_intern_init(void) MP_HIDDEN;
 /* Where the set is mapped (len 0: not mapped): memprov's own memory. */
 void mp_intern_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
 /*
- * 1 when id (never 0) was not in the set and now is, or the set cannot
- * hold it (no set, or its probe run is full): write its record then.
- * 0 when it was there. Safe from any thread and from a signal handler.
+ * The id (1, 2, ... below 2^24) of the stack whose hash is hash: *is_new
+ * is 1 when this call gave it (write the stack's record then), 0 when it
+ * had one already. 0 when the table cannot hold it (no table, or its
+ * probe run is full). Safe from any thread and from a signal handler.
  */
-int mp_intern_insert(uint64_t id) MP_HIDDEN;
+uint32_t mp_intern_id(uint64_t hash, int *is_new) MP_HIDDEN;
 
 #endif /* MEMPROV_INTERN_H */

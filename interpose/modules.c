@@ -87,23 +87,23 @@ static int build_id(const struct dl_phdr_info *info, uint8_t *out)
 static void emit_module(const struct dl_phdr_info *info, const char *path)
 {
 	size_t plen = strnlen(path, 4000) + 1;
-	struct mp_rec_module *r = mp_record_begin(MP_REC_MODULE, sizeof(*r) + plen);
+	union {
+		struct mp_rec_module m;
+		char buf[sizeof(struct mp_rec_module) + 4008];
+	} r;
 	uintptr_t lo, hi;
 
-	if (!r)
-		return;
 	range_of(info, &lo, &hi, 0);
-	r->base = info->dlpi_addr;
-	r->lo = lo;
-	r->hi = hi;
-	memset(r->build_id, 0, sizeof(r->build_id));
-	r->build_id_len = (uint8_t)build_id(info, r->build_id);
-	r->reserved1 = 0;
-	r->path_len = (uint16_t)plen;
-	r->reserved2 = 0;
-	memset(r->path, 0, r->h.size - sizeof(*r));
-	memcpy(r->path, path, plen - 1);
-	mp_record_commit(r);
+	memset(&r, 0, sizeof(r.m) + MP_REC_ALIGN(plen));
+	r.m.h.type = MP_REC_MODULE;
+	r.m.h.size = (uint16_t)(sizeof(r.m) + MP_REC_ALIGN(plen));
+	r.m.base = info->dlpi_addr;
+	r.m.lo = lo;
+	r.m.hi = hi;
+	r.m.build_id_len = (uint8_t)build_id(info, r.m.build_id);
+	r.m.path_len = (uint16_t)plen;
+	memcpy(r.m.path, path, plen - 1);
+	mp_write_record(&r.m.h);
 }
 
 struct mapped {
@@ -140,7 +140,7 @@ static int mapped_path(uintptr_t addr, char *out, size_t size)
 	return mp_maps_each(mapped_line, &m);
 }
 
-static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *path = info->dlpi_name;
 	char real[4096];
@@ -179,7 +179,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 /* Record new modules and the unloading of those gone since the last scan. */
 void mp_modules_scan(void)
 {
-	struct mp_rec_unload *r;
+	struct mp_rec_unload r;
 	sigset_t old;
 	int i, j;
 
@@ -194,11 +194,11 @@ void mp_modules_scan(void)
 			mods[j++] = mods[i];
 			continue;
 		}
-		r = mp_record_begin(MP_REC_UNLOAD, sizeof(*r));
-		if (r) {
-			r->base = mods[i].base;
-			mp_record_commit(r);
-		}
+		memset(&r, 0, sizeof(r));
+		r.h.type = MP_REC_UNLOAD;
+		r.h.size = sizeof(r);
+		r.base = mods[i].base;
+		mp_write_record(&r.h);
 	}
 	nmods = j;
 	pthread_mutex_unlock(&mods_lock);

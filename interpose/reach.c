@@ -211,7 +211,7 @@ static uint64_t tls_static_size(void)
 }
 
 /* Step 2, with the loader's lock held (see the file's head). */
-static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
+MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct job *j = arg;
 	struct rthread *th;
@@ -338,12 +338,21 @@ static void run(struct job *j)
 
 #endif
 
-/* One MP_REC_REACH_BLOCKS record per kind, class and MP_REACH_BLOCKS_MAX blocks. */
+/*
+ * One MP_REC_REACH_BLOCKS record per kind, class and MP_REACH_BLOCKS_MAX
+ * blocks, built in the scan's own memory and handed to the writer whole.
+ */
 static void write_blocks(const struct job *j, unsigned cls, unsigned kind)
 {
-	struct mp_rec_reach_blocks *r = NULL;
+	struct mp_rec_reach_blocks *r = rmem_alloc(MP_MAX_RECORD);
 	size_t i, n = 0;
 
+	if (!r)
+		return;
+	r->h.type = MP_REC_REACH_BLOCKS;
+	r->h.kind = (uint8_t)kind;
+	r->scan_ts = j->scan_ts;
+	r->cls = (uint8_t)cls;
 	for (i = 0; i <= j->live.n; i++) {
 		const struct rblock *b = i < j->live.n ? &j->live.b[i] : NULL;
 
@@ -352,32 +361,24 @@ static void write_blocks(const struct job *j, unsigned cls, unsigned kind)
 		if (n && (!b || n == MP_REACH_BLOCKS_MAX)) {
 			r->h.size = (uint16_t)(sizeof(*r) + 8 * n);
 			r->count = (uint32_t)n;
-			mp_record_commit(r);
+			mp_write_record(&r->h);
 			n = 0;
 		}
 		if (!b)
 			break;
-		if (!n) {
-			r = mp_record_begin(MP_REC_REACH_BLOCKS, MP_MAX_RECORD);
-			if (!r)
-				return;
-			r->h.kind = (uint8_t)kind;
-			r->scan_ts = j->scan_ts;
-			r->cls = (uint8_t)cls;
-			memset(r->reserved, 0, sizeof(r->reserved));
-		}
 		r->addr[n++] = b->addr;
 	}
+	rmem_free(r);
 }
 
-static void write_summary(const struct job *j, uint64_t t0)
+MP_REALIGN static void write_summary(const struct job *j, uint64_t t0)
 {
-	struct mp_rec_reach *r = mp_record_begin(MP_REC_REACH, sizeof(*r));
+	struct mp_rec_reach rec, *r = &rec;
 	size_t i;
 
-	if (!r)
-		return;
-	memset((char *)r + sizeof(r->h), 0, sizeof(*r) - sizeof(r->h));
+	memset(r, 0, sizeof(*r));
+	r->h.type = MP_REC_REACH;
+	r->h.size = sizeof(*r);
 	r->status = (uint32_t)j->status;
 	r->notes = j->st.notes;
 	r->scan_ts = j->scan_ts;
@@ -395,7 +396,7 @@ static void write_summary(const struct job *j, uint64_t t0)
 		r->classes[b->state].blocks++;
 		r->classes[b->state].bytes += b->size;
 	}
-	mp_record_commit(r);
+	mp_write_record(&r->h);
 }
 
 /* memprov's tables are its own memory, never roots. */
@@ -410,7 +411,7 @@ static void own_tables(void)
 	rmem_own(a, len);
 }
 
-void mp_reach_at_exit(void)
+MP_REALIGN void mp_reach_at_exit(void)
 {
 	struct job j;
 	uint64_t t0;

@@ -127,11 +127,16 @@ struct rthread {
 	uint64_t fs;            /* thread pointer (TCB), 0 if not known */
 	uint64_t regs[16];      /* general-purpose registers when RT_STOPPED */
 	int nregs;
+	const uint64_t *vec;    /* RT_STOPPED: its vector registers' words (xmm0-15,
+				   then the upper halves of ymm0-15), in the
+				   stopped world (valid until sw_resume) */
+	int nvec;
 };
 
 /* A root range and what it may keep alive. */
 enum {
 	RR_PROGRAM = 1, /* the program's own memory: CUDA blocks count from here */
+	RR_NO_MMAP = 2, /* the loader's data: keeps no anonymous mapping alive */
 };
 
 struct rroot {
@@ -166,6 +171,7 @@ int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
 
 /* Stopping the other threads (stop_world.c). */
 #define SW_MAX_THREADS 4096
+#define SW_VEC_WORDS 64  /* xmm0-15 and the upper halves of ymm0-15, 8-byte words */
 
 struct sw_world;
 /*

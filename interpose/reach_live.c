@@ -589,7 +589,7 @@ static int collect(struct lb *lb, struct rlive *out)
 	return RX_OK;
 }
 
-int rl_build(struct rlive *out, int fd, uint64_t deadline)
+MP_REALIGN int rl_build(struct rlive *out, int fd, uint64_t deadline)
 {
 	struct lb lb;
 	int r;

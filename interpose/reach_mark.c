@@ -36,6 +36,7 @@ struct mk {
 	uint64_t lo[RG_COUNT], hi[RG_COUNT];
 	uint64_t all_lo, all_hi;
 	int program;   /* the memory scanned keeps CUDA blocks alive */
+	int no_mmap;   /* ... and keeps no anonymous mapping alive (the loader's) */
 	int definite;  /* it is a root, or a block reached by start pointers */
 	int64_t clique; /* -1: marking from the roots; else the leader */
 	uint64_t deadline;
@@ -100,6 +101,8 @@ static void pointer(struct mk *k, uint64_t v)
 		b = &k->l->b[i];
 		if (!k->program && cuda_kind(b->kind))
 			continue;
+		if (k->no_mmap && b->kind == MP_KIND_MMAP)
+			continue;
 		if (k->clique >= 0) {
 			if (b->state == RS_UNREACHED && i != k->clique) {
 				b->state = RS_INDIRECT;
@@ -145,6 +148,7 @@ static int drain(struct mk *k)
 		if (!scanned_kind(b->kind))
 			continue;
 		k->program = 1;
+		k->no_mmap = 0;
 		k->definite = b->state == RS_REACHABLE;
 		k->st->block_bytes += b->size;
 		r = rmaps_words(k->m, b->addr, b->addr + b->size, words, k, &k->st->unreadable,
@@ -184,7 +188,7 @@ static void bounds(struct mk *k)
 	}
 }
 
-int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
+MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
 	      struct rstats *st, uint64_t deadline)
 {
 	static const uint8_t cls[] = {
@@ -219,6 +223,7 @@ int rmark_run(struct rlive *l, const struct rroots *rr, const struct rmaps *m,
 		uint64_t before = st->unreadable;
 
 		k.program = (rr->r[i].flags & RR_PROGRAM) != 0;
+		k.no_mmap = (rr->r[i].flags & RR_NO_MMAP) != 0;
 		k.definite = 1;
 		st->root_bytes += rr->r[i].end - rr->r[i].start;
 		r = rmaps_words(m, rr->r[i].start, rr->r[i].end, words, &k, &st->unreadable, deadline);

@@ -167,11 +167,27 @@ static int is_libc(const char *path)
 	return !strncmp(base, "libc.so", 7);
 }
 
+/*
+ * The dynamic loader (ld-linux*.so, ld.so): glibc's loader keeps the
+ * address of /etc/ld.so.cache's mapping after it unmapped it (dl-cache.c's
+ * cache_new), and the kernel gives that range to the program's next
+ * anonymous mmap, which such a stale word would keep "reachable". The
+ * loader never holds a mapping the program made, so its data keeps none
+ * alive (heap blocks it points to, link maps and TLS, still count).
+ */
+static int is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5);
+}
+
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ctx *c = arg;
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
-	uint32_t flags = is_cuda(name) ? 0 : RR_PROGRAM;
+	uint32_t flags = (is_cuda(name) ? 0 : RR_PROGRAM) | (is_loader(name) ? RR_NO_MMAP : 0);
 	int i;
 
 	(void)size;
@@ -378,6 +394,13 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 				return;
 			}
 			rr->regs[rr->nregs++] = th[t].regs[k];
+		}
+		for (k = 0; k < th[t].nvec; k++) {
+			if (rmem_grow((void **)&rr->regs, &rr->regs_cap, 8, rr->nregs + 1)) {
+				c->err = RX_NOMEM;
+				return;
+			}
+			rr->regs[rr->nregs++] = th[t].vec[k];
 		}
 	}
 	if (unknown)

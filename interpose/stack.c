@@ -3,14 +3,15 @@
  * unwind.c, or from libunwind's unw_backtrace where unwind.c gives up;
  * Python frames from python.c), hash it, and intern it: an MP_REC_STACK is
  * written the first time a hash is seen in this process, and records refer
- * to the stack by that hash.
+ * to the stack by the small id intern.c gave it (by its hash, with
+ * MP_STACK_HASHED, when the table is full).
  *
  * When the thread runs Python code, native frames stop before the first
  * frame in the interpreter's text (the reports cut there anyway);
  * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
  * captures with both unwinders and reports the differences at exit.
  *
- * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, intern, gate, elfsym,
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_pipe, intern, gate, elfsym,
  * trace_writer, config and sys.
  */
 #include <libunwind.h>
@@ -27,6 +28,7 @@
 #include "elfsym.h"
 #include "gate.h"
 #include "unwind.h"
+#include "unwind_pipe.h"
 
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
@@ -40,6 +42,7 @@ int mp_stack_init(void)
 {
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
+	mp_unwind_pipe_init();
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
 	return mp_intern_init();
 }
@@ -175,14 +178,15 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
  * there; MEMPROV_NATIVE_FULL=1 keeps them). Native frames come from
  * unwind.c, or from libunwind when unwind.c cannot walk this stack.
  */
-uint64_t mp_capture_stack(int skip)
+MP_REALIGN uint64_t mp_capture_stack(int skip)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
 	int (*pycap)(struct mp_pyframe *, int);
-	uint64_t id;
+	uint64_t hash, id;
+	int is_new;
 
 	(void)skip;
 	pycap = mp_python_capture;
@@ -212,8 +216,13 @@ uint64_t mp_capture_stack(int skip)
 			n = 0; /* fork from this very thread: no native frames */
 		}
 	}
-	id = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
-	if (mp_intern_insert(id))
+	hash = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
+	id = mp_intern_id(hash, &is_new);
+	if (MP_UNLIKELY(!id)) {
+		id = hash | MP_STACK_HASHED; /* no room for an id: written each time */
+		is_new = 1;
+	}
+	if (is_new)
 		mp_write_stack(id, buf + first, n, py, npy);
 	return id;
 }

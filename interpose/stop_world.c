@@ -4,7 +4,9 @@
  * LeakSanitizer does: a helper task that shares the address space (clone
  * with CLONE_VM but not CLONE_THREAD: a thread may not ptrace its own
  * thread group) seizes and interrupts each thread listed in
- * /proc/PID/task, reads its registers with PTRACE_GETREGS, waits until
+ * /proc/PID/task, reads its registers with PTRACE_GETREGS and its vector
+ * registers with PTRACE_GETREGSET (a pointer may live only in an xmm or
+ * ymm register after memcpy-like code), waits until
  * the scan is done and lets the threads go; a signal that arrived while a
  * thread was held is delivered when it is let go. The helper's exit
  * signal is 0: the program never sees a SIGCHLD, and its wait() calls
@@ -29,8 +31,10 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <elf.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,8 +53,9 @@ struct sw_slot {
 	int32_t tid;
 	int32_t state;   /* SL_* */
 	int32_t sig;     /* to deliver when let go */
-	int32_t pad;
+	int32_t nvec;    /* words in vec */
 	struct user_regs_struct regs;
+	uint64_t vec[SW_VEC_WORDS];
 };
 
 struct sw_world {
@@ -63,6 +68,15 @@ struct sw_world {
 	char *stack;
 	struct sw_slot th[SW_MAX_THREADS];
 };
+
+/*
+ * The XSAVE layout ptrace gives (the standard, uncompacted format): the
+ * legacy area's xmm0-15 at 160, the AVX state (upper halves of ymm0-15)
+ * at 576. AVX-512's registers, further on, are not read.
+ */
+#define XS_XMM 160
+#define XS_YMM_HI 576
+#define XS_LEN (XS_YMM_HI + 256)
 
 /* A system call without errno (the helper has no thread-local storage of its own). */
 static long rsys(long n, long a, long b, long c, long d, long e, long f)
@@ -220,7 +234,7 @@ static int known(const struct sw_world *w, int32_t tid)
 }
 
 /* One pass over the task list: seize what is new; how many were new. */
-static int seize_new(struct sw_world *w, uint64_t until)
+MP_REALIGN static int seize_new(struct sw_world *w, uint64_t until)
 {
 	int32_t tids[SW_MAX_THREADS];
 	int n = list_tasks(w->pid, tids, SW_MAX_THREADS), i, fresh = 0;
@@ -252,8 +266,48 @@ static int seize_new(struct sw_world *w, uint64_t until)
 	return fresh;
 }
 
+static void copy_words(uint64_t *to, const unsigned char *from, int n)
+{
+	int i, b;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = 0;
+
+		for (b = 7; b >= 0; b--)
+			v = v << 8 | from[i * 8 + b];
+		to[i] = v;
+	}
+}
+
+/*
+ * The vector registers of a stopped thread: xmm0-15 and the upper halves
+ * of ymm0-15 from its XSAVE state, or xmm0-15 alone from its FXSAVE state
+ * where the CPU has no XSAVE. None when both are refused.
+ */
+static void read_vec(struct sw_slot *s)
+{
+	unsigned char buf[XS_LEN];
+	struct iovec iov = { buf, sizeof(buf) };
+
+	s->nvec = 0;
+	if (rsys(SYS_ptrace, PTRACE_GETREGSET, s->tid, NT_X86_XSTATE, (long)&iov, 0, 0) == 0 &&
+	    iov.iov_len >= XS_LEN) {
+		copy_words(s->vec, buf + XS_XMM, 32);
+		copy_words(s->vec + 32, buf + XS_YMM_HI, 32);
+		s->nvec = 64;
+		return;
+	}
+	iov.iov_base = buf;
+	iov.iov_len = sizeof(struct user_fpregs_struct);
+	if (rsys(SYS_ptrace, PTRACE_GETREGSET, s->tid, NT_PRFPREG, (long)&iov, 0, 0) == 0 &&
+	    iov.iov_len >= XS_XMM + 256) {
+		copy_words(s->vec, buf + XS_XMM, 32);
+		s->nvec = 32;
+	}
+}
+
 /* The helper: stop, read registers, wait for the scan, let go. */
-static int tracer_main(void *arg)
+MP_REALIGN static int tracer_main(void *arg)
 {
 	struct sw_world *w = arg;
 	uint64_t until;
@@ -277,7 +331,9 @@ static int tracer_main(void *arg)
 		if (rsys(SYS_ptrace, PTRACE_GETREGS, s->tid, 0, (long)&s->regs, 0, 0) < 0) {
 			rsys(SYS_ptrace, PTRACE_DETACH, s->tid, 0, s->sig, 0, 0);
 			s->state = SL_REFUSED;
+			continue;
 		}
+		read_vec(s);
 	}
 	set_phase(w, SW_STOPPED);
 	while (get_phase(w) != SW_RESUME && rnow() < w->deadline + EXIT_BUDGET_NS)
@@ -369,8 +425,9 @@ static uint64_t sleeping_sp(int32_t tid)
 	return 0;
 }
 
-static void fill_regs(struct rthread *t, const struct user_regs_struct *r)
+static void fill_regs(struct rthread *t, const struct sw_slot *s)
 {
+	const struct user_regs_struct *r = &s->regs;
 	const unsigned long long v[16] = { r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi,
 					   r->rbp, r->rsp, r->r8, r->r9, r->r10, r->r11,
 					   r->r12, r->r13, r->r14, r->r15 };
@@ -379,6 +436,8 @@ static void fill_regs(struct rthread *t, const struct user_regs_struct *r)
 	for (i = 0; i < 16; i++)
 		t->regs[i] = v[i];
 	t->nregs = 16;
+	t->vec = s->vec;
+	t->nvec = s->nvec;
 	t->sp = r->rsp;
 	t->fs = r->fs_base;
 	t->how = RT_STOPPED;
@@ -416,7 +475,7 @@ static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 	return k;
 }
 
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
 			 int helper)
 {
 	int32_t self = (int32_t)syscall(SYS_gettid), tids[2];
@@ -459,7 +518,7 @@ struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t dea
 		memset(&th[k], 0, sizeof(th[k]));
 		th[k].tid = s->tid;
 		if (s->state == SL_STOPPED) {
-			fill_regs(&th[k], &s->regs);
+			fill_regs(&th[k], s);
 		} else {
 			th[k].sp = sleeping_sp(s->tid);
 			th[k].how = th[k].sp ? RT_STACK_ONLY : RT_UNKNOWN;
@@ -476,7 +535,7 @@ unstopped:
 	return NULL;
 }
 
-void sw_resume(struct sw_world *w)
+MP_REALIGN void sw_resume(struct sw_world *w)
 {
 	uint64_t until = mp_now() + EXIT_BUDGET_NS;
 	int status;
@@ -505,7 +564,7 @@ void sw_resume(struct sw_world *w)
 
 #else /* not x86-64: no registers of other threads; stacks from the kernel only */
 
-struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
+MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
 			 int helper)
 {
 	(void)helper;
@@ -516,7 +575,7 @@ struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t dea
 	return NULL;
 }
 
-void sw_resume(struct sw_world *w)
+MP_REALIGN void sw_resume(struct sw_world *w)
 {
 	(void)w;
 }

@@ -206,7 +206,7 @@ static int high_fd_floor(void)
 	return (int)(cur - cur / 8);
 }
 
-int mp_fd_adopt(struct mp_owned_fd *o, int fd)
+MP_REALIGN int mp_fd_adopt(struct mp_owned_fd *o, int fd)
 {
 	struct stat st;
 	int hi;

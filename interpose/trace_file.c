@@ -6,12 +6,22 @@
  * Layer: 2 storage and walk (docs/ARCHITECTURE.md): calls config and sys.
  *
  * The file is mapped MAP_SHARED in segments of at most 8 MiB, never as
- * one big mapping, so programs under an address-space limit still run. A
- * segment's disk space is reserved with fallocate before any chunk in it
- * is handed out: a full disk or a file-size limit stops tracing, it never
- * raises SIGBUS or SIGXFSZ. Chunks are taken with one atomic add on
+ * one big mapping, so programs under an address-space limit still run.
+ * Disk space is reserved with fallocate, a step ahead, before any chunk
+ * in it is handed out: a full disk or a file-size limit stops tracing, it
+ * never raises SIGBUS or SIGXFSZ. Chunks (1 to 16 blocks of 4 KiB, never
+ * across a segment's end) are taken with a compare-and-swap on
  * header->next_chunk; the thread that first needs a segment maps it, with
  * no lock (a compare-and-swap publishes it).
+ *
+ * A chunk's pages are made present when it is handed out (one
+ * madvise(MADV_POPULATE_WRITE) instead of a page fault per page) and
+ * dropped from the address space once its thread is done with it
+ * (madvise(MADV_DONTNEED), by trace_writer.c four chunks at a time: the
+ * data stays in the file's page cache, so nothing committed is lost, even
+ * to SIGKILL). The trace's share of the process's resident memory is then
+ * the header page and, per thread, its chunk and at most four finished
+ * ones: mp_trace_resident() says how much, for the RSS samples.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,13 +41,30 @@
 #include "trace_file.h"
 
 /*
- * Segments grow so that a short-lived process costs little disk: chunks
- * 0-3 are segment 0, then segments of 4, 8, 16, 32, 64 chunks, then
- * 128 chunks (8 MiB) each.
+ * Segments (mappings, in blocks of MP_BLOCK_SIZE) grow so that a
+ * short-lived process maps little: blocks 0-7 are segment 0, then
+ * segments of 8, 16, 32, ... 1024 blocks, then 2048 blocks (8 MiB) each.
  */
-#define SEG_MAX_CHUNKS 128u
-#define SEG_SMALL 6u   /* segments 0..5 cover chunks 0..127 */
-#define MAX_SEGS 65536 /* about 512 GiB of trace */
+#define BLOCK ((uint64_t)MP_BLOCK_SIZE)
+#define SEG_FIRST 8u     /* blocks in segment 0 */
+#define SEG_MAX 2048u    /* blocks in a segment from SEG_SMALL on */
+#define SEG_SMALL 9u     /* segments 0..8 cover blocks 0..2047 */
+#define MAX_SEGS 65536   /* about 512 GiB of trace */
+/* fallocate steps: an eighth of the file, 32 KiB to 4 MiB */
+#define SPACE_STEP_MIN (32u << 10)
+#define SPACE_STEP_MAX (4u << 20)
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+#ifndef RAMFS_MAGIC
+#define RAMFS_MAGIC 0x858458f6
+#endif
+#define EXT4_MAGIC 0xef53 /* ext2, ext3, ext4 */
+#define XFS_MAGIC 0x58465342
 
 volatile int mp_tracing;
 int mp_trace_ok;                        /* open and not stopped */
@@ -53,6 +81,11 @@ static struct mp_owned_fd trace_fd = { -1, 0, 0 };
 static char trace_path[4096];           /* absolute */
 static int stopped;
 static void *segs[MAX_SEGS];            /* published with release (CAS) */
+static uint64_t space_end;              /* bytes of the file fallocated */
+static uint64_t resident;               /* trace bytes mapped and present */
+static int populate_off;                /* MADV_POPULATE_WRITE is not known */
+static int space_by_writing;            /* reserve space with zeros, not fallocate */
+static pthread_mutex_t space_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void mp_stop(enum mp_stop why, const char *msg)
 {
@@ -108,35 +141,65 @@ void mp_trace_set_state(enum mp_state st, int32_t status)
 	__atomic_store_n(&mp_header->state, st, __ATOMIC_RELEASE);
 }
 
-/* Which segment holds chunk idx, its first chunk and its length in chunks. */
-static uint64_t seg_of(uint64_t idx, uint64_t *first, uint64_t *n)
+/* Which segment holds block b, its first block and its length in blocks. */
+static uint64_t seg_of(uint64_t b, uint64_t *first, uint64_t *n)
 {
 	uint64_t s;
 
-	if (idx < 4) {
+	if (b < SEG_FIRST) {
 		*first = 0;
-		*n = 4;
+		*n = SEG_FIRST;
 		return 0;
 	}
-	if (idx < SEG_MAX_CHUNKS) {
-		s = (uint64_t)(63 - __builtin_clzll(idx)) - 1;
-		*first = *n = 1ull << (s + 1);
+	if (b < SEG_MAX) {
+		s = (uint64_t)(63 - __builtin_clzll(b)) - 2;
+		*first = *n = 1ull << (s + 2);
 		return s;
 	}
-	s = SEG_SMALL + (idx - SEG_MAX_CHUNKS) / SEG_MAX_CHUNKS;
-	*first = SEG_MAX_CHUNKS * (s - SEG_SMALL + 1);
-	*n = SEG_MAX_CHUNKS;
+	s = SEG_SMALL + (b - SEG_MAX) / SEG_MAX;
+	*first = SEG_MAX * (s - SEG_SMALL + 1);
+	*n = SEG_MAX;
 	return s;
 }
 
 /*
- * Grow the trace file to off + len. Never raises a signal in the program:
+ * Space for [off, off + len) reserved by writing zeros there, where the
+ * file system reserves blocks at write time (ext4, XFS: delayed
+ * allocation, ENOSPC from the write, never from a later page fault). On
+ * those, fallocate leaves "unwritten" extents, and the first store into
+ * each page of the shared mapping then costs a journal transaction
+ * (ext4's page_mkwrite): measured on ext4, madvise(MADV_POPULATE_WRITE)
+ * of a 64 KiB chunk took 1.6 ms after fallocate, 0.25 ms after writing
+ * zeros. Raw pwrite: not a cancellation point. 0 or an errno.
+ */
+static int write_zeros(off_t off, off_t len)
+{
+	static char zeros[64 << 10]; /* never written: the zero page */
+
+	while (len > 0) {
+		size_t n = len < (off_t)sizeof(zeros) ? (size_t)len : sizeof(zeros);
+		long w = syscall(SYS_pwrite64, trace_fd.fd, zeros, n, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : ENOSPC;
+		off += w;
+		len -= w;
+	}
+	return 0;
+}
+
+/*
+ * Grow the trace file to off + len (at least off + min_len, under a
+ * file-size limit). Never raises a signal in the program:
  * a file-size limit (RLIMIT_FSIZE) is checked first and stops tracing,
  * and SIGXFSZ is held blocked around the call (a limit lowered meanwhile)
  * and taken back if the call raised it. The raw system call is not a
- * cancellation point. 0, or -1 when tracing stopped.
+ * cancellation point. Returns the length reserved, or -1 when tracing
+ * stopped.
  */
-static int grow_file(off_t off, off_t len)
+MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 {
 	struct rlimit rl;
 	sigset_t xfsz, old, pend;
@@ -144,14 +207,19 @@ static int grow_file(off_t off, off_t len)
 
 	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    (uint64_t)off + (uint64_t)len > (uint64_t)rl.rlim_cur) {
-		mp_stop(MP_STOP_FSIZE, "the trace reached the file-size limit (ulimit -f)");
-		return -1;
+		/* a step short of the limit still serves */
+		if ((uint64_t)off + (uint64_t)min_len > (uint64_t)rl.rlim_cur) {
+			mp_stop(MP_STOP_FSIZE, "the trace reached the file-size limit (ulimit -f)");
+			return -1;
+		}
+		len = (off_t)((uint64_t)rl.rlim_cur - (uint64_t)off);
 	}
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
 	was_pending = !sigpending(&pend) && sigismember(&pend, SIGXFSZ);
-	err = syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
+	err = space_by_writing ? write_zeros(off, len) :
+	      syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
 	if (err == EOPNOTSUPP) {
 		/* glibc's emulation writes, a cancellation point */
 		int cs;
@@ -168,7 +236,7 @@ static int grow_file(off_t off, off_t len)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!err)
-		return 0;
+		return len;
 	mp_stop(err == EFBIG ? MP_STOP_FSIZE : MP_STOP_NOSPACE,
 		err == EFBIG ? "the trace reached the file-size limit (ulimit -f)" :
 		err == ENOSPC || err == EDQUOT ? "cannot reserve trace space (disk or quota full)" :
@@ -182,7 +250,7 @@ static int grow_file(off_t off, off_t len)
  * path, if that still names the same file, or stop tracing. 0 when
  * trace_fd.fd may be used.
  */
-static int trace_fd_check(void)
+MP_REALIGN static int trace_fd_check(void)
 {
 	struct mp_owned_fd mine = trace_fd;
 	int old = trace_fd.fd, fd;
@@ -211,23 +279,79 @@ int mp_trace_fd(void)
 	return mp_trace_ok && !trace_fd_check() ? trace_fd.fd : -1;
 }
 
-/*
- * Reserve and map a segment. No lock: threads that need the same segment
- * at once may each map it; take_chunk keeps one mapping. Nothing here is
- * a cancellation point.
- */
-static void *map_segment(uint64_t first, uint64_t nchunks)
+/* reserve_space, with space_lock held. */
+static int grow_to(uint64_t end)
 {
-	off_t off = (off_t)(MP_HEADER_SIZE + first * MP_DEFAULT_CHUNK_SIZE);
-	size_t len = (size_t)(nchunks * MP_DEFAULT_CHUNK_SIZE);
-	void *p;
+	uint64_t cur = space_end, step, want;
+	off_t got;
 
-	if (trace_fd_check() || grow_file(off, (off_t)len))
+	if (end <= cur)
+		return 0;
+	step = cur / 8;
+	step = step < SPACE_STEP_MIN ? SPACE_STEP_MIN : step > SPACE_STEP_MAX ? SPACE_STEP_MAX : step;
+	want = (end > cur + step ? end : cur + step + BLOCK - 1) / BLOCK * BLOCK;
+	if (trace_fd_check())
+		return -1;
+	got = grow_file((off_t)cur, (off_t)(want - cur), (off_t)(end - cur));
+	if (got < 0)
+		return -1;
+	/* short of the step under a file-size limit */
+	__atomic_store_n(&space_end, cur + (uint64_t)got, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Disk space for the file up to end bytes, a step ahead, when it is not
+ * there yet. One thread at a time: zeros written over a range in which
+ * another thread already took a chunk would erase it. The lock is taken
+ * every few MiB of trace, with every signal blocked and cancellation off,
+ * so no handler or cancellation can leave it held; a forked child makes
+ * it anew. 0, or -1 when tracing stopped.
+ */
+static int reserve_space(uint64_t end)
+{
+	sigset_t old;
+	int cs, ret;
+
+	if (MP_LIKELY(end <= __atomic_load_n(&space_end, __ATOMIC_ACQUIRE)))
+		return 0;
+	mp_signals_block(&old);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	pthread_mutex_lock(&space_lock);
+	ret = grow_to(end);
+	pthread_mutex_unlock(&space_lock);
+	pthread_setcancelstate(cs, NULL);
+	mp_signals_restore(&old);
+	return ret;
+}
+
+/*
+ * Map segment si (first block, n blocks). No lock: threads that need the
+ * same segment at once may each map it; the first published mapping is
+ * kept. Mapping past the end of the file is allowed: no chunk there is
+ * touched before reserve_space covered it. Nothing here is a cancellation
+ * point.
+ */
+static char *segment(uint64_t si, uint64_t first, uint64_t n)
+{
+	off_t off = (off_t)(MP_HEADER_SIZE + first * BLOCK);
+	void *p, *expected = NULL;
+
+	p = mp_atomic_load_acquire_ptr(&segs[si]);
+	if (MP_LIKELY(p != NULL))
+		return p;
+	if (trace_fd_check())
 		return NULL;
-	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, trace_fd.fd, off);
+	p = mp_sys_mmap(NULL, (size_t)(n * BLOCK), PROT_READ | PROT_WRITE, MAP_SHARED,
+			trace_fd.fd, off);
 	if (p == MAP_FAILED) {
 		mp_stop(MP_STOP_MAP, "cannot map the trace file (address space limit?)");
 		return NULL;
+	}
+	if (!__atomic_compare_exchange_n(&segs[si], &expected, p, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		mp_sys_munmap(p, (size_t)(n * BLOCK));
+		p = expected;
 	}
 	return p;
 }
@@ -235,39 +359,80 @@ static void *map_segment(uint64_t first, uint64_t nchunks)
 /* Length in bytes of segment si. */
 static size_t seg_len(uint64_t si)
 {
-	return (size_t)((si == 0 ? 4 : si < SEG_SMALL ? 1ull << (si + 1) : SEG_MAX_CHUNKS) *
-			MP_DEFAULT_CHUNK_SIZE);
+	return (size_t)((si == 0 ? SEG_FIRST : si < SEG_SMALL ? 1ull << (si + 2) : SEG_MAX) * BLOCK);
 }
 
-/* A chunk for a writer, mapped and never used before; NULL when tracing
- * stopped. The writer fills its head. */
-struct mp_chunk_head *mp_chunk_reserve(void)
+/* Pages of [p, p + len) present and writable now, not one fault at a time. */
+static void populate(void *p, size_t len)
 {
-	uint64_t idx, si, first, n;
+	if (populate_off || !syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE))
+		return;
+	if (errno == EINVAL)
+		populate_off = 1; /* a kernel before 5.14 */
+}
+
+/*
+ * A chunk of want blocks or fewer (never fewer than min, never across a
+ * segment's end), mapped, with disk space, never used before; its length
+ * in *bytes. NULL when tracing stopped. The writer fills its head.
+ */
+struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes)
+{
+	uint64_t cur, start, n, si, first, segn;
 	char *seg;
 
 	if (!mp_trace_ok)
 		return NULL;
-	idx = mp_atomic_add_relaxed_u64(&mp_header->next_chunk, 1);
-	si = seg_of(idx, &first, &n);
+	cur = mp_atomic_load_relaxed_u64(&mp_header->next_chunk);
+	do {
+		start = cur;
+		si = seg_of(start, &first, &segn);
+		if (first + segn - start < min) {
+			/* too little left in this segment: leave it as a hole */
+			start = first + segn;
+			si = seg_of(start, &first, &segn);
+		}
+		n = first + segn - start < want ? first + segn - start : want;
+	} while (!__atomic_compare_exchange_n(&mp_header->next_chunk, &cur, start + n, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	if (MP_UNLIKELY(si >= MAX_SEGS)) {
 		mp_stop(MP_STOP_INTERNAL, "trace file reached its size limit (512 GiB)");
 		return NULL;
 	}
-	seg = mp_atomic_load_acquire_ptr(&segs[si]);
-	if (MP_UNLIKELY(!seg)) {
-		void *expected = NULL;
+	if (reserve_space(MP_HEADER_SIZE + (start + n) * BLOCK))
+		return NULL;
+	seg = segment(si, first, segn);
+	if (!seg)
+		return NULL;
+	seg += (start - first) * BLOCK;
+	*bytes = (uint32_t)(n * BLOCK);
+	mp_chunk_present(seg, *bytes);
+	return (struct mp_chunk_head *)seg;
+}
 
-		seg = map_segment(first, n);
-		if (!seg)
-			return NULL;
-		if (!__atomic_compare_exchange_n(&segs[si], &expected, seg, 0,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			mp_sys_munmap(seg, seg_len(si));
-			seg = expected;
-		}
-	}
-	return (struct mp_chunk_head *)(seg + (idx - first) * MP_DEFAULT_CHUNK_SIZE);
+/* A chunk in use again after mp_chunk_release (its thread wrote more). */
+void mp_chunk_present(void *c, uint32_t bytes)
+{
+	populate(c, bytes);
+	__atomic_fetch_add(&resident, bytes, __ATOMIC_RELAXED);
+}
+
+/*
+ * Its thread is done with chunk c: drop its pages from the address
+ * space. The data stays in the file (the page cache of a shared mapping).
+ */
+void mp_chunk_release(void *c, uint32_t bytes)
+{
+	int saved = errno;
+
+	if (!syscall(SYS_madvise, c, (size_t)bytes, MADV_DONTNEED))
+		__atomic_fetch_sub(&resident, bytes, __ATOMIC_RELAXED);
+	errno = saved; /* (mlocked pages stay: still counted as present) */
+}
+
+uint64_t mp_trace_resident(void)
+{
+	return mp_header ? MP_HEADER_SIZE + __atomic_load_n(&resident, __ATOMIC_RELAXED) : 0;
 }
 
 /* Expand %p (pid) and %% in the MEMPROV_OUTPUT pattern; 0 if too long. */
@@ -446,15 +611,70 @@ static void read_cmdline(char *dst, size_t size)
 	dst[n] = 0;
 }
 
-static void fill_header(struct mp_file_header *h)
+/* s after the n bytes of buf (size bytes), cut to fit; the new length. */
+static size_t append(char *buf, size_t n, size_t size, const char *s)
+{
+	if (n + 1 >= size)
+		return n;
+	mp_strlcpy(buf + n, s, size - n);
+	return n + strlen(buf + n);
+}
+
+static int fs_in_ram(const struct statfs *fs)
+{
+	return fs->f_type == (__typeof__(fs->f_type))TMPFS_MAGIC ||
+	       fs->f_type == (__typeof__(fs->f_type))RAMFS_MAGIC;
+}
+
+/* 1 when the file system of path keeps files in RAM. */
+static int ram_backed(const char *path)
+{
+	struct statfs fs;
+
+	return !statfs(path, &fs) && fs_in_ram(&fs);
+}
+
+/*
+ * A trace on tmpfs or ramfs is RAM: every page written stays in memory
+ * (and is charged to the program's cgroup) even once it left the
+ * process's address space. Said once, with a directory on disk to use
+ * instead when one is at hand (MEMPROV_RAMFS_OK=1: not said).
+ */
+static void warn_ram_backed(const char *name)
+{
+	char msg[480], cwd[256];
+	const char *better = NULL;
+	size_t n = 0;
+
+	if (mp_config.ramfs_ok)
+		return;
+	if (!access("/var/tmp", W_OK) && !ram_backed("/var/tmp"))
+		better = "/var/tmp/";
+	else if (getcwd(cwd, sizeof(cwd) - 1) && !access(cwd, W_OK) && !ram_backed(cwd))
+		better = cwd;
+	n = append(msg, n, sizeof(msg), "the trace ");
+	n = append(msg, n, 240, name);
+	n = append(msg, n, sizeof(msg), " is on a RAM-backed file system (tmpfs): its pages "
+		   "take the machine's memory; ");
+	if (better) {
+		n = append(msg, n, sizeof(msg), "write it to disk instead: MEMPROV_OUTPUT=");
+		append(msg, n, sizeof(msg), better);
+	} else {
+		append(msg, n, sizeof(msg), "write it to a directory on disk (MEMPROV_OUTPUT)");
+	}
+	mp_warn(msg, NULL);
+}
+
+static void fill_header(struct mp_file_header *h, int ramfs)
 {
 	ssize_t n;
 
 	h->version = MP_VERSION;
 	h->header_size = MP_HEADER_SIZE;
-	h->chunk_size = MP_DEFAULT_CHUNK_SIZE;
+	h->chunk_size = MP_BLOCK_SIZE;
 	h->flags = (mp_config.heap ? MP_HF_HEAP : 0) | (mp_config.mmap ? MP_HF_MMAP : 0) |
-		   (mp_config.cuda ? MP_HF_CUDA : 0) | (mp_config.python ? MP_HF_PYTHON : 0);
+		   (mp_config.cuda ? MP_HF_CUDA : 0) | (mp_config.python ? MP_HF_PYTHON : 0) |
+		   MP_HF_RSS_NET | (ramfs ? MP_HF_RAMFS : 0);
 	h->next_chunk = 0;
 	h->pid = getpid();
 	h->ppid = getppid();
@@ -477,14 +697,21 @@ static void fill_header(struct mp_file_header *h)
 int mp_trace_open(void)
 {
 	char name[sizeof(mp_config.output) + 64];
+	struct statfs fs;
+	int ramfs;
 	void *p;
 
 	if (mp_fd_adopt(&trace_fd, create_file(name, sizeof(name))))
 		return -1;
 	remember_path(name);
 	stopped = 0;
+	space_end = 0;
+	resident = 0;
 	mp_trace_ok = 1; /* for grow_file's stop */
-	p = grow_file(0, MP_HEADER_SIZE) ? MAP_FAILED :
+	space_by_writing = !fstatfs(trace_fd.fd, &fs) &&
+			   (fs.f_type == (__typeof__(fs.f_type))EXT4_MAGIC ||
+			    fs.f_type == (__typeof__(fs.f_type))XFS_MAGIC);
+	p = grow_file(0, MP_HEADER_SIZE, MP_HEADER_SIZE) < 0 ? MAP_FAILED :
 		mp_sys_mmap(NULL, MP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			    trace_fd.fd, 0);
 	if (p == MAP_FAILED) {
@@ -493,8 +720,12 @@ int mp_trace_open(void)
 		mp_trace_ok = 0;
 		return -1;
 	}
+	space_end = MP_HEADER_SIZE;
+	ramfs = !fstatfs(trace_fd.fd, &fs) && fs_in_ram(&fs);
+	if (ramfs)
+		warn_ram_backed(name);
 	mp_header = p;
-	fill_header(mp_header);
+	fill_header(mp_header, ramfs);
 	stopped = 0;
 	mp_trace_ok = 1;
 	return 0;
@@ -512,6 +743,7 @@ void mp_trace_fork_child(void)
 
 	mp_tracing = 0;
 	mp_trace_ok = 0;
+	pthread_mutex_init(&space_lock, NULL); /* another thread's, perhaps held */
 	for (i = 0; i < MAX_SEGS; i++) {
 		if (!segs[i])
 			continue;

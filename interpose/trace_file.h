@@ -30,9 +30,20 @@ void mp_trace_killed(int sig) MP_HIDDEN;
 void mp_stop(enum mp_stop why, const char *msg) MP_HIDDEN;
 /* A hook call that found memprov busy (guard REC): counted in the header. */
 void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
-/* A chunk never used before, mapped, for a writer to fill; NULL when tracing
- * stopped. */
-struct mp_chunk_head *mp_chunk_reserve(void) MP_HIDDEN;
+/*
+ * A chunk never used before, mapped and present, for a writer to fill: want
+ * blocks of MP_BLOCK_SIZE or fewer, never fewer than min; its length in
+ * *bytes. NULL when tracing stopped.
+ */
+struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes) MP_HIDDEN;
+/* The writer is done with chunk c (bytes long): its pages leave the
+ * address space, its data stays in the file. */
+void mp_chunk_release(void *c, uint32_t bytes) MP_HIDDEN;
+/* Chunk c is written again after mp_chunk_release. */
+void mp_chunk_present(void *c, uint32_t bytes) MP_HIDDEN;
+/* Bytes of the trace now mapped and present in the process (the header
+ * page and the chunks in use): what the RSS samples leave out. */
+uint64_t mp_trace_resident(void) MP_HIDDEN;
 /* The file's descriptor, checked, to read the trace back; -1 when not open. */
 int mp_trace_fd(void) MP_HIDDEN;
 /* In a forked child: drop the parent's file. */

@@ -36,24 +36,38 @@
 #include "gate.h"
 #include "unwind.h"
 
-/* Cache: entry = ip << 17 | rule; ip < 2^47 (user space) and never 0,
- * so an entry in use is never 0. */
+/*
+ * Cache: entry = ip << 17 | rule; ip < 2^47 (user space) and never 0,
+ * so an entry in use is never 0. Its slots are taken from the first 2^12
+ * (32 KiB, 8 pages) until 2^11 rules were cached, then from all 2^16:
+ * each new rule in a big table touches a new page, and a short-lived
+ * process paid a page fault for most of them. An entry says which ip it
+ * holds, so one found at a slot of the old size is still right.
+ */
 #define CACHE_BITS 16
+#define CACHE_BITS_FIRST 12
 #define CACHE_SIZE (1u << CACHE_BITS)
 #define CACHE_PROBES 4
 #define IP_MAX ((uintptr_t)1 << 47)
 #define OWN_MAX 32 /* memprov's own frames above a capture, at most */
 
 static uint64_t *cache;
+static unsigned cache_shift = 64 - CACHE_BITS_FIRST; /* 64 - bits in use */
+static uint32_t cache_fill;                        /* rules cached so far */
 
 /* This thread's stack: reads are allowed in [sp, hi); sp must be >= lo. */
 static __thread uintptr_t stk_lo, stk_hi;
 static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
 
-static inline uint32_t cache_slot(uintptr_t ip)
+static inline uint32_t cache_slot(uintptr_t ip, unsigned shift)
 {
 	/* the multiplier of mix() below: one constant register in the walk */
-	return (uint32_t)(((uint64_t)ip * 0xff51afd7ed558ccdull) >> (64 - CACHE_BITS));
+	return (uint32_t)(((uint64_t)ip * 0xff51afd7ed558ccdull) >> shift);
+}
+
+static inline unsigned slot_shift(void)
+{
+	return __atomic_load_n(&cache_shift, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------ */
@@ -108,7 +122,7 @@ uint64_t mp_unwind_hash_frames(void *const *ip, int n)
 static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 {
 	struct find f = { ip - 1, R_FALLBACK, 0 };
-	uint32_t i = cache_slot(ip), p;
+	uint32_t i = cache_slot(ip, slot_shift()), p;
 	uint64_t e;
 	sigset_t old;
 
@@ -123,6 +137,9 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	mp_signals_restore(&old);
 	mp_gate_leave();
 	e = (uint64_t)ip << R_BITS | f.rule;
+	if (slot_shift() != 64 - CACHE_BITS &&
+	    __atomic_fetch_add(&cache_fill, 1, __ATOMIC_RELAXED) >= (1u << CACHE_BITS_FIRST) / 2)
+		__atomic_store_n(&cache_shift, 64 - CACHE_BITS, __ATOMIC_RELAXED);
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t *slot = &cache[(i + p) & (CACHE_SIZE - 1)];
 
@@ -135,7 +152,7 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 
 static inline unsigned rule_of(uintptr_t ip)
 {
-	uint32_t i = cache_slot(ip), p;
+	uint32_t i = cache_slot(ip, slot_shift()), p;
 
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t e = mp_atomic_load_relaxed_u64(&cache[(i + p) & (CACHE_SIZE - 1)]);
@@ -230,6 +247,7 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
      uintptr_t stop_lo, uintptr_t stop_len, const int stop)
 {
 	const uint64_t *c = cache;
+	const unsigned shift = slot_shift();
 	void **o = out;
 	uintptr_t x, cfa, off;
 	uint64_t h = HASH_SEED; /* the id's native part, as stack.c folds it */
@@ -243,7 +261,7 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 		 * No entry holds 0 or 1 (rule_miss), so neither can match:
 		 * they are sorted out below, off the common path.
 		 */
-		x = mp_atomic_load_relaxed_u64(&c[cache_slot(ip)]) ^ ((uint64_t)ip << R_BITS);
+		x = mp_atomic_load_relaxed_u64(&c[cache_slot(ip, shift)]) ^ ((uint64_t)ip << R_BITS);
 		if (MP_LIKELY(x == R_FRAME_POINTER)) {
 			/* CFA = rbp + 16, rbp saved at CFA - 16: the general
 			 * case below with its bounds, for reads at rbp, rbp + 8 */

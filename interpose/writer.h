@@ -45,8 +45,19 @@ struct mp_writer {
 	uint32_t serial;        /* 0 until the context's first record */
 	uint32_t parent_serial; /* a signal handler's context: the thread's serial */
 	uint32_t seq;           /* next chunk number of this context */
+	uint32_t size;          /* the current chunk's length in bytes */
 	struct mp_chunk_head *chunk; /* current chunk, NULL before the first */
-	char *pos, *end;        /* free space in the current chunk */
+	uint8_t *pos, *end;     /* free space in the current chunk; end == pos
+				 * once the chunk was released (thread exit) */
+	uint64_t ts, addr;      /* the encoder's base: the last record's
+				 * timestamp and address in this chunk; the
+				 * address stored inverted (~addr), so the scan
+				 * at exit, which reads this thread's TLS as a
+				 * root, never takes it for a pointer to the
+				 * block last freed or allocated */
+	int released;           /* the chunk left the address space */
+	uint32_t retired_len;   /* finished chunks still mapped: bytes ... */
+	void *retired;          /* ... from here, released together */
 };
 
 struct mp_thread {
@@ -127,17 +138,15 @@ void mp_record_mark(const char *label, unsigned flags) MP_HIDDEN;
 void mp_record_exit(int status, unsigned how) MP_HIDDEN;
 void mp_record_fork(pid_t child) MP_HIDDEN;
 void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
-void mp_rss_open(void) MP_HIDDEN;           /* start sampling, once the trace is open */
+void mp_rss_open(void) MP_HIDDEN;           /* once the trace is open: sampling, thread exit */
 void mp_writer_fork_child(void) MP_HIDDEN;  /* after mp_trace_fork_child */
 
 /*
- * Raw access for records that have no serializer (module records):
- * reserve len bytes (rounded up to 8) in this thread's chunk with the head
- * filled in (type, size, ts = now), fill the rest, then commit. Returns
- * NULL when tracing stopped. No other record may be started between the
- * two calls on this thread.
+ * A record that has no serializer (module records), stamped now: rec is
+ * the whole record in its struct's layout (memprov_trace.h), head.type,
+ * flags, func, kind and size filled in (size at most MP_MAX_RECORD; the
+ * ts is not read). Written framed (memprov_codec.h).
  */
-void *mp_record_begin(enum mp_rec_type type, size_t len) MP_HIDDEN;
-void mp_record_commit(void *rec) MP_HIDDEN;
+void mp_write_record(struct mp_rec_head *rec) MP_HIDDEN;
 
 #endif /* MEMPROV_WRITER_H */

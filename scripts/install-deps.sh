@@ -10,7 +10,8 @@
 # test: what the test suite runs (Debian's /usr/bin/python3 with numpy,
 # psutil, pytest and jsonschema, valgrind, xmllint, strace, prlimit and setpriv,
 # and sqlite3 and git for the reachability comparison with valgrind);
-# bench: heaptrack, GNU time and perf; html: chromium for the HTML page's
+# bench: heaptrack, GNU time, perf, sqlite3, and clang 14 with its
+# LeakSanitizer runtime (the bench's third column); html: chromium for the HTML page's
 # tests; fuzz: clang 14 and its libFuzzer runtime; deb: dpkg-deb.
 #
 # Nothing is done when everything works; no package database is asked
@@ -38,6 +39,7 @@ compiles() {
 
 has() { command -v "$1" >/dev/null 2>&1; }
 pyhas() { [ -x "$PY" ] && "$PY" -c "import $1" >/dev/null 2>&1; }
+clang_lsan() { ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.lsan-x86_64.a >/dev/null 2>&1; }
 clang_fuzzer() { ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; }
 
 # One requirement per line: what (as a person reads it), its Debian
@@ -65,7 +67,10 @@ git|git|has git'
 reqs_bench='
 heaptrack|heaptrack|has heaptrack && has heaptrack_print
 GNU time (/usr/bin/time)|time|[ -x /usr/bin/time ]
-perf|linux-perf|has perf'
+perf|linux-perf|has perf
+sqlite3|sqlite3|has sqlite3
+clang 14|clang-14|has clang-14
+the LeakSanitizer runtime of clang 14|libclang-rt-14-dev|clang_lsan'
 reqs_html='
 chromium|chromium|has chromium'
 reqs_fuzz='

@@ -68,12 +68,12 @@ test_expect_success 'bad magic: one sentence, exit 1' '
 '
 
 test_expect_success 'newer format version: asks for an upgrade, exit 1' '
-	gen v2 <<-EOF &&
-	header version=2
+	gen v3 <<-EOF &&
+	header version=3
 	EOF
-	st=0 && memprov stats v2.trace >out 2>err || st=$? &&
+	st=0 && memprov stats v3.trace >out 2>err || st=$? &&
 	test $st = 1 &&
-	echo "memprov: error: '\''v2.trace'\'': trace format version 2 is newer than this memprov (1): upgrade memprov" >expect &&
+	echo "memprov: error: '\''v3.trace'\'': trace format version 3 is newer than this memprov (2): upgrade memprov" >expect &&
 	test_cmp expect err
 '
 

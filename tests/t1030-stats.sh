@@ -39,6 +39,8 @@ test_expect_success 'stats text: functions, kinds, failures' '
 	  heap       allocs 2, frees 1, peak 2.1 KiB (2,148 B) at 200 ns, 2 blocks at most; live at end 2.0 KiB (2,048 B) in 1 block
 	  pinned     allocs 1, frees 0, peak 4.0 KiB (4,096 B) at 700 ns, 1 block at most; live at end 4.0 KiB (4,096 B) in 1 block
 
+	reachability at exit: not computed: no scan in this trace (an exit memprov does not see, or a trace from an older memprov)
+
 	failed calls:
 	  malloc (heap) of 95.4 MiB (99,999,999 B): 1 time
 	  cudaMalloc (device) of 1.0 GiB (1,073,741,824 B), error 2: 2 times

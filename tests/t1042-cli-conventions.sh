@@ -31,7 +31,7 @@ test_expect_success 'options after the trace: the same output as before it, for 
 	memprov diff --json g.trace h.trace >before &&
 	memprov diff g.trace --json h.trace >after && test_cmp before after &&
 	memprov diff g.trace h.trace --min-bytes 1K --json >after2 && test_cmp before after2 &&
-	st=0 && memprov check g.trace --max-leak 1K >out || st=$? && test $st = 1 &&
+	st=0 && memprov check g.trace --max-leak 1K --reachable >out || st=$? && test $st = 1 &&
 	memprov check g.trace --max-leak 1M >out &&
 	memprov html g.trace -o page.html --points 5 2>err && test -s page.html &&
 	POSIXLY_CORRECT=1 memprov leaks g.trace --json >after && memprov leaks --json g.trace >before &&
@@ -50,7 +50,7 @@ test_expect_success '-- ends the options; run: the command keeps its own options
 test_expect_success 'every file written is named on stderr' '
 	memprov html -o p.html g.trace 2>err &&
 	echo "memprov: HTML report written to p.html" >want && test_cmp want err &&
-	st=0 && memprov check --junit j.xml g.trace >/dev/null 2>err || st=$? && test $st = 1 &&
+	st=0 && memprov check --reachable --junit j.xml g.trace >/dev/null 2>err || st=$? && test $st = 1 &&
 	echo "memprov: JUnit file written to j.xml" >want && test_cmp want err &&
 	memprov run -o t.trace -- /bin/true 2>err &&
 	echo "memprov: trace written to t.trace" >want && test_cmp want err
@@ -69,7 +69,7 @@ test_expect_success 'errors: the system'"'"'s reason and a non-zero status' '
 	grep -Fx "memprov: error: cannot write the report to stdout: No space left on device" err &&
 	st=0 && memprov html -o /nonexistent/p.html g.trace 2>err || st=$? && test $st = 1 &&
 	grep -F "cannot write '"'"'/nonexistent/p.html'"'"': No such file or directory" err &&
-	st=0 && memprov check --junit /nonexistent/j.xml g.trace >/dev/null 2>err || st=$? && test $st = 2 &&
+	st=0 && memprov check --reachable --junit /nonexistent/j.xml g.trace >/dev/null 2>err || st=$? && test $st = 2 &&
 	grep -F "/nonexistent/j.xml'"'"': No such file or directory" err &&
 	MEMPROV_OUTPUT=/nonexistent/x.trace LD_PRELOAD=$MEMPROV_LIB /bin/true 2>err &&
 	grep -Fx "memprov: cannot create the trace file /nonexistent/x.trace: No such file or directory" err

@@ -4,8 +4,9 @@
 # schemas/REPORT.schema.json (draft 2020-12, python3-jsonschema): leaks,
 # stats, growth (with --all, by marks and by time), peak, timeline (with
 # and without RSS samples), diff (end and --growth) and check (ok, fail,
-# error and an exec'd image), on a native program, a Python script, GPU
-# kinds and traces made by tracegen (cut, failed calls, exec). The schemas
+# error and an exec'd image; lost memory, --reachable), on a native
+# program, a Python script, GPU kinds and traces made by tracegen (cut,
+# failed calls, exec). The schemas
 # catch what they should: a doctored report fails.
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
@@ -32,6 +33,7 @@ test_expect_success 'the schemas are valid draft 2020-12 schemas, one per report
 
 test_expect_success 'traces: native, Python, no RSS samples, GPU kinds, cut, failed calls, exec' '
 	timeout 60 env MEMPROV_OUTPUT=$TRASH/native.trace LD_PRELOAD=$MEMPROV_LIB "$BIN/grow" 30 &&
+	timeout 60 env MEMPROV_OUTPUT=$TRASH/lost.trace LD_PRELOAD=$MEMPROV_LIB "$BIN/reach" basic >/dev/null &&
 	timeout 60 env MEMPROV_OUTPUT=$TRASH/norss.trace MEMPROV_RSS_INTERVAL_MS=0 LD_PRELOAD=$MEMPROV_LIB "$BIN/grow" 5 noleak &&
 	timeout 60 "$MEMPROV_CLI" run -o py.trace -- /usr/bin/python3 -c "
 kept = []
@@ -82,7 +84,9 @@ test_expect_success 'every report of every trace validates against its schema' '
 	memprov check --json --max-leak 1G norss.trace >check-ok.json 2>/dev/null &&
 	st=0 && memprov check --json native.trace nosuch.trace >check-error.json 2>/dev/null || st=$? &&
 	test $st = 2 &&
-	ls *.json | wc -l >n && echo 31 >want && test_cmp want n &&
+	st=0 && memprov check --json lost.trace >check-lost.json || st=$? && test $st = 1 &&
+	st=0 && memprov check --json --reachable lost.trace >check-reachable.json || st=$? && test $st = 1 &&
+	ls *.json | wc -l >n && echo 33 >want && test_cmp want n &&
 	"$VALIDATE" *.json &&
 	/usr/bin/python3 - <<-\EOF
 	import glob, json
@@ -96,6 +100,16 @@ test_expect_success 'every report of every trace validates against its schema' '
 	c = json.load(open("check-fail.json"))
 	assert [t["status"] for t in c["traces"]] == ["fail", "fail", "skipped"], c["traces"]
 	assert json.load(open("check-error.json"))["traces"][1]["status"] == "error"
+	c = json.load(open("check-lost.json"))["traces"][0]
+	assert (c["rule"], c["rule_reason"], c["warning"], c["leak_bytes"]) == ("lost", "native", None, 300), c
+	assert [(o["class"], o["reach"]["definitely_lost"]["blocks"]) for o in c["offenders"]] == \
+	    [("definitely_lost", 3)], c["offenders"]
+	assert c["reach"]["classes"]["still_reachable"]["bytes"] >= 1000, c["reach"]
+	c = json.load(open("check-reachable.json"))["traces"][0]
+	assert (c["rule"], c["rule_reason"], c["leak_bytes"]) == ("live", "reachable-option", 1300), c
+	assert sorted(o["class"] for o in c["offenders"]) == ["definitely_lost", "still_reachable"], c["offenders"]
+	c = json.load(open("check-fail.json"))["traces"]
+	assert [t["rule_reason"] for t in c[:2]] == ["native", "no-scan"], c
 	assert json.load(open("timeline-norss.json"))["gap"] is None
 	assert json.load(open("stats-cut.json"))["cut_at"] is not None
 	assert json.load(open("stats-gpu.json"))["failures"][0]["result"] == 2

@@ -3,9 +3,10 @@
 # linked with only the file under test and the files below it
 # (tests/helper/test-*.c): the unwinder against libunwind on real frames,
 # the CFI and LEB128 readers on crafted input, the stack-id set under
-# threads, and the sampling arithmetic.
+# threads, the sampling arithmetic, and the trace read back from inside
+# libmemprov.so (trace_iter.c) against the analyzer.
 . "$(dirname "$0")/test-lib.sh"
-for t in test-unwind test-cfi test-intern test-sample; do
+for t in test-unwind test-cfi test-intern test-sample test-iter tracegen; do
 	test -x "$BIN/$t" || test_skip "tests/bin/$t not built (make test-build)"
 done
 
@@ -25,13 +26,59 @@ test_expect_success 'CFI and LEB128 readers on crafted input' '
 	"$BIN/test-cfi" >out && cat out && grep -x "cfi: 79 checks, 0 failed" out
 '
 
-test_expect_success 'stack-id set: 8 threads, each id new exactly once' '
+test_expect_success 'stack-id table: 8 threads, each hash new exactly once, one id each' '
 	"$BIN/test-intern" >out && cat out &&
-	test "$(grep -c "200000 new, 0 twice, 0 never" out)" = 2
+	test "$(grep -c "200000 new, 0 twice, 0 never, 0 differ" out)" = 2
 '
 
 test_expect_success 'sampling: -ln within 1e-5, recorded shares as 1 - exp(-s/N)' '
 	"$BIN/test-sample" >out && cat out && ! grep FAIL out
+'
+
+# figures test-iter prints, from the analyzer: records, allocations (all
+# kinds, failed ones too), bytes of those that succeeded, frees, distinct
+# stack ids, threads
+from_analyzer() {
+	"$MEMPROV_CLI" stats --json "$1" >s.json &&
+	"$MEMPROV_CLI" dump "$1" >d.txt &&
+	/usr/bin/python3 - s.json d.txt <<-\PY
+	import json, re, sys
+	j = json.load(open(sys.argv[1]))
+	d = open(sys.argv[2]).read().splitlines()
+	al = sum(1 for l in d if re.match(r"\d+ T\d+ @\d+ (alloc|gpu_alloc) ", l))
+	fr = sum(1 for l in d if re.match(r"\d+ T\d+ @\d+ (free|gpu_free) ", l))
+	by = sum(f["bytes"] for f in j["functions"].values())
+	st = len({re.search(r" id=(\S+)", l).group(1) for l in d if re.match(r"\d+ T\d+ @\d+ stack ", l)})
+	th = len({l.split()[1] for l in d if re.match(r"\d+ T\d+ @", l)})
+	print("records %d allocs %d alloc_bytes %d frees %d stacks %d threads %d" %
+	      (j["events"], al, by, fr, st, th))
+	PY
+}
+
+test_expect_success 'trace read back from inside: a real trace, counted as the analyzer counts it' '
+	MEMPROV_OUTPUT=real.trace LD_PRELOAD=$MEMPROV_LIB "$BIN/churn" 3 3000 >/dev/null &&
+	"$BIN/test-iter" real.trace >got && cat got &&
+	from_analyzer real.trace >want && test_cmp want got &&
+	grep " threads 4$" got
+'
+
+test_expect_success 'trace read back from inside: versions 1 and 2 from tracegen' '
+	cat >desc <<-EOF &&
+	thread 1
+	stack ts=5 id=3 native=0x1,0x2
+	alloc ts=10 addr=0x1000 size=100 stack=3
+	alloc ts=20 addr=0x7f0000000000 size=4096 func=mmap kind=mmap
+	thread 2
+	alloc ts=15 addr=0x2000 size=200 func=calloc stack=3
+	free ts=30 addr=0x1000
+	munmap ts=40 addr=0x7f0000000000 len=4096
+	gpu_alloc ts=50 addr=0x9000 size=64
+	EOF
+	"$BIN/tracegen" -o v1.trace <desc && TRACEGEN_VERSION=2 "$BIN/tracegen" -o v2.trace <desc &&
+	"$BIN/test-iter" v1.trace >got1 && "$BIN/test-iter" v2.trace >got2 &&
+	echo "records 7 allocs 4 alloc_bytes 4460 frees 2 stacks 1 threads 2" >want &&
+	test_cmp want got1 && test_cmp want got2 &&
+	printf "NOTATRACE" >bad.trace && ! "$BIN/test-iter" bad.trace
 '
 
 test_done

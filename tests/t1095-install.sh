@@ -69,7 +69,7 @@ test_expect_success 'make deb: a package with the programs, man page, completion
 	grep "^Depends: .*libunwind8" fields && grep "^Depends: .*libdw1" fields &&
 	dpkg-deb --contents "$deb" | awk "{print \$6}" | grep -v "/$" | sort >contents &&
 	for f in ./usr/bin/memprov ./usr/lib/libmemprov.so ./usr/include/memprov.h \
-		./usr/include/memprov_trace.h ./usr/share/man/man1/memprov.1.gz \
+		./usr/include/memprov_trace.h ./usr/include/memprov_codec.h ./usr/share/man/man1/memprov.1.gz \
 		./usr/share/bash-completion/completions/memprov ./usr/share/memprov/schemas/leaks.schema.json; do
 		grep -Fx "$f" contents || { echo "missing $f"; exit 1; }
 	done
@@ -97,6 +97,7 @@ test_expect_success 'make install and make uninstall: exactly the listed files' 
 	cat >want <<-\EOF &&
 	./opt/mp/bin/memprov
 	./opt/mp/include/memprov.h
+	./opt/mp/include/memprov_codec.h
 	./opt/mp/include/memprov_trace.h
 	./opt/mp/lib/libmemprov.so
 	./opt/mp/share/bash-completion/completions/memprov

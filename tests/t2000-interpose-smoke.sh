@@ -14,27 +14,12 @@ export PY
 # header state, and how many ALLOC records asked for each size given.
 cat >"$TRASH/rd.py" <<'PYEOF'
 import struct, sys
-d = open(sys.argv[1], 'rb').read()
-assert d[:8] == b"MEMPROV\x1a"
-hs, cs = struct.unpack_from('<II', d, 12)
-nchunk, pid, ppid, state, exst = struct.unpack_from('<QiiIi', d, 24)
-stop, = struct.unpack_from('<I', d, 72)
-recs = []
-for i in range(nchunk):
-    off = hs + i * cs
-    if off + 32 > len(d):
-        break
-    magic, used, tid, ser, seq, _, fts = struct.unpack_from('<IIIIIIQ', d, off)
-    if magic == 0:
-        continue
-    assert magic == 0x4b43504d and used <= cs - 32
-    p, end = off + 32, off + 32 + used
-    while p < end:
-        typ, fl, sz, fn, kind, _, ts = struct.unpack_from('<BBHHBBQ', d, p)
-        assert sz >= 16 and sz % 8 == 0 and p + sz <= end
-        recs.append((ts, typ, fl, fn, kind, d[p + 16:p + sz]))
-        p += sz
-recs.sort(key=lambda r: r[0])
+sys.path.insert(0, sys.argv.pop(1))
+import mptrace
+t = mptrace.Trace(sys.argv[1])
+h = t.hdr
+state, exst, stop = h["state"], h["exit_status"], h["stop_reason"]
+recs = [r[:6] for r in t.records()]
 live = {1: {}, 2: {}}
 pend = {1: None, 2: None}
 sizes = []
@@ -70,7 +55,7 @@ print("state", state, "exit", exst, "stop", stop)
 for want in sys.argv[2:]:
     print("size", want, sizes.count(int(want)))
 PYEOF
-rd() { "$PY" "$TRASH/rd.py" "$@"; }
+rd() { "$PY" "$TRASH/rd.py" "$TOP/tests/helper" "$@"; }
 
 cat >"$TRASH/edge.c" <<'CEOF'
 #define _GNU_SOURCE

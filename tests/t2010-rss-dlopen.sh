@@ -14,30 +14,18 @@ PY=/usr/bin/python3
 # time order): "rss TS RSS VM", with "mark LABEL" lines between them.
 cat >"$TRASH/rss.py" <<'PYEOF'
 import struct, sys
-d = open(sys.argv[1], 'rb').read()
-assert d[:8] == b"MEMPROV\x1a"
-hs, cs = struct.unpack_from('<II', d, 12)
-nchunk, = struct.unpack_from('<Q', d, 24)
-ival, = struct.unpack_from('<Q', d, 88)
-print("interval", ival)
+sys.path.insert(0, sys.argv.pop(1))
+import mptrace
+t = mptrace.Trace(sys.argv[1])
+print("interval", t.hdr["rss_interval_ns"])
 recs = []
-for i in range(nchunk):
-    off = hs + i * cs
-    if off + 32 > len(d):
-        break
-    magic, used = struct.unpack_from('<II', d, off)
-    if magic == 0:
-        continue
-    p, end = off + 32, off + 32 + used
+for c in t.chunks():
     first = True
-    while p < end:
-        typ, fl, sz, fn, kind, _, ts = struct.unpack_from('<BBHHBBQ', d, p)
-        assert sz >= 16 and sz % 8 == 0 and p + sz <= end
-        if first and struct.unpack_from('<I', d, off + 16)[0] == 0:
+    for ts, typ, fl, fn, kind, b in t.chunk_records(c):
+        if first and c["seq"] == 0:
             assert typ == 6, "a thread's first record is THREAD"
         first = False
-        recs.append((ts, typ, d[p + 16:p + sz]))
-        p += sz
+        recs.append((ts, typ, b))
 recs.sort(key=lambda r: r[0])
 for ts, typ, b in recs:
     if typ == 9:
@@ -46,7 +34,7 @@ for ts, typ, b in recs:
     elif typ == 7:
         print("mark", b[8:].split(b'\0')[0].decode())
 PYEOF
-rss() { "$PY" "$TRASH/rss.py" "$@"; }
+rss() { "$PY" "$TRASH/rss.py" "$TOP/tests/helper" "$@"; }
 
 # touch: 8 steps, each writes 8 MiB more of one 64 MiB malloc block and
 # marks "stepN". tick: N allocations 20 ms apart (CLOCK_MONOTONIC).
@@ -234,31 +222,25 @@ int main(void)
 CEOF
 cat >"$TRASH/samp.py" <<'PYEOF'
 import math, struct, sys
-d = open(sys.argv[1], 'rb').read()
-hs, cs = struct.unpack_from('<II', d, 12)
-nchunk, = struct.unpack_from('<Q', d, 24)
-n, = struct.unpack_from('<I', d, 84)
+sys.path.insert(0, sys.argv.pop(1))
+import mptrace
+t = mptrace.Trace(sys.argv[1])
+n = t.hdr["sample_bytes"]
 print("sample_bytes", n)
 big = small = frees = plain_small = 0
 est = 0.0
-for i in range(nchunk):
-    off = hs + i * cs
-    magic, used = struct.unpack_from('<II', d, off)
-    p, end = off + 32, off + 32 + used
-    while magic and p < end:
-        typ, fl, sz = struct.unpack_from('<BBH', d, p)
-        if typ == 1:
-            a, s = struct.unpack_from('<QQ', d, p + 16)
-            if s == 1 << 20 and not fl & 8:
-                big += 1
-            elif s == 100 and fl & 8:
-                small += 1
-                est += s / (1 - math.exp(-s / n)) if n else s
-            elif s == 100:
-                plain_small += 1
-        elif typ == 2:
-            frees += 1
-        p += sz
+for ts, typ, fl, fn, kind, b, ser in t.records():
+    if typ == 1:
+        a, s = struct.unpack_from('<QQ', b)
+        if s == 1 << 20 and not fl & 8:
+            big += 1
+        elif s == 100 and fl & 8:
+            small += 1
+            est += s / (1 - math.exp(-s / n)) if n else s
+        elif s == 100:
+            plain_small += 1
+    elif typ == 2:
+        frees += 1
 print("big", big, "frees", frees, "unflagged-100", plain_small)
 print("sampled-100", small, "estimate-ok", int(abs(est - 1e7) < 1.5e6))
 PYEOF
@@ -268,7 +250,7 @@ test_expect_success 'build the sampling program' 'cc -O0 -o samp samp.c'
 test_expect_success 'MEMPROV_SAMPLE_BYTES=10000: big blocks always, small ones weighted' '
 	LD_PRELOAD=$MEMPROV_LIB MEMPROV_SAMPLE_BYTES=10000 MEMPROV_OUTPUT=s.trace ./samp 2>err &&
 	test ! -s err &&
-	"$PY" samp.py s.trace >out && cat out &&
+	"$PY" samp.py "$TOP/tests/helper" s.trace >out && cat out &&
 	grep -x "sample_bytes 10000" out &&
 	grep -x "big 10 frees 1010 unflagged-100 0" out &&
 	grep "^sampled-100 [0-9]* estimate-ok 1$" out &&
@@ -278,7 +260,7 @@ test_expect_success 'MEMPROV_SAMPLE_BYTES=10000: big blocks always, small ones w
 
 test_expect_success 'without MEMPROV_SAMPLE_BYTES every block is recorded, unflagged' '
 	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=a.trace ./samp &&
-	"$PY" samp.py a.trace >out && cat out &&
+	"$PY" samp.py "$TOP/tests/helper" a.trace >out && cat out &&
 	grep -x "sample_bytes 0" out &&
 	grep -x "big 10 frees 1010 unflagged-100 100000" out &&
 	grep -x "sampled-100 0 estimate-ok 0" out

@@ -72,8 +72,15 @@ test_expect_success 'run --check --json is refused: it would go into the program
 	! test -e j.trace
 '
 
+test_expect_success 'run --check: the gate report on stderr, the command'\''s stdout untouched' '
+	st=0 && memprov run --check -o r.trace -- sh -c "echo hello; exec \"$BIN/gate_leak\" leak" >out 2>err || st=$? &&
+	test $st = 23 &&
+	echo hello >expect && test_cmp expect out &&
+	grep "leak_here" err && grep -i "fail" err
+'
+
 test_expect_success 'run --check --json-file: the JSON in the file, the output untouched' '
-	st=0 && memprov run --check --json-file gate.json -o k.trace -- sh -c "echo hello; exec \"$BIN/leak3\"" >out 2>err || st=$? &&
+	st=0 && memprov run --check --reachable --json-file gate.json -o k.trace -- sh -c "echo hello; exec \"$BIN/leak3\"" >out 2>err || st=$? &&
 	test $st = 23 &&
 	echo hello >expect && test_cmp expect out &&
 	grep -x "memprov: gate report (JSON) written to gate.json" err &&

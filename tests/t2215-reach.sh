@@ -3,8 +3,9 @@
 # stop_world.c) on programs whose blocks have known classes (tests/progs/
 # reach.c): definitely lost, indirectly lost, possibly lost and still
 # reachable blocks at the right lines; pointers held only in another
-# thread's register or stack; every exit path; the switch, the time and
-# memory bounds; a killed process has no scan and says so.
+# thread's register (general-purpose, xmm, upper half of ymm) or stack;
+# every exit path; the switch, the time and memory bounds; a killed
+# process has no scan and says so; stats and diff give the classes.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
@@ -89,6 +90,23 @@ test_expect_success 'a list whose head is dropped: 1 definitely lost, 9 indirect
 		sites.0.reach.definitely_lost.blocks=1 sites.0.reach.indirectly_lost.blocks=9
 '
 
+test_expect_success 'stats: the totals per class; diff: each side'"'"'s, and each site'"'"'s classes' '
+	memprov stats basic-return.trace >st.txt &&
+	grep -q "^  definitely lost  *3 blocks  *300 B$" st.txt &&
+	grep -q "^  still reachable  *5 blocks  *1,000 B$" st.txt &&
+	grep -q "^  the scan took .* of its own memory$" st.txt &&
+	memprov stats --json basic-return.trace >st.json &&
+	jget --check st.json reach.status=done reach.classes.definitely_lost.blocks=3 \
+		reach.classes.indirectly_lost.bytes=0 reach.classes.still_reachable.bytes=1000 &&
+	memprov diff --min-bytes 1 basic-return.trace list.trace >d.txt &&
+	grep -q "^   reachability at exit: definitely lost 300 B (3 blocks), indirectly lost 0 B, possibly lost 0 B, still reachable 1,000 B (5 blocks)$" d.txt &&
+	grep -q "^   reachability at exit: definitely lost 48 B (1 block), indirectly lost 432 B (9 blocks), possibly lost 0 B, still reachable 0 B$" d.txt &&
+	grep -q "^     classes at exit: A: 5 still reachable; B: none$" d.txt &&
+	memprov diff --json --min-bytes 1 basic-return.trace list.trace >d.json &&
+	jget --check d.json a.reach.classes.definitely_lost.bytes=300 b.reach.classes.indirectly_lost.blocks=9 \
+		"=[(s[\"a\"][\"reach\"][\"definitely_lost\"][\"blocks\"], s[\"b\"][\"reach\"][\"indirectly_lost\"][\"blocks\"]) for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] in (\"drop3\", \"list\")]==[[0, 9], [3, 0]]"
+'
+
 test_expect_success 'a lost cycle: one leader definitely lost, the other indirectly' '
 	run cycle cycle &&
 	test "$(classes cycle)" = "1 48 1 48 0 0 0 0"
@@ -119,6 +137,15 @@ test_expect_success 'pointers only in another thread register or stack keep thei
 	test "$(in_class threads.json reg_thread still_reachable)" = 111 &&
 	test "$(in_class threads.json stack_thread still_reachable)" = 222 &&
 	test "$(in_class threads.json drop3 definitely_lost)" = 300
+'
+
+test_expect_success 'pointers only in another thread'"'"'s xmm register, or its ymm upper half, keep their blocks' '
+	run vec vecthreads &&
+	jget --check vec.json reach.threads=2 reach.threads_stopped=2 &&
+	test "$(in_class vec.json vec_thread definitely_lost)" = 0 &&
+	if grep -qw avx /proc/cpuinfo; then want=888; else want=333; fi &&
+	test "$(in_class vec.json vec_thread still_reachable)" = $want &&
+	test "$(in_class vec.json drop3 definitely_lost)" = 300
 '
 
 test_expect_success 'exit from a handler on an alternate stack: the main stack is still scanned' '

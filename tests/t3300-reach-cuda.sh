@@ -5,6 +5,7 @@
 # reachable, one whose address was dropped is definitely lost, and a
 # device block whose address only a lost heap block holds is indirectly
 # lost. The driver's own tables list every block: they keep none alive.
+# The gate counts the lost ones, and the kept ones only with --reachable.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 [ -x "$BIN/cuda-reach" ] || test_skip 'fake CUDA not built (needs /usr/local/cuda/include)'
@@ -58,6 +59,18 @@ test_expect_success 'leaks (text) lists the lost device block under definitely l
 	sed -n "/^definitely lost:/,/^$/p" cu.txt >lost.txt &&
 	grep -q "device cudaMalloc: 1 block, 1,000 B$" lost.txt &&
 	! grep -q "2,000 B" lost.txt
+'
+
+test_expect_success 'the gate fails on the lost CUDA blocks only; --reachable adds the kept ones' '
+	st=0 && memprov check --kind device,pinned,managed cu.trace >g.txt || st=$? && test $st = 1 &&
+	grep -qx "  device lost at exit (definitely and indirectly): 5.9 KiB (6,000 B) in 2 blocks (budget 0 B): over budget" g.txt &&
+	grep -qx "  pinned lost at exit (definitely and indirectly): 2.9 KiB (3,000 B) in 1 block (budget 0 B): over budget" g.txt &&
+	grep -q "^    #[0-9] device cudaMalloc: 1,000 B in 1 block definitely lost at exit in drop at .*reach_scenario.c:$(line REACH_DEV_LOST)$" g.txt &&
+	grep -q "^    #[0-9] device cudaMalloc: 4.9 KiB in 1 block indirectly lost at exit in drop at .*reach_scenario.c:$(line REACH_DEV_INDIRECT)$" g.txt &&
+	! grep -q "reach_scenario.c:$(line REACH_DEV_KEPT)$" g.txt &&
+	st=0 && memprov check --reachable --kind device cu.trace >r.txt || st=$? && test $st = 1 &&
+	grep -qx "  device live at exit: 7.8 KiB (8,000 B) in 3 blocks (budget 0 B): over budget" r.txt &&
+	grep -q "^    #[0-9] device cudaMalloc: 2.0 KiB in 1 block live at exit (still reachable) in .*reach_scenario.c:$(line REACH_DEV_KEPT)$" r.txt
 '
 
 test_done

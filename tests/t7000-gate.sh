@@ -1,7 +1,9 @@
 #!/bin/sh
 # t7000: the CI gate (`memprov check`, `memprov run --check`): clean
 # programs pass with no options (C, both Pythons, numpy, CUDA that frees
-# all), a leaking C program and a ctypes leak fail naming file:line,
+# all), a C program that keeps its memory reachable passes unless
+# --reachable, one that loses it and a ctypes leak fail naming file:line,
+# without a scan the gate counts all live memory and warns,
 # suppression files hide with the amount said, --kind, exit codes, JUnit
 # against tests/gate/junit.xsd, GitHub annotations, growth with warm-up,
 # and the Parla workload: bug mode fails, fixed mode passes.
@@ -22,9 +24,14 @@ j() { $PY -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.ar
 
 test_expect_success 'clean C programs pass with no options' '
 	trace true /bin/true && trace clean "$BIN/gate_leak" clean &&
-	memprov check true.trace >out && grep -qx "  live at exit: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
+	memprov check true.trace >out &&
+	grep -qx "  lost at exit (definitely and indirectly): 0 B in 0 blocks (budget 0 B, all kinds)" out &&
 	memprov check clean.trace >out &&
 	grep -q ": ok$" out &&
+	grep -q "^  reachability at exit (all kinds, before suppressions): definitely lost 0 B, indirectly lost 0 B, possibly lost 0 B, still reachable 4.0 KiB (1 block)$" out &&
+	memprov check --reachable clean.trace >out &&
+	grep -q ": ok$" out &&
+	grep -qx "  live at exit: 0 B in 0 blocks (budget 0 B, all kinds)" out &&
 	grep -qx "    4.0 KiB (4,096 B) in 1 block: leak:_IO_file_doallocate (default: glibc stdio buffers (stdout, stderr, open FILEs))" out
 '
 
@@ -60,9 +67,34 @@ test_expect_success 'a leaking C program fails, naming the site and line' '
 	trace leak "$BIN/gate_leak" leak &&
 	memprov check leak.trace >out; test $? = 1 &&
 	grep -qx "memprov check: leak.trace (pid [0-9]*: $BIN/gate_leak leak): FAIL" out &&
-	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
-	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
+	grep -qx "  lost at exit (definitely and indirectly): 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
+	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks definitely lost at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
 	test "$(grep -c "^    #" out)" = 1
+'
+
+test_expect_success 'memory kept reachable passes; --reachable gates it, naming its class' '
+	trace keep "$BIN/gate_leak" keep &&
+	memprov check keep.trace >out &&
+	grep -q "): ok$" out &&
+	grep -q "still reachable [0-9.]* KiB ([0-9]* blocks)$" out &&
+	grep -qx "  still reachable and possibly lost memory is not gated (\`--reachable\` gates all live memory)" out &&
+	memprov check --reachable keep.trace >out; test $? = 1 &&
+	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
+	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit (still reachable) in keep_here at $SRC:$(L LEAK-KEEP $SRC)" out &&
+	memprov check --reachable leak.trace >out; test $? = 1 &&
+	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit (definitely lost) in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out
+'
+
+test_expect_success 'no scan (MEMPROV_REACH=0): all live memory is gated, with a warning' '
+	MEMPROV_REACH=0 trace noscan "$BIN/gate_leak" keep &&
+	memprov check noscan.trace >out 2>err; test $? = 1 &&
+	grep -qx "  the scan was switched off (MEMPROV_REACH=0): all memory live at the end is gated, as with --reachable" out &&
+	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
+	grep -qx "memprov: warning: '"'"'noscan.trace'"'"': the scan was switched off (MEMPROV_REACH=0): the gate counts all memory live at the end, as with --reachable" err &&
+	memprov check --json noscan.trace >n.json 2>/dev/null; test $? = 1 &&
+	test "$(j n.json "(j[\"traces\"][0][\"rule\"], j[\"traces\"][0][\"rule_reason\"], j[\"traces\"][0][\"warning\"], j[\"traces\"][0][\"reach\"][\"status\"])")" = \
+		"('"'"'live'"'"', '"'"'no-scan'"'"', '"'"'the scan was switched off (MEMPROV_REACH=0)'"'"', '"'"'off'"'"')" &&
+	memprov check --reachable noscan.trace >out 2>err; test $? = 1 && test ! -s err
 '
 
 test_expect_success 'a suppression file hides it and says how much' '
@@ -84,15 +116,15 @@ test_expect_success 'a bad suppression line is an error naming file:line (exit 2
 '
 
 test_expect_success '--no-default-suppressions shows what the defaults hide' '
-	memprov check --no-default-suppressions clean.trace >out; test $? = 1 &&
-	grep -q "^    #1 heap malloc: 4.0 KiB in 1 block live at exit in _IO_file_doallocate" out
+	memprov check --reachable --no-default-suppressions clean.trace >out; test $? = 1 &&
+	grep -q "^    #1 heap malloc: 4.0 KiB in 1 block live at exit (still reachable) in _IO_file_doallocate" out
 '
 
 test_expect_success '--kind: each kind against the budget; without it, all kinds summed' '
 	trace kinds "$BIN/gate_leak" kinds &&
 	memprov check --kind mmap kinds.trace >out; test $? = 1 &&
-	grep -qx "  mmap live at exit: 8.0 KiB in 1 block (budget 0 B): over budget" out &&
-	grep -q "^    #1 mmap mmap: 8.0 KiB in 1 block live at exit in map_here at $SRC:$(L LEAK-MMAP $SRC)$" out &&
+	grep -qx "  mmap lost at exit (definitely and indirectly): 8.0 KiB in 1 block (budget 0 B): over budget" out &&
+	grep -q "^    #1 mmap mmap: 8.0 KiB in 1 block definitely lost at exit in map_here at $SRC:$(L LEAK-MMAP $SRC)$" out &&
 	memprov check --kind heap --max-leak 3000 kinds.trace >/dev/null &&
 	memprov check --kind heap --max-leak 2999 kinds.trace >/dev/null; test $? = 1 &&
 	memprov check --kind heap,mmap --max-leak 8K kinds.trace >/dev/null &&
@@ -115,7 +147,7 @@ test_expect_success 'exit codes: 0 within budget, 1 over, 2 usage and unreadable
 
 test_expect_success 'run --check: the command'"'"'s failure wins, a gate failure alone exits 23' '
 	"$MEMPROV_CLI" run --check -o r1.trace -- "$BIN/gate_leak" leak >out 2>&1; test $? = 23 &&
-	grep -q "live at exit in leak_here at $SRC:" out &&
+	grep -q "definitely lost at exit in leak_here at $SRC:" out &&
 	"$MEMPROV_CLI" run --check -o r2.trace -- "$BIN/gate_leak" clean >/dev/null 2>&1 &&
 	"$MEMPROV_CLI" run --check -o r3.trace -- "$BIN/gate_leak" bogus >/dev/null 2>&1; test $? = 2 &&
 	"$MEMPROV_CLI" run --check --max-leak 4K -o r4.trace -- "$BIN/gate_leak" leak >/dev/null 2>&1 &&
@@ -142,8 +174,8 @@ test_expect_success 'annotations: one ::error line per offending site' '
 	grep "^::" out >ann &&
 	n=$(L LEAK-HEAP $SRC) m=$(L LEAK-MMAP $SRC) &&
 	{
-	echo "::error file=$SRC,line=$m,title=memprov%3A leak over budget::memprov: memory leaked: mmap mmap: 8.0 KiB in 1 block live at exit in map_here at $SRC:$m (trace kinds.trace)"
-	echo "::error file=$SRC,line=$n,title=memprov%3A leak over budget::memprov: memory leaked: heap malloc: 2.9 KiB in 3 blocks live at exit in leak_here at $SRC:$n (trace kinds.trace)"
+	echo "::error file=$SRC,line=$m,title=memprov%3A definitely lost memory over budget::memprov: memory lost: mmap mmap: 8.0 KiB in 1 block definitely lost at exit in map_here at $SRC:$m (trace kinds.trace)"
+	echo "::error file=$SRC,line=$n,title=memprov%3A definitely lost memory over budget::memprov: memory lost: heap malloc: 2.9 KiB in 3 blocks definitely lost at exit in leak_here at $SRC:$n (trace kinds.trace)"
 	} >expect && test_cmp expect ann
 '
 
@@ -188,6 +220,7 @@ test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes
 
 test_expect_success 'threads: a C program joining 4 threads and Python'"'"'s threading pass (the DTV)' '
 	"$MEMPROV_CLI" run --check -o th.trace -- "$BIN/gate_leak" threads >out 2>&1 &&
+	memprov check --reachable th.trace >out &&
 	grep -qx "    1.2 KiB (1,216 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
 	"$MEMPROV_CLI" run --check -o pyth.trace -- $PY -c \
 		"import threading; t=threading.Thread(target=len,args=((),)); t.start(); t.join()" >out 2>&1 &&

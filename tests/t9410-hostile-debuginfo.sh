@@ -50,6 +50,7 @@ for cmd in leaks growth peak html check diff; do
 			case $cmd in
 			html) report html -o page.html $t.trace ;;
 			diff) report diff $t.trace $t.trace ;;
+			check) report check --reachable $t.trace ;; # they keep their blocks reachable
 			*) report $cmd $t.trace ;;
 			esac &&
 			cat err &&

@@ -45,6 +45,12 @@ test_expect_success 'stdout and stderr closed: the trace does not take them, wri
 	jget --check st.json state=exited exit_status=0 damaged=false
 '
 
+test_expect_success 'the same with every stack taken by libunwind: its memory check takes no descriptor' '
+	MEMPROV_FAST_UNWIND=0 traced stu "$BIN/harm" stdio >&- 2>&- &&
+	memprov leaks --all --json stu.trace >stu.json &&
+	jget --check stu.json state=exited exit_status=0 "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
+'
+
 for lim in 4096 300000 1048576; do
 test_expect_success "file-size limit $lim B: the program goes on, tracing stops with one warning" '
 	"$BIN/harm" fsize '$lim' >bare.out &&
@@ -106,6 +112,19 @@ test_expect_success 'quick_exit: the trace says exited with the status' '
 	{ traced qe "$BIN/harm" quickexit; test $? = 3; } &&
 	memprov leaks --json qe.trace >qe.json &&
 	jget --check qe.json state=exited exit_status=3 totals.heap.bytes=77
+'
+
+test_expect_success 'every function of the preload object with aligned stack stores aligns its stack' '
+	"$TOP/scripts/check-realign.sh" "$MEMPROV_LIB" >ra.out &&
+	grep -x "check-realign: ok" ra.out
+'
+
+test_expect_success 'malloc, calloc, realloc, free called with a misaligned stack: no crash, every block seen' '
+	"$BIN/harm" misaligned >mis-bare.out &&
+	traced mis "$BIN/harm" misaligned >mis.out 2>mis.err &&
+	test_cmp mis-bare.out mis.out && test ! -s mis.err &&
+	memprov leaks --all --json mis.trace >mis.json &&
+	jget --check mis.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"bytes\"] == 1000 * s[\"blocks\"])==100"
 '
 
 test_expect_success 'MEMPROV_OUTPUT naming a directory puts memprov.PID.trace in it' '

@@ -3,8 +3,11 @@
  * gate tests (tests/t7*.sh). Lines that leave memory live carry a LEAK-*
  * tag the tests look up.
  *
- *   gate_leak leak     3 x 1000 B heap blocks kept by leak_here (LEAK-HEAP)
- *   gate_leak kinds    the same, plus one 8192 B anonymous mmap (LEAK-MMAP)
+ *   gate_leak leak     3 x 1000 B heap blocks that leak_here drops the last
+ *                      pointer to (LEAK-HEAP): definitely lost
+ *   gate_leak keep     3 x 1000 B heap blocks kept in a global by keep_here
+ *                      (LEAK-KEEP): still reachable
+ *   gate_leak kinds    leak, plus one 8192 B anonymous mmap dropped (LEAK-MMAP)
  *   gate_leak clean    allocates and frees everything, prints a line (the
  *                      stdout buffer glibc keeps until exit)
  *   gate_leak grow N   N marks "step I"; keeps 2048 B per step (LEAK-GROW),
@@ -23,15 +26,37 @@ void memprov_mark(const char *label) __attribute__((weak));
 
 static void *keep[3];
 
-static __attribute__((noinline)) void leak_here(void)
+/* Overwrite the dead stack below the caller: no stale copy of a pointer. */
+static __attribute__((noinline)) void scrub(void)
 {
-	for (int i = 0; i < 3; i++)
-		keep[i] = malloc(1000); /* LEAK-HEAP */
+	volatile char buf[64 << 10];
+
+	memset((char *)buf, 0, sizeof(buf));
 }
 
-static __attribute__((noinline)) void *map_here(void)
+static __attribute__((noinline)) void leak_here(void)
 {
-	return mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* LEAK-MMAP */
+	for (int i = 0; i < 3; i++) {
+		char *p = malloc(1000); /* LEAK-HEAP */
+
+		memset(p, 1, 1000);
+	}
+}
+
+static __attribute__((noinline)) void keep_here(void)
+{
+	for (int i = 0; i < 3; i++)
+		keep[i] = malloc(1000); /* LEAK-KEEP */
+}
+
+static __attribute__((noinline)) int map_here(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* LEAK-MMAP */
+
+	if (p == MAP_FAILED)
+		return -1;
+	memset(p, 1, 8192);
+	return 0;
 }
 
 static __attribute__((noinline)) void tidy(void)
@@ -100,10 +125,14 @@ int main(int argc, char **argv)
 	tidy();
 	if (!strcmp(mode, "leak")) {
 		leak_here();
+		scrub();
+	} else if (!strcmp(mode, "keep")) {
+		keep_here();
 	} else if (!strcmp(mode, "kinds")) {
 		leak_here();
-		if (map_here() == MAP_FAILED)
+		if (map_here() < 0)
 			return 3;
+		scrub();
 	} else if (!strcmp(mode, "clean")) {
 		printf("clean\n");
 	} else if (!strcmp(mode, "threads")) {

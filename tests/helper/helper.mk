@@ -23,7 +23,7 @@ TEST_BUILD += tests/bin/test-range-index
 # interpose/ internals, each linked alone with the files below it (t1080):
 # the unwinder (unwind, cfi, gate, sys) against libunwind; the CFI and
 # LEB128 readers on crafted input; the stack-id set under threads; the
-# sampling arithmetic.
+# sampling arithmetic; the trace read back from inside (trace_iter).
 tests/bin/test-unwind: tests/helper/test-unwind.c interpose/unwind.o interpose/cfi.o \
 		interpose/gate.o interpose/sys.o
 	$(Q)mkdir -p tests/bin
@@ -42,4 +42,9 @@ tests/bin/test-sample: tests/helper/test-sample.c interpose/sample.o interpose/s
 	$(Q)mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^ -lm
 
+tests/bin/test-iter: tests/helper/test-iter.c interpose/trace_iter.o interpose/sys.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
+
 TEST_BUILD += tests/bin/test-unwind tests/bin/test-cfi tests/bin/test-intern tests/bin/test-sample
+TEST_BUILD += tests/bin/test-iter

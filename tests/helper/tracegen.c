@@ -5,9 +5,10 @@
  *   # comment
  *   header pid=42 ppid=1 state=exited exit=0 chunk=4096 start=1000 end=9000
  *          exe=/bin/prog cmd="prog arg" next_chunk=N version=1 magic=XXXXXXXX
- *          page=4096 stop=1 stop_msg="why" sample=BYTES
+ *          page=4096 stop=1 stop_msg="why" sample=BYTES flags=N
  *   thread SERIAL [tid=N]        records below go to this thread's chunks
- *   newchunk [seq=N]             start a new chunk for the current thread
+ *   newchunk [seq=N] [size=N]    start a new chunk for the current thread
+ *                                (size: v2 only, bytes, whole blocks)
  *   emptychunk                   a reserved chunk never written (magic 0)
  *   badchunk                     a chunk with a bad magic
  *   alloc ts= func=malloc kind=heap addr= size= stack= flags=failed,realloc
@@ -29,11 +30,20 @@
  *         unreadable= classes=CLS:BLOCKS:BYTES,...  (CLS: 1..4)
  *   reach_blocks ts= kind= cls= scan_ts= addrs=0x..,0x.. [count=N]
  *   rawrec ts= type= size= len= data=HEX   any head (bad sizes, unknown types)
+ *          (v2: data=HEX alone, written as is: any bytes)
  *
  * Usage: tracegen [-o OUT] [-t BYTES] < description
  *   -t BYTES  truncate the file to BYTES after writing (a cut trace)
  * A ts left out is the previous one plus 10. Each record's offset in the
  * file is printed on stderr with -v ("offset N: LINE").
+ *
+ * Format version: 1 (what the analyzer tests were written against) unless
+ * the header line says version=N or TRACEGEN_VERSION=N is in the
+ * environment; from 2 on, records are written as memprov writes them
+ * (include/memprov_codec.h: compact ALLOC, FREE and STACK, the others
+ * framed), each chunk one block (chunk=, 4096) unless newchunk size= says
+ * more. A thread's records go to a new chunk when one does not fit, and
+ * (v2) when its ts is below the chunk's last one.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -43,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memprov_codec.h"
 #include "memprov_trace.h"
 
 #define MAX_CHUNKS 4096
@@ -51,8 +62,10 @@
 struct chunk {
 	int used_slot;
 	uint32_t magic;
+	uint32_t size;               /* bytes in the file */
 	struct mp_chunk_head head;
 	unsigned char *data;
+	uint64_t ts, addr;           /* v2: the encoder's base */
 };
 
 static struct mp_file_header hdr;
@@ -65,6 +78,15 @@ static int thread_chunk[1024];
 static uint64_t last_ts;
 static int verbose, lineno;
 static int next_chunk_set;
+/* v2: the record being described, encoded once its line is read */
+static union {
+	struct mp_rec_head h;
+	unsigned char b[MP_MAX_RECORD + 64];
+} pending;
+static int pending_line;
+static uint8_t enc_buf[MP_ENC_MAX + 64];
+
+static size_t encode(const struct chunk *c);
 
 static void fail(const char *msg, const char *arg)
 {
@@ -190,31 +212,37 @@ static unsigned flag_bits(const char *s)
 	return f;
 }
 
-static int new_chunk(uint32_t magic)
+static int new_chunk(uint32_t magic, uint32_t size)
 {
 	struct chunk *c;
 
 	if (n_chunks == MAX_CHUNKS)
 		fail("too many chunks", NULL);
+	if (!size || size % hdr.chunk_size)
+		fail("chunk size not a whole number of blocks", NULL);
 	c = &chunks[n_chunks];
 	c->used_slot = 1;
 	c->magic = magic;
-	c->data = calloc(1, hdr.chunk_size);
+	c->size = size;
+	c->data = calloc(1, size);
 	if (!c->data)
 		fail("out of memory", NULL);
 	return n_chunks++;
 }
 
-static void thread_new_chunk(int seq)
+static void thread_new_chunk(int seq, uint32_t size)
 {
 	struct chunk *c;
 
-	cur_chunk = new_chunk(MP_CHUNK_MAGIC);
+	cur_chunk = new_chunk(MP_CHUNK_MAGIC, size ? size : hdr.chunk_size);
 	c = &chunks[cur_chunk];
 	c->head.magic = MP_CHUNK_MAGIC;
 	c->head.tid = cur_tid;
 	c->head.thread_serial = cur_serial;
 	c->head.seq = seq >= 0 ? (uint32_t)seq : next_seq[cur_serial]++;
+	c->head.size = hdr.version >= 2 ? c->size : 0;
+	c->ts = 0;
+	c->addr = 0;
 	thread_chunk[cur_serial] = cur_chunk;
 }
 
@@ -227,21 +255,96 @@ static unsigned char *reserve(size_t len, uint64_t ts)
 	if (!cur_serial)
 		fail("no thread yet: start with 'thread N'", NULL);
 	if (cur_chunk < 0)
-		thread_new_chunk(-1);
+		thread_new_chunk(-1, 0);
 	c = &chunks[cur_chunk];
-	if (sizeof(struct mp_chunk_head) + c->head.used + len > hdr.chunk_size) {
-		thread_new_chunk(-1);
+	if (sizeof(struct mp_chunk_head) + c->head.used + len > c->size ||
+	    (hdr.version >= 2 && c->head.used && ts < c->ts)) {
+		thread_new_chunk(-1, 0);
 		c = &chunks[cur_chunk];
 	}
-	if (!c->head.used)
+	if (!c->head.used) {
 		c->head.first_ts = ts;
+		c->ts = ts;
+	}
 	p = c->data + sizeof(struct mp_chunk_head) + c->head.used;
-	if (verbose)
+	if (verbose) {
+		uint64_t off = hdr.header_size;
+		int i;
+
+		for (i = 0; i < cur_chunk; i++)
+			off += chunks[i].size;
 		fprintf(stderr, "offset %llu: line %d\n",
-			(unsigned long long)(hdr.header_size + (uint64_t)cur_chunk * hdr.chunk_size +
-					     sizeof(struct mp_chunk_head) + c->head.used), lineno);
+			(unsigned long long)(off + sizeof(struct mp_chunk_head) + c->head.used), lineno);
+	}
 	c->head.used += (uint32_t)len;
 	return p;
+}
+
+/* v2: the pending record, encoded into its thread's chunk. */
+static void flush_pending(void)
+{
+	struct mp_rec_head *h = &pending.h;
+	struct chunk *c;
+	size_t len;
+	int save = lineno;
+
+	if (!pending_line)
+		return;
+	lineno = pending_line;
+	pending_line = 0;
+	if (!cur_serial)
+		fail("no thread yet: start with 'thread N'", NULL);
+	if (cur_chunk < 0)
+		thread_new_chunk(-1, 0);
+	c = &chunks[cur_chunk];
+	/* a new chunk for a ts below the chunk's last (deltas never go back) */
+	if (c->head.used && h->ts < c->ts)
+		thread_new_chunk(-1, 0);
+	len = encode(&chunks[cur_chunk]);
+	if (sizeof(struct mp_chunk_head) + chunks[cur_chunk].head.used + len >
+	    chunks[cur_chunk].size) {
+		thread_new_chunk(-1, 0);
+		len = encode(&chunks[cur_chunk]);
+	}
+	memcpy(reserve(len, h->ts), enc_buf, len);
+	c = &chunks[cur_chunk];
+	c->ts = h->ts;
+	if (h->type == MP_REC_ALLOC || h->type == MP_REC_FREE)
+		c->addr = ((const struct mp_rec_alloc *)h)->addr;
+	lineno = save;
+}
+
+/* v2: the pending record encoded against chunk c's base, in enc_buf. */
+static size_t encode(const struct chunk *c)
+{
+	struct mp_rec_head *h = &pending.h;
+	uint64_t base_ts = c->head.used ? c->ts : h->ts;
+	uint8_t *p = enc_buf;
+
+	if (h->type == MP_REC_ALLOC || h->type == MP_REC_FREE) {
+		const struct mp_rec_alloc *a = (const void *)h;
+		uint64_t prev = c->head.used ? c->addr : 0;
+
+		p = mp_enc_head(p, h->type, h->flags, h->func, h->kind, h->ts - base_ts);
+		p = mp_put_svarint(p, (int64_t)(a->addr - prev));
+		if (h->type == MP_REC_ALLOC) {
+			p = mp_put_uvarint(p, a->size);
+			p = mp_put_uvarint(p, a->stack);
+		} else if (h->func == MP_FN_munmap) {
+			p = mp_put_uvarint(p, ((const struct mp_rec_unmap *)h)->len);
+		}
+	} else if (h->type == MP_REC_STACK) {
+		const struct mp_rec_stack *st = (const void *)h;
+		unsigned nn = st->n_native > MP_MAX_FRAMES ? MP_MAX_FRAMES : st->n_native;
+		unsigned np = st->n_python > MP_MAX_PYFRAMES ? MP_MAX_PYFRAMES : st->n_python;
+
+		p = mp_enc_head(p, h->type, h->flags, h->func, h->kind, h->ts - base_ts);
+		p = mp_enc_stack_body(p, st->id, st->native, nn,
+				      (const struct mp_pyframe *)(st->native + nn), np);
+	} else {
+		p = mp_enc_framed(p, h, h->ts - base_ts);
+	}
+	return (size_t)(p - enc_buf);
 }
 
 static void *record(unsigned type, size_t len, struct kv *kv, int n)
@@ -251,7 +354,15 @@ static void *record(unsigned type, size_t len, struct kv *kv, int n)
 	struct mp_rec_head *h;
 
 	last_ts = ts;
-	h = (void *)reserve(alen, ts);
+	if (hdr.version >= 2) {
+		if (alen > MP_MAX_RECORD)
+			fail("record too long", NULL);
+		memset(&pending, 0, alen);
+		h = &pending.h;
+		pending_line = lineno;
+	} else {
+		h = (void *)reserve(alen, ts);
+	}
 	h->type = (uint8_t)type;
 	h->size = (uint16_t)alen;
 	h->ts = ts;
@@ -368,6 +479,7 @@ static void set_header(struct kv *kv, int n)
 	hdr.page_size = (uint32_t)num(kv, n, "page", hdr.page_size);
 	hdr.stop_reason = (uint32_t)num(kv, n, "stop", hdr.stop_reason);
 	hdr.sample_bytes = (uint32_t)num(kv, n, "sample", hdr.sample_bytes);
+	hdr.flags = (uint32_t)num(kv, n, "flags", hdr.flags);
 	if (get(kv, n, "next_chunk")) {
 		hdr.next_chunk = num(kv, n, "next_chunk", 0);
 		next_chunk_set = 1;
@@ -391,6 +503,7 @@ static void line_cmd(struct kv *kv, int n)
 {
 	const char *c = kv[0].key;
 
+	flush_pending();
 	if (!strcmp(c, "header")) {
 		if (n_chunks)
 			fail("header must come before any record", NULL);
@@ -401,11 +514,12 @@ static void line_cmd(struct kv *kv, int n)
 		cur_tid = (uint32_t)num(kv, n, "tid", 1000 + cur_serial);
 		cur_chunk = next_seq[cur_serial] ? thread_chunk[cur_serial] : -1;
 	} else if (!strcmp(c, "newchunk")) {
-		thread_new_chunk(get(kv, n, "seq") ? (int)num(kv, n, "seq", 0) : -1);
+		thread_new_chunk(get(kv, n, "seq") ? (int)num(kv, n, "seq", 0) : -1,
+				 (uint32_t)num(kv, n, "size", 0));
 	} else if (!strcmp(c, "emptychunk")) {
-		new_chunk(0);
+		new_chunk(0, hdr.chunk_size);
 	} else if (!strcmp(c, "badchunk")) {
-		chunks[new_chunk(0x12345678)].head.magic = 0x12345678;
+		chunks[new_chunk(0x12345678, hdr.chunk_size)].head.magic = 0x12345678;
 	} else if (!strcmp(c, "alloc")) {
 		struct mp_rec_alloc *a = record(MP_REC_ALLOC, sizeof(*a), kv, n);
 
@@ -538,6 +652,11 @@ static void line_cmd(struct kv *kv, int n)
 		struct mp_rec_head *h;
 
 		last_ts = ts;
+		if (hdr.version >= 2) {
+			/* the bytes as they are: the chunk's base stays */
+			memcpy(reserve(dl, cur_chunk >= 0 ? chunks[cur_chunk].ts : ts), data, dl);
+			return;
+		}
 		h = (void *)reserve(len, ts);
 		h->type = (uint8_t)num(kv, n, "type", 0);
 		h->size = (uint16_t)size;
@@ -568,7 +687,7 @@ int main(int argc, char **argv)
 		}
 	}
 	memcpy(hdr.magic, MP_MAGIC, MP_MAGIC_LEN);
-	hdr.version = MP_VERSION;
+	hdr.version = getenv("TRACEGEN_VERSION") ? (uint32_t)atoi(getenv("TRACEGEN_VERSION")) : 1;
 	hdr.header_size = MP_HEADER_SIZE;
 	hdr.chunk_size = 4096;
 	hdr.pid = 4242;
@@ -587,8 +706,10 @@ int main(int argc, char **argv)
 		if (n)
 			line_cmd(kv, n);
 	}
+	flush_pending();
 	if (!next_chunk_set)
-		hdr.next_chunk = (uint64_t)n_chunks;
+		for (i = 0; i < n_chunks; i++)
+			hdr.next_chunk += hdr.version >= 2 ? chunks[i].size / hdr.chunk_size : 1;
 	f = out ? fopen(out, "w") : stdout;
 	if (!f) {
 		perror(out);
@@ -600,7 +721,7 @@ int main(int argc, char **argv)
 			memcpy(chunks[i].data, &chunks[i].head, sizeof(chunks[i].head));
 		else if (chunks[i].magic)
 			memcpy(chunks[i].data, &chunks[i].magic, 4);
-		fwrite(chunks[i].data, hdr.chunk_size, 1, f);
+		fwrite(chunks[i].data, chunks[i].size, 1, f);
 	}
 	fflush(f);
 	if (truncate_to >= 0 && out && truncate(out, truncate_to) < 0) {

@@ -39,6 +39,10 @@
  *                         prints "jumps=N maps=M"
  *   harm quickexit        keep one block of 77 B and leave through
  *                         quick_exit(3)
+ *   harm misaligned       call malloc, calloc, realloc and free with the
+ *                         stack 8 bytes off the ABI's 16-byte alignment
+ *                         (as hand-written assembly may): keeps 100
+ *                         blocks of 1000 B; prints "kept=100"
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -342,6 +346,45 @@ static int mode_quickexit(void)
 	quick_exit(3);
 }
 
+/* fn(a, b) called with rsp 8 bytes off the 16-byte alignment at the call */
+static void *call_misaligned(void *fn, unsigned long a, unsigned long b)
+{
+	void *ret;
+
+	__asm__ volatile("mov %%rsp, %%rbx\n\t"
+			 "and $-16, %%rsp\n\t"
+			 "sub $8, %%rsp\n\t"
+			 "call *%[fn]\n\t"
+			 "mov %%rbx, %%rsp\n\t"
+			 : "=a"(ret), "+D"(a), "+S"(b)
+			 : [fn] "r"(fn)
+			 : "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0",
+			   "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+			   "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+	return ret;
+}
+
+static int mode_misaligned(void)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		void *p = call_misaligned((void *)malloc, 500, 0);
+
+		p = call_misaligned((void *)realloc, (unsigned long)p, 1000);
+		keep[i] = i % 2 ? p : call_misaligned((void *)calloc, 10, 100);
+		if (i % 2 == 0)
+			call_misaligned((void *)free, (unsigned long)p, 0);
+		else
+			call_misaligned((void *)free, (unsigned long)keep[i - 1], 0);
+	}
+	for (i = 0; i < 200; i++)
+		if (i % 2)
+			memset(keep[i], 1, 1000);
+	printf("kept=100\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -365,7 +408,10 @@ int main(int argc, char **argv)
 		return mode_sigjmp();
 	if (!strcmp(m, "quickexit"))
 		return mode_quickexit();
+	if (!strcmp(m, "misaligned"))
+		return mode_misaligned();
 	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
-			"       fsize BYTES | cancel T | sigmmap 0|1 | sigjmp | quickexit\n");
+			"       fsize BYTES | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
+			"       misaligned\n");
 	return 2;
 }

@@ -16,6 +16,11 @@
  *                              register of another thread, a 222 B block
  *                              whose only pointer is on another thread's
  *                              stack, 3 blocks of 100 B dropped
+ *   vecthreads                 a 333 B block whose only pointer is in xmm9 of
+ *                              another thread, a 555 B block whose only
+ *                              pointer is in the upper half of its ymm10
+ *                              (when the CPU has AVX), 3 blocks of 100 B
+ *                              dropped
  *   altstack                   a 444 B block whose only pointer is on main's
  *                              stack; exit() from a signal handler running
  *                              on an alternate stack (a heap block)
@@ -152,6 +157,59 @@ static void *reg_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Keeps one block's address only in xmm9, and another's only in the upper
+ * half of ymm10 (AVX), spinning until the process exits. The addresses
+ * are never in memory, nor in a general-purpose register once it spins.
+ */
+static void *vec_thread(void *arg)
+{
+	uintptr_t key = 0x5555555555555555ull;
+	uintptr_t h1 = (uintptr_t)malloc(333) ^ key; /* VEC-XMM */
+	uintptr_t h2 = __builtin_cpu_supports("avx") ? (uintptr_t)malloc(555) ^ key : key; /* VEC-YMM */
+
+	(void)arg;
+	scrub();
+	__asm__ volatile("movq %0, %%rax\n\t"
+			 "xorq %2, %%rax\n\t"
+			 "movq %%rax, %%xmm9\n\t"
+			 "xorl %%eax, %%eax\n\t"
+			 : : "r"(h1), "r"(h2), "r"(key) : "rax", "xmm9", "memory");
+	if (__builtin_cpu_supports("avx"))
+		__asm__ volatile("movq %0, %%rax\n\t"
+				 "xorq %1, %%rax\n\t"
+				 "vmovq %%rax, %%xmm8\n\t"
+				 "vperm2f128 $0x08, %%ymm8, %%ymm8, %%ymm10\n\t"
+				 "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
+				 "xorl %%eax, %%eax"
+				 : : "r"(h2), "r"(key) : "rax", "xmm8", "xmm10", "memory");
+	h1 = h2 = 0;
+	__asm__ volatile("movl $1, %%eax\n\t"
+			 "lock xaddl %%eax, (%0)\n\t"
+			 "1: pause\n\t"
+			 "movl (%1), %%eax\n\t"
+			 "testl %%eax, %%eax\n\t"
+			 "jz 1b\n\t"
+			 "pxor %%xmm9, %%xmm9\n\t"
+			 "pxor %%xmm10, %%xmm10"
+			 : : "r"(&ready), "r"(&stop) : "rax", "xmm9", "xmm10", "memory");
+	return NULL;
+}
+
+static void vecthreads(void)
+{
+	pthread_t a;
+
+	if (pthread_create(&a, NULL, vec_thread, NULL))
+		exit(2);
+	free(malloc(1));
+	drop3();
+	scrub();
+	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 1)
+		sched_yield();
+	exit(0); /* the thread still holds its blocks */
+}
+
 /* Keeps its block's address only in a local variable, sleeping. */
 static void *stack_thread(void *arg)
 {
@@ -281,6 +339,8 @@ int main(int argc, char **argv)
 		maps();
 	else if (!strcmp(mode, "threads"))
 		threads();
+	else if (!strcmp(mode, "vecthreads"))
+		vecthreads();
 	else if (!strcmp(mode, "atexit")) {
 		atexit(late);
 		basic("return");

@@ -1,0 +1,49 @@
+/*
+ * trace_iter.h - read a trace file back inside libmemprov.so (trace_iter.c),
+ * record by record, with no allocation: for code that needs what the
+ * process itself recorded (the reachability scan at exit). Versions 1 and
+ * 2; records come decoded, in the structs of memprov_trace.h.
+ *
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
+ *
+ * Use:
+ *
+ *	static int one(void *arg, uint32_t serial, const struct mp_rec_head *h)
+ *	{
+ *		if (h->type == MP_REC_ALLOC) ...     // (const struct mp_rec_alloc *)h
+ *		return 0;                            // nonzero stops the walk
+ *	}
+ *	buf = (memory of MP_ITER_BUF bytes the caller mapped itself);
+ *	r = mp_trace_iter(fd, buf, MP_ITER_BUF, one, arg);
+ *
+ * fd: the trace, read with pread (never through the writer's mappings:
+ * finished chunks have left the address space). Records come chunk by
+ * chunk in file order: each thread's records in its own order, threads
+ * interleaved, so a caller that needs "the latest event for an address"
+ * compares timestamps (h->ts). A record pointer is valid during the call
+ * only. A corrupt record ends its chunk; chunks reserved but never written
+ * and chunks past the end of the file are skipped.
+ */
+#ifndef MEMPROV_TRACE_ITER_H
+#define MEMPROV_TRACE_ITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/memprov_trace.h"
+#include "sys.h"
+
+/* Buffer mp_trace_iter needs: the file header, the largest chunk memprov
+ * writes, one decoded record. */
+#define MP_ITER_BUF (MP_HEADER_SIZE + MP_DEFAULT_CHUNK_SIZE + MP_MAX_RECORD + 64)
+
+typedef int (*mp_iter_fn)(void *arg, uint32_t serial, const struct mp_rec_head *rec);
+
+/*
+ * Call fn for every record of the trace open on fd. Returns 0 once every
+ * record was given, fn's return when it was nonzero, or -1 when fd is not
+ * a trace this memprov reads (or len < MP_ITER_BUF).
+ */
+int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg) MP_HIDDEN;
+
+#endif /* MEMPROV_TRACE_ITER_H */
