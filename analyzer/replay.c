@@ -695,16 +695,31 @@ void replay_release(struct replay *r)
 	free(r->inherit.parent_path);
 }
 
-/* A copy of the stack id of from, unless r has it (the same id: the same frames). */
+/*
+ * The id the child's replay gives stack id of the parent's: stack ids
+ * name a stack within one trace only (format v2 numbers them 1, 2, ... in
+ * each process, and a forked child starts again at 1), so the parent's
+ * are moved out of the child's way by flipping bit 62 (v2's small ids
+ * never have it; its hashed ids and v1's hashes are 64-bit hashes).
+ */
+#define INHERITED_STACK (1ull << 62)
+
+static uint64_t adopted_id(uint64_t id)
+{
+	return id ? id ^ INHERITED_STACK : 0;
+}
+
+/* A copy of the stack id of from, as adopted_id(id), unless r has it. */
 static void adopt_stack(struct replay *r, const struct replay *from, uint64_t id)
 {
 	const struct replay_stack *s;
 	struct replay_stack *st;
 
-	if (!id || replay_find_stack(r, id) || !(s = replay_find_stack(from, id)))
+	if (!id || replay_find_stack(r, adopted_id(id)) || !(s = replay_find_stack(from, id)))
 		return;
 	st = xcalloc(1, sizeof(*st));
 	*st = *s;
+	st->id = adopted_id(id);
 	memset(&st->hh, 0, sizeof(st->hh));
 	st->native = xmalloc(8u * s->n_native + 1);
 	memcpy(st->native, s->native, 8u * s->n_native);
@@ -722,8 +737,8 @@ void replay_adopt(struct replay *r, const struct replay *from)
 
 	for (i = 0; i < 2; i++)
 		HASH_ITER(hh, tables[i], b, tmp) {
-			struct replay_block *nb = block_new(b->key.kind, b->key.addr, b->size, b->stack,
-							    b->func, b->device, b->ts);
+			struct replay_block *nb = block_new(b->key.kind, b->key.addr, b->size,
+							    adopted_id(b->stack), b->func, b->device, b->ts);
 
 			nb->weight = b->weight;
 			nb->inherited = 1;

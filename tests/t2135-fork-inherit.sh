@@ -47,7 +47,7 @@ test_expect_success 'check --max-leak 0 fails the child on its own 150 B, and sa
 	child=$(sed -n "s/^child=//p" out) &&
 	{ memprov check --max-leak 0 "fi/$child.trace" >check.txt; test $? = 1; } &&
 	cat check.txt &&
-	grep "live at exit: 150 B in 3 blocks (budget 0 B" check.txt &&
+	grep "lost at exit (definitely and indirectly): 150 B in 3 blocks (budget 0 B" check.txt &&
 	grep "still held: 1,000 B in 1 block" check.txt &&
 	memprov check --max-leak 150 "fi/$child.trace" &&
 	{ memprov check --json --max-leak 0 "fi/$child.trace" >check.json; test $? = 1; } &&
