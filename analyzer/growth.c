@@ -175,9 +175,15 @@ static void save_timeline_state(struct growth *g, const struct replay *r)
 	g->tl_prev.vm = g->vm;
 }
 
+/* The i-th of n instants from start to end, past it for i > n (exact and
+ * saturated: a damaged trace's span may be near 2^64, which a double
+ * cannot bring back). */
 static uint64_t instant(const struct growth *g, uint64_t i, uint64_t n)
 {
-	return g->start_ts + (uint64_t)((double)(g->end_ts - g->start_ts) * (double)i / (double)n);
+	uint64_t span = g->end_ts > g->start_ts ? g->end_ts - g->start_ts : 0;
+	unsigned __int128 t = g->start_ts + (unsigned __int128)span * i / (n ? n : 1);
+
+	return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
 static void progress(struct growth *g)
