@@ -176,7 +176,7 @@ largest() { ls -S $1 2>/dev/null | head -n 1; }
 
 # ---- one workload ----------------------------------------------------------
 
-declare -A R_BARE R_MPX R_HTX R_RSS R_MPR R_HTR R_EV R_MPSZ R_BPE R_HTSZ R_LSX R_LSR R_NTR
+declare -A R_BARE R_MPX R_HTX R_RSS R_MPR R_HTR R_EV R_MPSZ R_BPE R_HTSZ R_LSX R_LSR R_NTR R_SCAN R_SCANMEM
 declare -A A_LEAK A_GROW A_HTP A_CHECK
 
 bench_workload() {
@@ -270,8 +270,8 @@ bench_workload() {
 analyze() {
 	local wl=$1 dir=$2 mp_ok=$3 ht_ok=$4 trace= htf= r n
 	local leak=() leakr=() grow=() growr=() htp=() htpr=() chk=() chkr=()
-	local leak_na= grow_na= htp_na= chk_na= f size ev
-	local tsize=0 tev=0
+	local leak_na= grow_na= htp_na= chk_na= f size ev sns smem
+	local tsize=0 tev=0 tscan=0 tmem=0
 	[ -n "$mp_ok" ] && trace=$(largest "$dir/mp.keep/*.trace")
 	[ -n "$ht_ok" ] && htf=$(largest "$dir/ht.keep.*")
 	if [ -n "$trace" ]; then
@@ -284,7 +284,16 @@ analyze() {
 			"$CLI" stats --json "$f" >"$dir/stats.json" 2>"$dir/stats.err"
 			ev=$(grep -o '"events": *[0-9]*' "$dir/stats.json" | head -n 1 | grep -o '[0-9]*$')
 			tev=$((tev + ${ev:-0}))
+			# the scan at exit: its time summed, its memory at most
+			sns=$(grep -o '"scan_ns": *[0-9]*' "$dir/stats.json" | head -n 1 | grep -o '[0-9]*$')
+			smem=$(grep -o '"mem_bytes": *[0-9]*' "$dir/stats.json" | head -n 1 | grep -o '[0-9]*$')
+			tscan=$((tscan + ${sns:-0}))
+			[ "${smem:-0}" -le "$tmem" ] || tmem=$smem
 		done
+		if [ "$tscan" -gt 0 ]; then
+			R_SCAN[$wl]=$(div "$tscan" 1000000)
+			R_SCANMEM[$wl]=$(div "$tmem" 1048576)
+		fi
 		R_MPSZ[$wl]=$tsize
 		if [ "$tev" -gt 0 ]; then
 			R_EV[$wl]=$tev
@@ -390,14 +399,17 @@ report() {
 	echo "## Traces"
 	echo
 	echo "Events are memprov's records of every kind (\`memprov stats --json\` \"events\");"
-	echo "heaptrack's file is compressed (zstd), so its size is for scale only."
+	echo "heaptrack's file is compressed (zstd), so its size is for scale only. \"scan ms\" is the"
+	echo "reachability scan at exit (\`memprov stats --json\` \"reach\"), summed over the run's traces,"
+	echo "and \"scan MiB\" the most memory one scan mapped (both part of memprov's recording time above)."
 	echo
-	echo "| workload | memprov traces | events | trace MiB | bytes/event | heaptrack file MiB |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+	echo "| workload | memprov traces | events | trace MiB | bytes/event | scan ms | scan MiB | heaptrack file MiB |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for wl in $WORKLOADS; do
 		[ -n "${R_BARE[$wl]:-}" ] || continue
 		echo "| $wl | ${R_NTR[$wl]:-n/a} | ${R_EV[$wl]:-n/a} | $(fmt %.1f "$(div "${R_MPSZ[$wl]:-}" 1048576)")" \
-			"| $(fmt %.1f "${R_BPE[$wl]:-}") | $(fmt %.2f "$(div "${R_HTSZ[$wl]:-}" 1048576)") |"
+			"| $(fmt %.1f "${R_BPE[$wl]:-}") | $(fmt %.1f "${R_SCAN[$wl]:-}") | $(fmt %.1f "${R_SCANMEM[$wl]:-}")" \
+			"| $(fmt %.2f "$(div "${R_HTSZ[$wl]:-}" 1048576)") |"
 	done
 	echo
 	echo "## Analysis"
