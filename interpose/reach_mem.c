@@ -6,6 +6,13 @@
  * sort (glibc's qsort may call malloc) and the list of memprov's own
  * mappings, which are never roots.
  *
+ * Small allocations (at most POOL_PIECE) are cut from pool mappings of
+ * POOL_CHUNK, faulted in at once: a scan makes dozens of them, and a
+ * mapping and unmapping each cost a short process more than the scan
+ * itself (the TLB flush of every munmap, on a VM above all). A freed
+ * piece goes back only when it was the last one cut; at most POOL_CHUNKS
+ * pools are made, then small allocations are mappings of their own.
+ *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include <string.h>
@@ -18,13 +25,21 @@
 #define MAX_MAPS 256
 #define MAX_OWN 32
 #define POPULATE_MAX (256u << 10)
+#define POOL_CHUNK (512u << 10)
+#define POOL_PIECE (32u << 10)
+#define POOL_CHUNKS 8
+#define POOL_ALIGN 64
 
 static struct {
 	void *p;
 	size_t len;
+	size_t cut;   /* a pool: bytes cut so far (0 for a plain mapping) */
+	size_t last;  /* a pool: offset of the last piece cut */
+	int pool;
+	int kept;     /* rmem_forget'ed: never unmapped */
 } maps[MAX_MAPS];
 static uint64_t used, peak, limit;
-static int failed;
+static int failed, pool_at = -1, pools;
 
 /* memprov's other mappings (the stack-id set, the unwind cache). */
 static struct {
@@ -47,6 +62,8 @@ void rmem_init(uint64_t lim)
 	used = peak = 0;
 	limit = lim;
 	failed = 0;
+	pool_at = -1;
+	pools = 0;
 	n_own = 0;
 }
 
@@ -55,12 +72,25 @@ static size_t page_round(size_t len)
 	return (len + 4095) & ~(size_t)4095;
 }
 
+/* The plain mapping that starts at p, or -1. */
 static int slot_of(const void *p)
 {
 	int i;
 
 	for (i = 0; i < MAX_MAPS; i++)
-		if (maps[i].p == p && p)
+		if (maps[i].p == p && p && !maps[i].pool)
+			return i;
+	return -1;
+}
+
+/* The pool that holds p, or -1. */
+static int pool_of(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	int i;
+
+	for (i = 0; i < MAX_MAPS; i++)
+		if (maps[i].pool && a >= (uintptr_t)maps[i].p && a < (uintptr_t)maps[i].p + maps[i].len)
 			return i;
 	return -1;
 }
@@ -84,8 +114,46 @@ static void *alloc(size_t len, int populate)
 		failed = 1;
 		return NULL;
 	}
+	memset(&maps[i], 0, sizeof(maps[i]));
 	maps[i].p = p;
 	maps[i].len = len;
+	used += len;
+	if (used > peak)
+		peak = used;
+	return p;
+}
+
+/* A piece of len bytes from the current pool (a new one when it is full). */
+static void *pool_cut(size_t len)
+{
+	void *p;
+
+	len = (len + POOL_ALIGN - 1) & ~(size_t)(POOL_ALIGN - 1);
+	if (used + len > limit)
+		return NULL;
+	if (pool_at < 0 || maps[pool_at].cut + len > maps[pool_at].len) {
+		int i;
+
+		if (pools == POOL_CHUNKS)
+			return NULL;
+		for (i = 0; i < MAX_MAPS && maps[i].p; i++)
+			;
+		if (i == MAX_MAPS)
+			return NULL;
+		p = mp_sys_mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		memset(&maps[i], 0, sizeof(maps[i]));
+		maps[i].p = p;
+		maps[i].len = POOL_CHUNK;
+		maps[i].pool = 1;
+		pool_at = i;
+		pools++;
+	}
+	p = (char *)maps[pool_at].p + maps[pool_at].cut;
+	maps[pool_at].last = maps[pool_at].cut;
+	maps[pool_at].cut += len;
 	used += len;
 	if (used > peak)
 		peak = used;
@@ -95,7 +163,9 @@ static void *alloc(size_t len, int populate)
 /* Small allocations are touched whole: fault them in with one call. */
 void *rmem_alloc(size_t len)
 {
-	return alloc(len, len <= POPULATE_MAX);
+	void *p = len && len <= POOL_PIECE ? pool_cut(len) : NULL;
+
+	return p ? p : alloc(len, len <= POPULATE_MAX);
 }
 
 void *rmem_table(size_t len)
@@ -127,6 +197,17 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 		*cap = len / elem;
 		return 0;
 	}
+	if (pool_of(*pp) >= 0) {
+		/* a piece of a pool: copied to a new allocation */
+		q = rmem_alloc(len);
+		if (!q)
+			return -1;
+		memcpy(q, *pp, *cap * elem);
+		rmem_free(*pp);
+		*pp = q;
+		*cap = len / elem;
+		return 0;
+	}
 	i = slot_of(*pp);
 	if (i < 0)
 		return -1;
@@ -152,10 +233,20 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 
 void rmem_free(void *p)
 {
-	int i = slot_of(p);
+	int i = slot_of(p), k;
 
-	if (i < 0)
+	if (i < 0) {
+		/* a pool's last piece goes back (zeroed: pieces start zeroed) */
+		k = pool_of(p);
+		if (k >= 0 && (char *)p == (char *)maps[k].p + maps[k].last && maps[k].cut > maps[k].last) {
+			size_t len = maps[k].cut - maps[k].last;
+
+			memset(p, 0, len);
+			used -= len;
+			maps[k].cut = maps[k].last;
+		}
 		return;
+	}
 	mp_sys_munmap(maps[i].p, maps[i].len);
 	used -= maps[i].len;
 	maps[i].p = NULL;
@@ -166,8 +257,13 @@ void rmem_forget(void *p)
 {
 	int i = slot_of(p);
 
-	if (i < 0)
+	if (i < 0) {
+		/* a piece still in use by someone else: its pool is never unmapped */
+		i = pool_of(p);
+		if (i >= 0)
+			maps[i].kept = 1;
 		return;
+	}
 	used -= maps[i].len;
 	maps[i].p = NULL;
 	maps[i].len = 0;
@@ -177,9 +273,16 @@ void rmem_release(void)
 {
 	int i;
 
-	for (i = 0; i < MAX_MAPS; i++)
-		if (maps[i].p)
+	for (i = 0; i < MAX_MAPS; i++) {
+		if (maps[i].pool && !maps[i].kept)
+			mp_sys_munmap(maps[i].p, maps[i].len);
+		else if (maps[i].p && !maps[i].pool)
 			rmem_free(maps[i].p);
+		if (maps[i].pool)
+			memset(&maps[i], 0, sizeof(maps[i]));
+	}
+	pool_at = -1;
+	pools = 0;
 }
 
 uint64_t rmem_peak(void)
