@@ -183,12 +183,34 @@ static int is_loader(const char *path)
 	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5);
 }
 
+/* Whether info is libmemprov.so itself (its code holds this function). */
+static int is_self(const struct dl_phdr_info *info)
+{
+	uintptr_t me = (uintptr_t)is_self;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && me >= a && me - a < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The writable segments of each loaded object are roots, but memprov's
+ * own: its state (tables, the bootstrap arena, a megabyte of bss) holds
+ * no reference of the program's, and a stale word there would keep a
+ * program's block alive.
+ */
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ctx *c = arg;
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	uint32_t flags = (is_cuda(name) ? 0 : RR_PROGRAM) | (is_loader(name) ? RR_NO_MMAP : 0);
-	int i;
+	int i, self = is_self(info);
 
 	(void)size;
 	for (i = 0; i < info->dlpi_phnum; i++) {
@@ -197,6 +219,10 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
 			continue;
+		if (self) {
+			add(c, &c->ex_vma, a, a + ph->p_memsz, 0);
+			continue;
+		}
 		add(c, &c->mods, a, a + ph->p_memsz, flags);
 		if (is_libc(name) && c->n_libc < 8) {
 			c->libc_lo[c->n_libc] = a;
