@@ -6,10 +6,13 @@
  * first, so a grandchild inherits what its parent inherited.
  *
  * Which fork: a parent may have forked children of the same pid at
- * different times (pids are reused). An earlier child of that pid ended
- * before ours began, so its fork is earlier than ours; a later one began
- * after ours ended. So ours is the last fork of the pid at or before the
- * child's last record.
+ * different times (pids are reused). The child's header names the fork's
+ * serial, and the parent's FORK record carries it: that one. Traces of
+ * older writers have no serial: an earlier child of that pid ended before
+ * ours began, so its fork is earlier than ours; a later one began after
+ * ours ended; so ours is taken as the last fork of the pid at or before
+ * the child's last record (wrong only when the parent, descheduled,
+ * recorded the fork after the child's end).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,11 +35,11 @@ void inherit_set_parent(const char *path)
 }
 
 /*
- * The latest FORK record of pid in the trace at path, at or before end:
- * its timestamp in *ts. Returns 1 when there is one, 0 when not, -1 when
- * the trace cannot be read.
+ * The FORK record of pid with serial in the trace at path (serial 0: the
+ * latest at or before end): its timestamp in *ts. Returns 1 when there is
+ * one, 0 when not, -1 when the trace cannot be read.
  */
-static int last_fork_of(const char *path, int32_t pid, uint64_t end, uint64_t *ts)
+static int last_fork_of(const char *path, int32_t pid, uint32_t serial, uint64_t end, uint64_t *ts)
 {
 	const struct mp_rec_head *h;
 	struct trace t;
@@ -47,7 +50,8 @@ static int last_fork_of(const char *path, int32_t pid, uint64_t end, uint64_t *t
 	while ((h = trace_next(&t))) {
 		const struct mp_rec_fork *f = (const void *)h;
 
-		if (h->type != MP_REC_FORK || f->child_pid != pid || h->ts > end)
+		if (h->type != MP_REC_FORK || f->child_pid != pid ||
+		    (serial ? f->serial != serial : h->ts > end))
 			continue;
 		if (!found || h->ts >= *ts)
 			*ts = h->ts;
@@ -102,7 +106,7 @@ static char *find_parent(const struct trace *child, uint64_t end, uint64_t *fork
 		p = xmalloc(strlen(dir) + strlen(de->d_name) + 2);
 		sprintf(p, "%s/%s", dir, de->d_name);
 		if (trace_peek(p, &h) || h.pid != child->hdr.ppid || same_file(p, &self) ||
-		    last_fork_of(p, child->hdr.pid, end, &ts) != 1 || (best && ts < *fork_ts)) {
+		    last_fork_of(p, child->hdr.pid, child->hdr.fork_serial, end, &ts) != 1 || (best && ts < *fork_ts)) {
 			free(p);
 			continue;
 		}
@@ -177,7 +181,7 @@ static void seed(struct replay *r, int depth)
 	if (!end)
 		end = UINT64_MAX;
 	if (parent_given && !depth) {
-		found = last_fork_of(parent_given, t->hdr.pid, end, &ts);
+		found = last_fork_of(parent_given, t->hdr.pid, t->hdr.fork_serial, end, &ts);
 		if (found < 0)
 			warning("cannot read the parent's trace '%s': inherited blocks unknown",
 				parent_given);

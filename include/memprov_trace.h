@@ -179,7 +179,12 @@ enum mp_stop {
  *                        a signal handler installed behind memprov's back)
  *   1896 skipped[128]    the same, per enum mp_func (index = func id)
  *   2408 term_signal     when state == MP_STATE_KILLED: the signal's number
- *   2412 reserved, zero
+ *   2412 host[64]        the host name (gethostname), NUL-terminated,
+ *                        truncated; "" from older writers
+ *   2476 fork_serial     a forked child: the serial its parent gave the fork
+ *                        (the parent's MP_REC_FORK carries it too); 0: not
+ *                        known (older writers, or not a child of fork)
+ *   2480 reserved, zero
  *
  * Fields from skipped_total on were added without a version change: older
  * writers left them zero.
@@ -224,7 +229,9 @@ struct mp_file_header {
 	uint64_t skipped_total;
 	uint32_t skipped[128];
 	int32_t term_signal;
-	uint8_t reserved[MP_HEADER_SIZE - 2412];
+	char host[64];
+	uint32_t fork_serial;
+	uint8_t reserved[MP_HEADER_SIZE - 2480];
 };
 _Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
 
@@ -587,11 +594,16 @@ struct mp_rec_ctx_reset {
 };
 _Static_assert(sizeof(struct mp_rec_ctx_reset) == 24, "ctx reset record layout");
 
-/* MP_REC_FORK, 24 bytes: written by the parent after fork() succeeded. */
+/*
+ * MP_REC_FORK, 24 bytes: written by the parent after fork() succeeded,
+ * so it may come after records of the child (even after its exit). serial
+ * names this fork among the process's forks (1, 2, ...; 0 from older
+ * writers): the child's header has the same fork_serial.
+ */
 struct mp_rec_fork {
 	struct mp_rec_head h;
 	int32_t child_pid;
-	uint32_t reserved;
+	uint32_t serial;
 };
 _Static_assert(sizeof(struct mp_rec_fork) == 24, "fork record layout");
 

@@ -30,6 +30,9 @@ MP_EXPORT int memprov_active(void);
 
 static int atfork_done;
 static int traced_before_fork;
+/* forks of this process so far; the one this thread is making (the child's too) */
+static uint32_t fork_count;
+static __thread uint32_t fork_serial __attribute__((tls_model("initial-exec")));
 
 /* forked: in the child of fork() (the run index says so). */
 static void start_tracing(int forked)
@@ -49,6 +52,7 @@ static void start_tracing(int forked)
 
 static void atfork_prepare(void)
 {
+	fork_serial = __atomic_add_fetch(&fork_count, 1, __ATOMIC_RELAXED);
 	traced_before_fork = mp_tracing;
 	mp_gate_close();
 }
@@ -70,8 +74,11 @@ static void atfork_child(void)
 	if (traced_before_fork)
 		start_tracing(1);
 	/* one thread here: the reader learns that a parent's memory came with it */
-	if (mp_tracing && mp_header)
+	if (mp_tracing && mp_header) {
+		mp_header->fork_serial = fork_serial;
 		mp_header->flags |= MP_HF_FORKED;
+	}
+	fork_count = 0;
 }
 
 __attribute__((constructor(101))) static void mp_init(void)
@@ -261,7 +268,7 @@ MP_EXPORT pid_t fork(void)
 	}
 	pid = mp_real_fork();
 	if (pid > 0 && mp_enter()) {
-		mp_record_fork(pid);
+		mp_record_fork(pid, fork_serial);
 		mp_leave();
 	}
 	return pid;

@@ -466,12 +466,13 @@ MP_REALIGN void mp_record_exit(int status, unsigned how)
 	mp_write_record(&r.h);
 }
 
-MP_REALIGN void mp_record_fork(pid_t child)
+MP_REALIGN void mp_record_fork(pid_t child, uint32_t serial)
 {
 	struct mp_rec_fork r;
 
 	REC_INIT(r, MP_REC_FORK, 0, 0, 0);
 	r.child_pid = child;
+	r.serial = serial;
 	mp_write_record(&r.h);
 }
 

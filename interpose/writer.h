@@ -136,7 +136,7 @@ void mp_write_pycode(uint32_t id, uint32_t line, const char *file, size_t flen,
 /* Marks; flags: MP_RF_MAIN_END or 0. */
 void mp_record_mark(const char *label, unsigned flags) MP_HIDDEN;
 void mp_record_exit(int status, unsigned how) MP_HIDDEN;
-void mp_record_fork(pid_t child) MP_HIDDEN;
+void mp_record_fork(pid_t child, uint32_t serial) MP_HIDDEN;
 void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
 void mp_rss_open(void) MP_HIDDEN;           /* once the trace is open: sampling, thread exit */
 void mp_writer_fork_child(void) MP_HIDDEN;  /* after mp_trace_fork_child */

@@ -6,7 +6,10 @@
 # child's frees of them match, and the gate holds the child to its own.
 # Without the parent's trace, one line says the inherited blocks are
 # unknown. The scan at exit did not see inherited blocks: they are not
-# classified (neither reachable nor lost), and a note says so.
+# classified (neither reachable nor lost), and a note says so. The fork
+# is found by its serial (the child's header, the parent's record) even
+# when the parent recorded it after the child's end, and a reused pid
+# takes the right fork.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
@@ -88,6 +91,47 @@ test_expect_success 'reach: inherited blocks are not classified (the scan did no
 		inherited_sites.0.reach.definitely_lost.bytes=0 &&
 	memprov leaks "re/$child.trace" >re.txt &&
 	grep "note: the scan at exit did not see the inherited blocks" re.txt
+'
+
+test_expect_success 'the fork by its serial: recorded after the child ended, and a reused pid' '
+	mkdir serial &&
+	"$BIN/tracegen" -o serial/100.trace <<-\EOF &&
+	header pid=100 ppid=1 state=exited exit=0 start=100 end=1000
+	thread 1
+	stack ts=100 id=1 native=0x1000
+	alloc ts=110 addr=0x1000 size=100 stack=1
+	fork ts=500 child=200 serial=1
+	free ts=600 addr=0x1000
+	alloc ts=700 addr=0x2000 size=300 stack=1
+	fork ts=800 child=200 serial=2
+	exit ts=1000 status=0
+	EOF
+	"$BIN/tracegen" -o serial/200a.trace <<-\EOF &&
+	header pid=200 ppid=100 state=exited exit=0 start=150 end=300 flags=64 fork_serial=1
+	thread 1
+	stack ts=150 id=1 native=0x1000
+	alloc ts=160 addr=0x3000 size=50 stack=1
+	exit ts=300 status=0
+	EOF
+	"$BIN/tracegen" -o serial/200b.trace <<-\EOF &&
+	header pid=200 ppid=100 state=exited exit=0 start=810 end=900 flags=64 fork_serial=2
+	thread 1
+	stack ts=810 id=1 native=0x1000
+	exit ts=900 status=0
+	EOF
+	memprov leaks --json serial/200a.trace >a.json &&
+	jget --check a.json inherited.known=true inherited.held.bytes=100 totals.heap.bytes=150 &&
+	memprov leaks --json serial/200b.trace >b.json &&
+	jget --check b.json inherited.known=true inherited.held.bytes=300 totals.heap.bytes=300 &&
+	mkdir old &&
+	"$BIN/tracegen" -o old/200.trace <<-\EOF &&
+	header pid=200 ppid=100 state=exited exit=0 start=150 end=300 flags=64
+	thread 1
+	exit ts=300 status=0
+	EOF
+	cp serial/100.trace old/ &&
+	memprov leaks --json old/200.trace >old.json 2>/dev/null &&
+	jget --check old.json inherited.known=false
 '
 
 test_done

@@ -25,7 +25,7 @@
  *   gpu_alloc ts= func= kind= addr= size= stack= stream= device= result= extra= flags=
  *   gpu_free ts= func= kind= addr= stream= device= result= flags=
  *   ctx_reset ts= func= device=
- *   fork ts= child=
+ *   fork ts= child= serial=
  *   reach ts= status= notes= scan_ts= scan_ns= mem= threads= stopped= stack_only=
  *         unreadable= classes=CLS:BLOCKS:BYTES,...  (CLS: 1..4)
  *   reach_blocks ts= kind= cls= scan_ts= addrs=0x..,0x.. [count=N]
@@ -480,6 +480,9 @@ static void set_header(struct kv *kv, int n)
 	hdr.stop_reason = (uint32_t)num(kv, n, "stop", hdr.stop_reason);
 	hdr.sample_bytes = (uint32_t)num(kv, n, "sample", hdr.sample_bytes);
 	hdr.flags = (uint32_t)num(kv, n, "flags", hdr.flags);
+	hdr.fork_serial = (uint32_t)num(kv, n, "fork_serial", hdr.fork_serial);
+	if ((s = get(kv, n, "host")))
+		snprintf(hdr.host, sizeof(hdr.host), "%s", s);
 	if (get(kv, n, "next_chunk")) {
 		hdr.next_chunk = num(kv, n, "next_chunk", 0);
 		next_chunk_set = 1;
@@ -602,6 +605,7 @@ static void line_cmd(struct kv *kv, int n)
 		struct mp_rec_fork *f = record(MP_REC_FORK, sizeof(*f), kv, n);
 
 		f->child_pid = (int32_t)num(kv, n, "child", 0);
+		f->serial = (uint32_t)num(kv, n, "serial", 0);
 	} else if (!strcmp(c, "reach")) {
 		struct mp_rec_reach *r = record(MP_REC_REACH, sizeof(*r), kv, n);
 		const char *cl = get(kv, n, "classes");
