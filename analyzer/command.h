@@ -35,6 +35,7 @@ extern const struct command command_timeline;  /* report_timeline.c */
 extern const struct command command_diff;      /* report_diff.c */
 extern const struct command command_html;      /* report_html.c */
 extern const struct command command_check;     /* gate.c */
+extern const struct command command_merge;     /* report_merge.c */
 extern const struct command command_dump;      /* report_dump.c */
 
 /*

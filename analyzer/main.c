@@ -21,7 +21,8 @@
 
 static const struct command *const commands[] = {
 	&command_run, &command_leaks, &command_stats, &command_growth, &command_peak,
-	&command_timeline, &command_diff, &command_html, &command_check, &command_dump,
+	&command_timeline, &command_diff, &command_html, &command_check, &command_merge,
+	&command_dump,
 };
 
 static const struct command *find_command(const char *name)

@@ -1,14 +1,16 @@
 /*
- * multi.c - reports over many processes. The traces are read one at a
- * time (memory grows with one process's live set plus the merged sites,
- * never with the number of traces). Each process is judged as `leaks`
- * judges one: live at the end of its Python main module, else at its
- * end; its inherited blocks (a forked child's) are its parent's and are
- * counted there; interpreter and module state, arenas and suppressions
- * are set apart. Sites merge across processes by their symbolized
- * frames (site.key: no addresses), each with the processes that hold it,
- * worst first. Images replaced by exec are not counted: their memory
- * went with the exec.
+ * multi.c - reports over many processes. The map step: worker processes
+ * (--jobs, one per CPU by default) each read one trace at a time and
+ * write its summary, as `leaks --json TRACE` (or `growth --json`) would,
+ * to a temporary file; the reduce step (merge.c) reads them back in the
+ * order of the traces. Memory: each worker's grows with one process's
+ * live set; the reduce's with the merged sites, not with the number of
+ * traces. Each process is judged as the one-trace report judges it; its
+ * inherited blocks (a forked child's) are its parent's and counted there;
+ * images replaced by exec are not counted: their memory went with the
+ * exec. Workers are processes, not threads: the symbolizer's caches and
+ * libdw's handles are not shared between threads here, and a trace that
+ * crashes the analyzer loses its worker's summaries, not the report.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "category.h"
 #include "inherit.h"
@@ -170,57 +174,13 @@ static int proc_on_mark(struct replay *r, const struct replay_mark *m, void *arg
 	return 0;
 }
 
-/* A merged site: its frames as text and JSON, and each process's share. */
-struct share {
-	size_t proc;
-	uint64_t blocks, bytes;
-};
-
-struct msite {
-	UT_hash_handle hh;
-	char *key;
-	char *head;     /* "heap malloc" */
-	char *frames;   /* text lines */
-	uint64_t blocks, bytes;
-	struct share *shares;
-	size_t n_shares, alloc_shares;
-};
-
 struct merged {
-	struct msite *sites;
 	struct proc *procs;
-	size_t n_procs, alloc_procs;
-	enum site_mode mode;
-	unsigned cat_flags;
-	int per_process;
+	size_t n_procs;
 };
 
-static void merge_site(struct merged *m, const struct site *s, size_t proc)
-{
-	struct msite *ms;
-	size_t len;
-
-	HASH_FIND_STR(m->sites, s->key, ms);
-	if (!ms) {
-		FILE *f;
-
-		ms = xcalloc(1, sizeof(*ms));
-		ms->key = xstrdup(s->key);
-		ms->head = xmalloc(strlen(kind_name(s->kind)) + strlen(site_api(s)) + 2);
-		sprintf(ms->head, "%s %s", kind_name(s->kind), site_api(s));
-		f = xopen_memstream(&ms->frames, &len);
-		site_text(f, s, m->mode, SITE_ALL_FRAMES);
-		fclose(f);
-		HASH_ADD_KEYPTR(hh, m->sites, ms->key, strlen(ms->key), ms);
-	}
-	ms->blocks += s->blocks;
-	ms->bytes += s->bytes;
-	ALLOC_GROW(ms->shares, ms->n_shares, ms->alloc_shares);
-	ms->shares[ms->n_shares++] = (struct share){ proc, s->blocks, s->bytes };
-}
-
-/* Replay one trace; merge its own live sites (when m->sites is wanted). */
-static void proc_read(struct merged *m, struct proc *p, int want_sites)
+/* Replay one trace for the tree: its peak, its ending, what it held of its own. */
+static void proc_read(struct proc *p)
 {
 	struct proc_run pr = { .p = p };
 	struct replay_live *live;
@@ -248,20 +208,13 @@ static void proc_read(struct merged *m, struct proc *p, int want_sites)
 	inherit_split(&r, &live, NULL);
 	p->inh_bytes = r.inherit.held_bytes;
 	sym = sym_new(&r, 1);
-	cat_init(&cat, &r, sym, NULL, CAT_END_VERDICT | m->cat_flags);
+	cat_init(&cat, &r, sym, NULL, CAT_END_VERDICT);
 	cat_split(&cat, &live, NULL);
-	if (want_sites && t.hdr.state != MP_STATE_EXEC) {
-		sites = sites_build(&r, sym, live, m->mode, &n);
+	if (t.hdr.state != MP_STATE_EXEC) {
+		sites = sites_build(&r, sym, live, SITE_DEFAULT, &n);
 		for (i = 0; i < n; i++) {
 			p->own_blocks += sites[i].blocks;
 			p->own_bytes += sites[i].bytes;
-			merge_site(m, &sites[i], (size_t)(p - m->procs));
-		}
-		if (m->per_process && n) {
-			printf("\npid %d (", (int)t.hdr.pid);
-			put_text(stdout, report_command(&t), ESC_TEXT);
-			printf("), %s: %zu site%s of its own:\n", p->ending, n, n == 1 ? "" : "s");
-			sites_text(stdout, sites, n, m->mode);
 		}
 		sites_free(sites, n);
 	}
@@ -271,26 +224,6 @@ static void proc_read(struct merged *m, struct proc *p, int want_sites)
 	report_status(&t);
 	replay_release(&r);
 	trace_close(&t);
-}
-
-static int share_cmp(const void *a, const void *b)
-{
-	const struct share *x = a, *y = b;
-
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return x->proc < y->proc ? -1 : x->proc > y->proc;
-}
-
-static int msite_cmp(const void *a, const void *b)
-{
-	const struct msite *x = *(const struct msite *const *)a, *y = *(const struct msite *const *)b;
-
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->blocks != y->blocks)
-		return x->blocks > y->blocks ? -1 : 1;
-	return strcmp(x->key, y->key);
 }
 
 /* Processes: traces of images not replaced by exec, readable. */
@@ -303,99 +236,129 @@ static size_t count_processes(const struct merged *m)
 	return n;
 }
 
-static void print_merged(struct merged *m, size_t n_paths)
+/* ---- the map step: one summary per trace, from worker processes ---- */
+
+/*
+ * A worker writes, for each trace it reads, the summary (one JSON line,
+ * or nothing when the trace could not be read) and then "@ STATUS".
+ * Read trace i's record from f into *json (NULL: none); its status.
+ */
+static int read_record(FILE *f, char **line, size_t *cap, char **json, int *status)
 {
-	size_t n = HASH_COUNT(m->sites), i, j, nproc = count_processes(m), holding = 0;
-	struct msite **v = xcalloc(n + 1, sizeof(*v)), *ms, *tmp;
-	char b1[HUMAN_LEN], c1[HUMAN_LEN];
-	uint64_t blocks = 0, bytes = 0;
+	ssize_t len;
 
-	i = 0;
-	HASH_ITER(hh, m->sites, ms, tmp) {
-		v[i++] = ms;
-		blocks += ms->blocks;
-		bytes += ms->bytes;
-	}
-	for (i = 0; i < m->n_procs; i++)
-		holding += m->procs[i].own_blocks > 0;
-	sort_array(v, n, sizeof(*v), msite_cmp);
-	printf("\n%zu trace%s, %zu process%s (images replaced by exec not counted)\n", n_paths,
-	       n_paths == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es");
-	printf("live at the end of each process, its own (inherited blocks are counted in the parent): "
-	       "%s in %s block%s, in %zu process%s of %zu\n", bytes_exact(b1, sizeof(b1), bytes),
-	       fmt_count(c1, sizeof(c1), blocks), blocks == 1 ? "" : "s", holding,
-	       holding == 1 ? "" : "es", nproc);
-	if (!n)
-		printf("no site of the programs' own\n");
-	else
-		printf("%zu site%s of the programs' own, merged across processes:\n", n, n == 1 ? "" : "s");
-	for (i = 0; i < n; i++) {
-		ms = v[i];
-		sort_array(ms->shares, ms->n_shares, sizeof(*ms->shares), share_cmp);
-		printf("  #%zu %s: %zu process%s of %zu, %s block%s, %s\n", i + 1, ms->head,
-		       ms->n_shares, ms->n_shares == 1 ? "" : "es", nproc,
-		       fmt_count(c1, sizeof(c1), ms->blocks), ms->blocks == 1 ? "" : "s",
-		       bytes_exact(b1, sizeof(b1), ms->bytes));
-		fputs(ms->frames, stdout);
-		for (j = 0; j < ms->n_shares; j++) {
-			const struct proc *p = &m->procs[ms->shares[j].proc];
-
-			printf("      pid %d: %s block%s, %s (", (int)p->hdr.pid,
-			       fmt_count(c1, sizeof(c1), ms->shares[j].blocks),
-			       ms->shares[j].blocks == 1 ? "" : "s",
-			       bytes_exact(b1, sizeof(b1), ms->shares[j].bytes));
-			put_text(stdout, p->hdr.cmdline[0] ? p->hdr.cmdline : p->hdr.exe, ESC_TEXT);
-			printf(")\n");
+	free(*json);
+	*json = NULL;
+	while ((len = getline(line, cap, f)) >= 0) {
+		if ((*line)[0] == '@') {
+			*status = atoi(*line + 1);
+			return 0;
 		}
+		free(*json);
+		*json = xstrdup(*line);
 	}
-	free(v);
+	return -1;
 }
 
-static void merged_release(struct merged *m)
+/* Worker k of jobs: the summaries of traces k, k + jobs, ... on out. */
+static void worker(const struct report_args *a, char **paths, size_t n, size_t k, size_t jobs,
+		   multi_one_fn one, FILE *out)
 {
-	struct msite *ms, *tmp;
+	size_t i;
 
-	HASH_ITER(hh, m->sites, ms, tmp) {
-		HASH_DEL(m->sites, ms);
-		free(ms->key);
-		free(ms->head);
-		free(ms->frames);
-		free(ms->shares);
-		free(ms);
+	if (dup2(fileno(out), STDOUT_FILENO) < 0)
+		_exit(EXIT_FAIL);
+	for (i = k; i < n; i += jobs) {
+		int st = one(a, paths[i]);
+
+		fflush(stdout);
+		printf("@ %d\n", st);
+		fflush(stdout);
 	}
-	free(m->procs);
+	_exit(ferror(stdout) ? EXIT_FAIL : EXIT_OK);
 }
 
-/* Read every trace of paths into m; the exit status (1: none readable). */
-static int read_all(struct merged *m, char **paths, size_t n, int want_sites)
+static size_t jobs_for(const struct report_args *a, size_t n)
 {
-	size_t i, bad = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t jobs = a->jobs ? (size_t)a->jobs : cpus > 0 ? (size_t)cpus : 1;
 
-	m->procs = xcalloc(n + 1, sizeof(*m->procs));
-	m->n_procs = n;
-	for (i = 0; i < n; i++) {
-		m->procs[i].path = paths[i];
-		proc_read(m, &m->procs[i], want_sites);
-		bad += m->procs[i].bad;
-	}
-	return bad == n ? EXIT_FAIL : EXIT_OK;
+	return jobs < n ? jobs : n;
 }
 
-int multi_leaks(const struct report_args *a, int per_process)
+int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, size_t *n_traces)
 {
-	struct merged m = { .mode = a->o.mode, .cat_flags = a->o.cat_flags,
-			    .per_process = per_process };
-	char **paths;
-	size_t n;
-	int ret;
+	char **paths, *line = NULL, *json = NULL;
+	size_t n, jobs, k, i, cap = 0, bad = 0;
+	FILE **out;
+	pid_t *pids;
+	int ret = EXIT_OK;
 
 	if (multi_expand(a->traces, a->cl.n_operands, &paths, &n) < 0)
 		return EXIT_FAIL;
-	ret = read_all(&m, paths, n, 1);
-	print_merged(&m, n);
-	merged_release(&m);
+	*n_traces = n;
+	jobs = jobs_for(a, n);
+	out = xcalloc(jobs, sizeof(*out));
+	pids = xcalloc(jobs, sizeof(*pids));
+	fflush(NULL);
+	for (k = 0; k < jobs; k++) {
+		if (!(out[k] = tmpfile()))
+			die(1, "cannot make a temporary file for a worker: %s", strerror(errno));
+		pids[k] = fork();
+		if (pids[k] < 0)
+			die(1, "cannot start a worker: %s", strerror(errno));
+		if (!pids[k])
+			worker(a, paths, n, k, jobs, one, out[k]);
+	}
+	for (k = 0; k < jobs; k++) {
+		int st;
+
+		while (waitpid(pids[k], &st, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			error("a worker reading traces %s, ... ended %s %d: its traces from there on are missing",
+			      paths[k], WIFSIGNALED(st) ? "by signal" : "with status",
+			      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		rewind(out[k]);
+	}
+	/* reduce in the order of the traces, so that the report does not depend on jobs */
+	for (i = 0; i < n; i++) {
+		int st = EXIT_FAIL;
+
+		if (read_record(out[i % jobs], &line, &cap, &json, &st) < 0) {
+			error("'%s': no summary (its worker died)", paths[i]);
+			bad++;
+			ret = EXIT_FAIL;
+			continue;
+		}
+		if (st != EXIT_OK)
+			ret = st;
+		if (!json) {
+			bad++;
+			continue;
+		}
+		{
+			struct jval doc;
+			char err[256];
+
+			if (json_parse(json, strlen(json), &doc, err, sizeof(err)) < 0) {
+				error("'%s': its summary is not JSON: %s", paths[i], err);
+				ret = EXIT_FAIL;
+				continue;
+			}
+			if (merge_add(m, &doc, i, paths[i]) < 0)
+				ret = EXIT_FAIL;
+			json_free(&doc);
+		}
+	}
+	free(line);
+	free(json);
+	for (k = 0; k < jobs; k++)
+		fclose(out[k]);
+	free(out);
+	free(pids);
 	paths_free(paths, n);
-	return ret;
+	return bad == n ? EXIT_FAIL : ret;
 }
 
 /* ---- the process tree ---- */
@@ -438,14 +401,22 @@ static void tree_print(const struct merged *m, size_t i, int depth, char *done)
 
 int multi_stats(const struct report_args *a)
 {
-	struct merged m = { .mode = SITE_DEFAULT };
+	struct merged m = { NULL, 0 };
 	char **paths, *done;
 	size_t n, i, j;
 	int ret;
 
 	if (multi_expand(a->traces, a->cl.n_operands, &paths, &n) < 0)
 		return EXIT_FAIL;
-	ret = read_all(&m, paths, n, 1);
+	m.procs = xcalloc(n + 1, sizeof(*m.procs));
+	m.n_procs = n;
+	ret = EXIT_FAIL;
+	for (i = 0; i < n; i++) {
+		m.procs[i].path = paths[i];
+		proc_read(&m.procs[i]);
+		if (!m.procs[i].bad)
+			ret = EXIT_OK;
+	}
 	done = xcalloc(n + 1, 1);
 	printf("process tree: %zu trace%s, %zu process%s\n", n, n == 1 ? "" : "s",
 	       count_processes(&m), count_processes(&m) == 1 ? "" : "es");
@@ -465,7 +436,7 @@ int multi_stats(const struct report_args *a)
 		if (!done[i])
 			tree_print(&m, i, 0, done);
 	free(done);
-	merged_release(&m);
+	free(m.procs);
 	paths_free(paths, n);
 	return ret;
 }

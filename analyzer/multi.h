@@ -1,14 +1,17 @@
 /*
  * multi.h - reports over a job of many processes: a run directory
  * (`memprov run -d DIR`) or several traces named on the command line.
- * `leaks` merges the sites of every process by their symbolized stack,
- * with per-process counts; `stats` prints the process tree.
+ * `leaks` and `growth` map each trace to its summary (the JSON that
+ * `leaks --json TRACE` writes) in worker processes, several traces at
+ * once, and reduce the summaries (merge.h); `stats` prints the process
+ * tree.
  */
 #ifndef MEMPROV_MULTI_H
 #define MEMPROV_MULTI_H
 
 #include <stddef.h>
 
+#include "merge.h"
 #include "report.h"
 
 /* Does a report's command line name many traces (two or more, or a directory)? */
@@ -22,8 +25,17 @@ int multi_wanted(char **operands, int n);
  */
 int multi_expand(char **operands, int n, char ***paths, size_t *np);
 
-/* `memprov leaks` over many traces (a->traces): the exit status. */
-int multi_leaks(const struct report_args *a, int per_process);
+/* One trace's summary as one JSON line on stdout; the exit status. */
+typedef int (*multi_one_fn)(const struct report_args *a, const char *path);
+
+/*
+ * The map step over the traces a->traces name: one() on each, in
+ * a->jobs worker processes (0: one per CPU), each reading one trace at a
+ * time; their summaries reduced into m in the order of the traces (the
+ * report does not depend on the number of workers). *n_traces: how many.
+ * Returns the exit status (1: no trace readable, or a summary lost).
+ */
+int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, size_t *n_traces);
 
 /* `memprov stats` over many traces: the process tree. */
 int multi_stats(const struct report_args *a);

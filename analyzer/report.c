@@ -19,6 +19,11 @@ const char *report_command(const struct trace *t)
 	return t->hdr.cmdline[0] ? t->hdr.cmdline : t->hdr.exe;
 }
 
+const char *report_host(const struct trace *t)
+{
+	return t->hdr.host[0] ? t->hdr.host : NULL;
+}
+
 /* A trace whose process called exec: the trace of the program it became. */
 static char *report_successor(const struct trace *t)
 {
@@ -108,7 +113,9 @@ void report_json_trace(FILE *f, const struct trace *t)
 {
 	fprintf(f, "\"trace\":");
 	json_str(f, t->path);
-	fprintf(f, ",\"pid\":%d,\"command\":", t->hdr.pid);
+	fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"host\":", t->hdr.pid, t->hdr.ppid);
+	json_str(f, report_host(t));
+	fprintf(f, ",\"command\":");
 	json_str(f, report_command(t));
 	if (t->hdr.state == MP_STATE_EXEC) {
 		char *next = report_successor(t);
@@ -140,6 +147,14 @@ void report_json_exit(FILE *f, const struct trace *t)
 		fprintf(f, "null");
 	if (t->hdr.state == MP_STATE_KILLED)
 		fprintf(f, ",\"signal\":%d", t->hdr.term_signal);
+}
+
+void report_json_ending(FILE *f, const struct replay *r)
+{
+	char buf[512];
+
+	fprintf(f, ",\"ending\":");
+	json_str(f, replay_ending(r, buf, sizeof(buf)));
 }
 
 int report_replay(struct trace *t, struct replay *r, const char *path, replay_mark_fn on_mark,
@@ -218,6 +233,12 @@ static int report_opt(struct report_args *a, int c, const char *arg)
 		return 0;
 	case 'P': return parse_points(a, arg);
 	case 's': return parse_uint(a->cmd, "--skip", arg, &a->o.skip) ? EXIT_USAGE : 0;
+	case 'J':
+		if (parse_uint(a->cmd, "--jobs", arg, &a->jobs))
+			return EXIT_USAGE;
+		if (!a->jobs || a->jobs > 1024)
+			return usage_error(a->cmd, "--jobs wants 1 to 1024 traces at once, not '%s'", arg);
+		return 0;
 	case 'm':
 		return report_parse_size(a->cmd, "--min-bytes", arg, &a->o.min_bytes) ? EXIT_USAGE : 0;
 	}
@@ -234,7 +255,8 @@ static int check_args(const struct report_args *a, int n)
 	if (a->many && n >= 1)
 		return 0;
 	if (n != 1)
-		return usage_error(a->cmd, !n ? "no trace given" : "more than one trace given");
+		return usage_error(a->cmd, !n ? "no %s given" : "more than one %s given",
+				   a->operand ? a->operand : "trace");
 	return 0;
 }
 

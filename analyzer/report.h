@@ -42,6 +42,7 @@ enum report_flags {
 #define REPORT_OPT_MIN_BYTES { "min-bytes", required_argument, NULL, 'm' }
 #define REPORT_OPT_PER_PROCESS { "per-process", no_argument, NULL, 'M' }
 #define REPORT_OPT_PARENT { "parent", required_argument, NULL, 'R' }
+#define REPORT_OPT_JOBS { "jobs", required_argument, NULL, 'J' }
 #define REPORT_OPT_END { NULL, 0, NULL, 0 }
 
 /* The command line of a report subcommand. */
@@ -52,6 +53,7 @@ struct report_args {
 	const char *shortopts;      /* short options of its own ("o:"), or NULL */
 	int n_traces;               /* traces wanted: 1, or 2 (A and B) */
 	int many;                   /* or many: several traces, run directories (multi.h) */
+	const char *operand;        /* what an operand is, for errors ("trace" when NULL) */
 	/* the command's own options: 0, or a usage error's status */
 	int (*own)(struct report_args *a, int opt, const char *arg);
 	void *own_arg;
@@ -59,6 +61,7 @@ struct report_args {
 	unsigned flags;             /* enum report_flags */
 	struct growth_opts o;       /* mode, points, skip, after, min_bytes */
 	char **traces;              /* the operands (cl.operands) */
+	uint64_t jobs;              /* --jobs: traces read at once (0: one per CPU) */
 	struct cmdline cl;
 };
 
@@ -109,6 +112,8 @@ void report_json_trace(FILE *f, const struct trace *t);
 void report_json_head(FILE *f, const struct trace *t, const char *report);
 /* ,"state":STATE,"exit_status":N (null when not known) */
 void report_json_exit(FILE *f, const struct trace *t);
+/* ,"ending":"exited with status 0": how the process ended, in words (replay_ending). */
+void report_json_ending(FILE *f, const struct replay *r);
 
 /* Status of a report: 1 when nothing at all could be read. */
 int report_status(const struct trace *t);
@@ -116,5 +121,7 @@ int report_status(const struct trace *t);
 void report_header(FILE *f, const struct replay *r);
 /* "command" of a trace: its cmdline, else its exe. */
 const char *report_command(const struct trace *t);
+/* The host the trace was written on, or NULL (older writers did not say). */
+const char *report_host(const struct trace *t);
 
 #endif /* MEMPROV_REPORT_H */

@@ -11,6 +11,7 @@
 
 #include "flame.h"
 #include "growth.h"
+#include "multi.h"
 #include "report.h"
 #include "util.h"
 
@@ -122,6 +123,8 @@ static void json_gsite(const struct growth *g, const struct gsite *s, size_t n, 
 
 	printf("%s{\"category\":\"%s\",", i ? "," : "", cat_name(s->cat));
 	site_json(stdout, &s->s);
+	putchar(',');
+	site_json_key_text(stdout, &s->s, g->o.mode);
 	printf(",\"growth_bytes\":%" PRId64 ",\"growth_blocks\":%" PRId64
 	       ",\"slope_bytes\":%s,\"slope_blocks\":%s,\"start\":",
 	       s->st.growth_bytes, s->st.growth_blocks, growth_num(s1, sizeof(s1), s->st.slope_bytes),
@@ -147,6 +150,7 @@ static void print_json(const struct growth *g, unsigned flags)
 	char why[512];
 
 	report_json_head(stdout, t, "growth");
+	report_json_ending(stdout, &g->r);
 	printf(",\"by\":\"%s\",\"unit\":\"%s\",\"marks\":%" PRIu64
 	       ",\"thinned\":%" PRIu64 ",\"main_end\":%s,\"min_bytes\":%" PRIu64 ",\"points\":[",
 	       g->set == &g->marks ? "marks" : "time", growth_unit(g), g->n_marks,
@@ -173,43 +177,78 @@ static void print_json(const struct growth *g, unsigned flags)
 	printf("]}\n");
 }
 
-static int cmd_growth(int argc, char **argv)
+/* The report on one trace (a->flags: text, JSON or folded); the exit status. */
+static int growth_one(const struct report_args *a, const char *path)
 {
-	static const struct option opts[] = {
-		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_POINTS, REPORT_OPT_SKIP,
-		REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES, REPORT_OPT_SITES, REPORT_OPT_ALL,
-		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_END,
-	};
-	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1,
-				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS, .points = 20,
-					.min_bytes = 1024 } };
 	struct growth g;
 	struct trace t;
 	size_t i;
-	int ret;
 
-	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
-		return ret;
+	if (report_collect(&g, &t, path, &a->o) < 0)
+		return EXIT_FAIL;
 	growth_analyze(&g);
 	if (growth_window_check(&g) < 0) {
 		growth_release(&g);
 		trace_close(&t);
 		return EXIT_USAGE;
 	}
-	if (a.flags & REPORT_JSON)
-		print_json(&g, a.flags);
-	else if (a.flags & REPORT_FOLDED)
+	if (a->flags & REPORT_JSON)
+		print_json(&g, a->flags);
+	else if (a->flags & REPORT_FOLDED)
 		for (i = 0; i < g.n_suspects; i++)
 			flame_folded(stdout, &g.sites[i].s, (uint64_t)g.sites[i].st.growth_bytes);
 	else
-		print_text(&g, a.flags);
+		print_text(&g, a->flags);
 	return report_end(&g, &t);
+}
+
+/* One trace's summary for the map step of many (multi.h): its JSON, quietly. */
+static int growth_summary(const struct report_args *a, const char *path)
+{
+	struct report_args one = *a;
+
+	one.flags |= REPORT_JSON;
+	one.o.flags &= ~GROWTH_PROGRESS;
+	return growth_one(&one, path);
+}
+
+static int cmd_growth(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_POINTS, REPORT_OPT_SKIP,
+		REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES, REPORT_OPT_SITES, REPORT_OPT_ALL,
+		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_PER_PROCESS, REPORT_OPT_JOBS,
+		REPORT_OPT_END,
+	};
+	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1, .many = 1,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS, .points = 20,
+					.min_bytes = 1024 } };
+	int ret;
+
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	if (multi_wanted(a.traces, a.cl.n_operands)) {
+		struct merge m = { .per_process = (a.flags & (REPORT_PER_PROCESS | REPORT_JSON)) ==
+						  REPORT_PER_PROCESS ? stdout : NULL };
+		size_t n = 0;
+
+		if (a.flags & REPORT_FOLDED)
+			return usage_error(&command_growth, "--folded takes one trace");
+		ret = multi_map(&a, growth_summary, &m, &n);
+		if (a.flags & REPORT_JSON)
+			merge_print_json(&m, stdout, n);
+		else
+			merge_print(&m, stdout, n);
+		merge_release(&m);
+		return ret;
+	}
+	return growth_one(&a, a.traces[0]);
 }
 
 const struct command command_growth = {
 	.name = "growth",
 	.run = cmd_growth,
-	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] TRACE",
+	.usage = "memprov growth [--json|--folded] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] [--per-process] [--jobs N] TRACE|DIR...",
 	.help = "Live bytes and blocks of every site at each mark (memprov_mark), or at N evenly\n"
 		"spaced instants when the trace has no marks; lists the sites whose live memory\n"
 		"keeps rising (suspects), biggest growth first, with the slope per mark (or per\n"
@@ -228,5 +267,10 @@ const struct command command_growth = {
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
 		"  --all             also list the sites that are not suspects, those set apart too\n"
 		"  --no-default-suppressions  what glibc, the loader and CUDA keep counts too\n"
-		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n"
+		"Many traces, or a run directory (memprov run -d): each process's suspects, merged\n"
+		"by their frames, each with the processes where it grows, biggest growth first\n"
+		"(with --json: one memprov.merge/1 object, as `memprov merge` writes).\n"
+		"  --per-process   with many traces: each process's suspects apart, before the merge\n"
+		"  --jobs N        with many traces: read N at once (default: one per CPU)\n",
 };

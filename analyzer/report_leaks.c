@@ -117,6 +117,8 @@ static void print_json_site(const struct leaks *lk, const struct site *s, enum c
 	printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, s->blocks, s->bytes);
 	reach_json_site(stdout, &lk->reach, s);
 	putchar(',');
+	site_json_key_text(stdout, s, lk->mode);
+	putchar(',');
 	site_json_frames(stdout, s);
 	putchar('}');
 }
@@ -132,6 +134,7 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	report_json_open(stdout, "leaks");
 	report_json_trace(stdout, t);
 	report_json_exit(stdout, t);
+	report_json_ending(stdout, r);
 	printf(",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"damaged\":%s,\"totals\":{", at, at_ns,
 	       t->damaged ? "true" : "false");
 	for (k = 1; k < MP_KIND_COUNT; k++)
@@ -163,13 +166,9 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	printf("]}\n");
 }
 
-static int cmd_leaks(int argc, char **argv)
+/* The report on one trace, text or JSON (a->flags); the exit status. */
+static int leaks_one(const struct report_args *a, const char *path)
 {
-	static const struct option opts[] = {
-		REPORT_OPT_JSON, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_NO_DEFAULTS,
-		REPORT_OPT_PARENT, REPORT_OPT_PER_PROCESS, REPORT_OPT_END,
-	};
-	struct report_args a = { .cmd = &command_leaks, .opts = opts, .n_traces = 1, .many = 1 };
 	struct leaks lk;
 	struct trace t;
 	struct replay r;
@@ -180,19 +179,11 @@ static int cmd_leaks(int argc, char **argv)
 	uint64_t at_ts;
 	size_t n;
 	unsigned k;
-	int ret;
 
-	if (report_parse(&a, argc, argv, &ret) < 0)
-		return ret;
-	if (multi_wanted(a.traces, a.cl.n_operands)) {
-		if (a.flags & REPORT_JSON)
-			return usage_error(&command_leaks, "--json takes one trace: run `memprov leaks --json` on each");
-		return multi_leaks(&a, !!(a.flags & REPORT_PER_PROCESS));
-	}
 	memset(&lk, 0, sizeof(lk));
-	lk.flags = a.flags;
-	lk.mode = a.o.mode;
-	if (report_replay(&t, &r, a.traces[0], leaks_on_mark, &lk))
+	lk.flags = a->flags;
+	lk.mode = a->o.mode;
+	if (report_replay(&t, &r, path, leaks_on_mark, &lk))
 		return EXIT_FAIL;
 	if (lk.at_main_end) {
 		live = lk.at_main_end;
@@ -210,7 +201,7 @@ static int cmd_leaks(int argc, char **argv)
 	sym = sym_new(&r, 1);
 	inherit_split(&r, &live, &inh);
 	lk.inherited = sites_build(&r, sym, inh, lk.mode, &lk.n_inherited);
-	cat_init(&lk.cat, &r, sym, NULL, CAT_END_VERDICT | a.o.cat_flags);
+	cat_init(&lk.cat, &r, sym, NULL, CAT_END_VERDICT | a->o.cat_flags);
 	cat_split(&lk.cat, &live, (lk.flags & REPORT_ALL) ? out : NULL);
 	sites = sites_build(&r, sym, live, lk.mode, &n);
 	for (k = CAT_STATE; k < CAT_COUNT; k++)
@@ -237,10 +228,46 @@ static int cmd_leaks(int argc, char **argv)
 	return report_close(&t, &r);
 }
 
+/* One trace's summary for the map step of many (multi.h): its JSON. */
+static int leaks_summary(const struct report_args *a, const char *path)
+{
+	struct report_args one = *a;
+
+	one.flags |= REPORT_JSON;
+	return leaks_one(&one, path);
+}
+
+static int cmd_leaks(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		REPORT_OPT_JSON, REPORT_OPT_SITES, REPORT_OPT_ALL, REPORT_OPT_NO_DEFAULTS,
+		REPORT_OPT_PARENT, REPORT_OPT_PER_PROCESS, REPORT_OPT_JOBS, REPORT_OPT_END,
+	};
+	struct report_args a = { .cmd = &command_leaks, .opts = opts, .n_traces = 1, .many = 1 };
+	int ret;
+
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	if (multi_wanted(a.traces, a.cl.n_operands)) {
+		struct merge m = { .per_process = (a.flags & (REPORT_PER_PROCESS | REPORT_JSON)) ==
+						  REPORT_PER_PROCESS ? stdout : NULL };
+		size_t n = 0;
+
+		ret = multi_map(&a, leaks_summary, &m, &n);
+		if (a.flags & REPORT_JSON)
+			merge_print_json(&m, stdout, n);
+		else
+			merge_print(&m, stdout, n);
+		merge_release(&m);
+		return ret;
+	}
+	return leaks_one(&a, a.traces[0]);
+}
+
 const struct command command_leaks = {
 	.name = "leaks",
 	.run = cmd_leaks,
-	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] [--per-process] TRACE|DIR...",
+	.usage = "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] [--per-process] [--jobs N] TRACE|DIR...",
 	.help = "Memory still live at the end of the Python main module (if the trace marks it),\n"
 		"else at exit or at the point of death, grouped by allocation site, biggest first.\n"
 		"Interpreter and module state (start-up, imports, a module's top-level code, library\n"
@@ -255,6 +282,8 @@ const struct command command_leaks = {
 		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n"
 		"  --per-process  with many traces: each process's sites apart, before the merge\n"
 		"Many traces, or a run directory (memprov run -d): the sites of every process,\n"
-		"merged by their frames, each with the processes that hold it, worst first.\n"
+		"merged by their frames, each with the processes that hold it, worst first\n"
+		"(with --json: one memprov.merge/1 object, as `memprov merge` writes).\n"
+		"  --jobs N       with many traces: read N at once (default: one per CPU)\n"
 		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "sites.h"
 #include "util.h"
@@ -98,4 +99,19 @@ void sites_text(FILE *f, const struct site *sites, size_t shown, enum site_mode 
 			s->blocks == 1 ? "" : "s", bytes_exact(b, sizeof(b), s->bytes), color(f, COLOR_RESET));
 		site_text(f, s, mode, SITE_ALL_FRAMES);
 	}
+}
+
+void site_json_key_text(FILE *f, const struct site *s, enum site_mode mode)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *t = xopen_memstream(&text, &len);
+
+	site_text(t, s, mode, SITE_ALL_FRAMES);
+	fclose(t);
+	fprintf(f, "\"key\":");
+	json_str(f, s->key);
+	fprintf(f, ",\"text\":");
+	json_str(f, text);
+	free(text);
 }

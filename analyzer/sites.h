@@ -67,6 +67,12 @@ void site_json_frames(FILE *f, const struct site *s);
 /* Both, comma between: kind, func, python, frames. */
 void site_json(FILE *f, const struct site *s);
 /*
+ * "key":"...","text":"...": the site's key (what sites merge by across
+ * processes: kind, API and symbolized frames, no addresses) and its
+ * frames as site_text writes them (merge.h reads both back).
+ */
+void site_json_key_text(FILE *f, const struct site *s, enum site_mode mode);
+/*
  * The frames as text lines indented by six spaces, Python first, at most
  * max of them (then "... N more frames"), or a line saying there are none.
  */

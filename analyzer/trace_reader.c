@@ -90,6 +90,7 @@ static int check_header(struct trace *t)
 	t->hdr.exe[sizeof(h->exe) - 1] = 0;
 	t->hdr.cmdline[sizeof(h->cmdline) - 1] = 0;
 	t->hdr.stop_message[sizeof(h->stop_message) - 1] = 0;
+	t->hdr.host[sizeof(h->host) - 1] = 0;
 	return 0;
 }
 

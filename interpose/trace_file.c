@@ -691,6 +691,8 @@ static void fill_header(struct mp_file_header *h, int ramfs)
 	n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
 	h->exe[n > 0 ? n : 0] = 0;
 	read_cmdline(h->cmdline, sizeof(h->cmdline));
+	if (gethostname(h->host, sizeof(h->host) - 1))
+		h->host[0] = 0;
 	memcpy(h->magic, MP_MAGIC, MP_MAGIC_LEN);
 }
 

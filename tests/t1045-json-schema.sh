@@ -18,7 +18,7 @@ VALIDATE=$TOP/tests/helper/validate-json.py
 
 test_expect_success 'the schemas are valid draft 2020-12 schemas, one per report' '
 	ls "$TOP/schemas" >got &&
-	printf "%s.schema.json\n" check diff growth leaks peak stats timeline >want &&
+	printf "%s.schema.json\n" check diff growth leaks merge peak stats timeline >want &&
 	test_cmp want got &&
 	/usr/bin/python3 - "$TOP/schemas" <<-\EOF
 	import json, os, sys, jsonschema
