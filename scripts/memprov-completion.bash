@@ -66,7 +66,7 @@ _memprov()
 	-d|--dir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return 0 ;;
-	--points|--skip|--min-bytes|--min-gap|--max-leak|--max-growth|--after|--mark-on|--alloc-fn|--gate-status)
+	--points|--skip|--min-bytes|--min-gap|--max-leak|--max-growth|--after|--mark-on|--alloc-fn|--gate-status|--jobs)
 		return 0 ;;
 	esac
 
@@ -85,6 +85,10 @@ _memprov()
 		COMPREPLY=($(compgen -W "$(_memprov_subcommands "$prog")" -- "$cur")) ;;
 	version|run)
 		;;
+	merge)
+		# summaries: leaks --json / growth --json outputs
+		COMPREPLY=($(compgen -f -X '!*.json*' -- "$cur") $(compgen -d -- "$cur"))
+		compopt -o filenames 2>/dev/null ;;
 	*)
 		# traces, and directories to look into
 		COMPREPLY=($(compgen -f -X '!*.trace' -- "$cur") $(compgen -d -- "$cur"))
