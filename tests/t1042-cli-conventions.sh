@@ -113,7 +113,7 @@ test_expect_success 'bash completion: subcommands, options, kinds, traces' '
 		. \"$TOP/scripts/memprov-completion.bash\"
 		c() { COMP_WORDS=(\"\$@\"); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _memprov; echo \"\${COMPREPLY[*]}\"; }
 		c memprov le
-		c memprov leaks --j
+		c memprov leaks --js
 		c memprov check --kind dev
 		c memprov g.tr
 		c memprov leaks g.tr
