@@ -33,6 +33,8 @@ struct leaks {
 	size_t n_other[CAT_COUNT];
 	struct site *inherited;           /* a forked child's: what its parent gave it */
 	size_t n_inherited;
+	struct classifier inh_cat;        /* of the inherited: the parent's state, set apart */
+	uint64_t inh_apart[2];            /* blocks, bytes of it set apart (not with --all) */
 };
 
 static const char *const section[CAT_COUNT] = {
@@ -81,6 +83,11 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 	printf("\n");
 	cat_text(stdout, &lk->cat, "", "shows them");
 	cat_text_suppressed(stdout, &lk->cat, "");
+	if (lk->inh_apart[0])
+		printf("inherited and still held, not the program's own (the parent's interpreter and "
+		       "module state, arenas, suppressed): %s block%s, %s — `--all` lists them\n",
+		       fmt_count(c, sizeof(c), lk->inh_apart[0]), lk->inh_apart[0] == 1 ? "" : "s",
+		       bytes_exact(b2, sizeof(b2), lk->inh_apart[1]));
 	if (lk->n_inherited) {
 		printf("inherited from the parent and still held, %zu site%s (the parent's stacks):\n",
 		       lk->n_inherited, lk->n_inherited == 1 ? "" : "s");
@@ -148,7 +155,8 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 			putchar(',');
 		print_json_site(lk, &lk->inherited[i], CAT_PROGRAM);
 	}
-	printf("],");
+	printf("],\"inherited_set_apart\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "},",
+	       lk->inh_apart[0], lk->inh_apart[1]);
 	reach_json(stdout, &lk->reach, r);
 	cat_json(stdout, &lk->cat);
 	printf(",\"sites\":[");
@@ -200,6 +208,15 @@ static int leaks_one(const struct report_args *a, const char *path)
 	}
 	sym = sym_new(&r, 1);
 	inherit_split(&r, &live, &inh);
+	/* a forked Python child inherits its parent's whole interpreter: list what is the program's */
+	cat_init(&lk.inh_cat, &r, sym, NULL, CAT_END_VERDICT | a->o.cat_flags);
+	if (!(lk.flags & REPORT_ALL)) {
+		cat_split(&lk.inh_cat, &inh, NULL);
+		for (k = CAT_STATE; k < CAT_COUNT; k++) {
+			lk.inh_apart[0] += lk.inh_cat.total[k].blocks;
+			lk.inh_apart[1] += lk.inh_cat.total[k].bytes;
+		}
+	}
 	lk.inherited = sites_build(&r, sym, inh, lk.mode, &lk.n_inherited);
 	cat_init(&lk.cat, &r, sym, NULL, CAT_END_VERDICT | a->o.cat_flags);
 	cat_split(&lk.cat, &live, (lk.flags & REPORT_ALL) ? out : NULL);
@@ -222,6 +239,7 @@ static int leaks_one(const struct report_args *a, const char *path)
 		replay_live_free(&out[k]);
 	}
 	cat_release(&lk.cat);
+	cat_release(&lk.inh_cat);
 	reach_view_free(&lk.reach);
 	sym_free(sym);
 	replay_live_free(&live);

@@ -27,10 +27,11 @@ bench-deps:
 
 bench-progs: $(BENCH_PROGS)
 
-bench: all $(BENCH_PROGS) bench-deps ## run the benchmarks, write bench/RESULTS.md (BENCH_RUNS=5, BENCH_QUICK=1)
+bench: all $(BENCH_PROGS) bench-deps ## run the benchmarks, write bench/RESULTS.md and RESULTS-many.md (BENCH_RUNS=5, BENCH_QUICK=1, BENCH_TASKS=255)
 	$(Q)$(MAKE) --no-print-directory $(BENCH_LSAN_PROGS) || \
 		echo "bench: no LeakSanitizer builds ($(BENCH_LSAN_CC) -fsanitize=leak failed): its column reads n/a"
 	$(Q)bench/run.sh
+	$(Q)bench/many.sh
 
 bench-clean:
 	rm -rf bench/bin bench/out

@@ -50,6 +50,20 @@ test_expect_success 'a Python multiprocessing pool of 4: the leaking line once, 
 	test $(grep -c "^    [0-9]* .*mp_pool.py: exited with status 0" mptree.txt) = 4
 '
 
+test_expect_success 'a Python worker inherits its parent interpreter: set apart in one line, not listed' '
+	worker=$(sed -n "s/^    \([0-9]*\) .*mp_pool.py: exited with status 0.*/\1/p" mptree.txt | head -1) &&
+	memprov leaks --json mp/memprov.$worker.trace >w.json &&
+	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check w.json inherited.known=true \
+		"=len(j[\"inherited_sites\"])==0" \
+		"=j[\"inherited_set_apart\"][\"blocks\"]>500==true" \
+		"=j[\"inherited_set_apart\"][\"bytes\"]==j[\"inherited\"][\"held\"][\"bytes\"]==true" &&
+	memprov leaks mp/memprov.$worker.trace >w.txt &&
+	grep "^inherited and still held, not the program.s own (the parent.s interpreter and module state, arenas, suppressed): [0-9,]* blocks" w.txt &&
+	memprov leaks --all --json mp/memprov.$worker.trace >wall.json &&
+	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check wall.json \
+		"=len(j[\"inherited_sites\"])>100==true" inherited_set_apart.blocks=0
+'
+
 test_expect_success 'check DIR: each process on its own, the leaking worker over budget' '
 	{ memprov check --max-leak 0 pool >check.txt; test $? = 1; } &&
 	grep "^memprov check: 5 traces, 1 over budget, 0 unreadable$" check.txt &&
