@@ -64,6 +64,21 @@ test_expect_success 'a Python worker inherits its parent interpreter: set apart 
 		"=len(j[\"inherited_sites\"])>100==true" inherited_set_apart.blocks=0
 '
 
+test_expect_success 'children started by vfork (subprocess) and posix_spawn sit under their parent' '
+	timeout 60 "$MEMPROV_CLI" run -d sp -- /usr/bin/python3 -c "
+import subprocess, os
+subprocess.run([\"/bin/true\"])
+os.posix_spawn(\"/bin/echo\", [\"/bin/echo\", \"spawned\"], os.environ)
+os.wait()
+" >/dev/null 2>&1 &&
+	memprov stats sp >sp.txt &&
+	cat sp.txt &&
+	grep "^process tree: 3 traces, 3 processes$" sp.txt &&
+	grep "^  [0-9]* /usr/bin/python3 -c" sp.txt &&
+	grep "^    [0-9]* /bin/true: exited with status 0" sp.txt &&
+	grep "^    [0-9]* /bin/echo spawned: exited with status 0" sp.txt
+'
+
 test_expect_success 'check DIR: each process on its own, the leaking worker over budget' '
 	{ memprov check --max-leak 0 pool >check.txt; test $? = 1; } &&
 	grep "^memprov check: 5 traces, 1 over budget, 0 unreadable$" check.txt &&
