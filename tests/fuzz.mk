@@ -17,7 +17,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer \
 	-fno-omit-frame-pointer $(FUZZ_SAN)
 FUZZ_AN_SRC := $(wildcard analyzer/*.c)
 FUZZ_AN_OBJ := $(patsubst analyzer/%.c,fuzz/build/an/%.o,$(FUZZ_AN_SRC))
-FUZZ_TARGETS := fuzz/build/fuzz_trace fuzz/build/fuzz_options
+FUZZ_TARGETS := fuzz/build/fuzz_trace fuzz/build/fuzz_options fuzz/build/fuzz_summary
 
 .PHONY: fuzz-build fuzz-deps
 
@@ -44,11 +44,15 @@ fuzz/build/fuzz_options: fuzz/fuzz_options.c $(FUZZ_AN_OBJ)
 	$(call quiet,FUZZLD,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 		-o $@ $< $(FUZZ_AN_OBJ) $(CLI_LIBS) -ldl
 
+fuzz/build/fuzz_summary: fuzz/fuzz_summary.c $(FUZZ_AN_OBJ)
+	$(call quiet,FUZZLD,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+		-o $@ $< $(FUZZ_AN_OBJ) $(CLI_LIBS) -ldl
+
 fuzz-build: $(FUZZ_TARGETS) ## build the libFuzzer targets (clang, ASan, UBSan)
 
 fuzz: fuzz-build ## run each fuzzer FUZZ_SECONDS (default 60); crashes in fuzz/crashes/
-	$(Q)mkdir -p fuzz/crashes fuzz/build/corpus-trace fuzz/build/corpus-options
-	$(Q)for t in trace options; do \
+	$(Q)mkdir -p fuzz/crashes fuzz/build/corpus-trace fuzz/build/corpus-options fuzz/build/corpus-summary
+	$(Q)for t in trace options summary; do \
 		echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
 		fuzz/build/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
 			-max_len=262144 -rss_limit_mb=4096 -timeout=20 \
