@@ -107,6 +107,7 @@ test_expect_success 'make install and make uninstall: exactly the listed files' 
 	./opt/mp/share/memprov/schemas/diff.schema.json
 	./opt/mp/share/memprov/schemas/growth.schema.json
 	./opt/mp/share/memprov/schemas/leaks.schema.json
+	./opt/mp/share/memprov/schemas/merge.schema.json
 	./opt/mp/share/memprov/schemas/peak.schema.json
 	./opt/mp/share/memprov/schemas/stats.schema.json
 	./opt/mp/share/memprov/schemas/timeline.schema.json
