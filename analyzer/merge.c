@@ -45,12 +45,14 @@ static enum merge_kind summary_kind(const struct jval *doc)
 		return MERGE_LEAKS;
 	if (!strcmp(schema, "memprov.growth/1"))
 		return MERGE_GROWTH;
+	if (!strcmp(schema, "memprov.peak/1"))
+		return MERGE_PEAK;
 	return MERGE_NONE;
 }
 
 static const char *kind_word(enum merge_kind k)
 {
-	return k == MERGE_GROWTH ? "growth" : "leaks";
+	return k == MERGE_GROWTH ? "growth" : k == MERGE_PEAK ? "peak" : "leaks";
 }
 
 static int64_t get_i64(const struct jval *o, const char *key)
@@ -78,7 +80,7 @@ static int add_site(struct merge *m, const struct jval *s, size_t proc, const ch
 	if (!key || !text || !kind || !api)
 		return error("'%s': a site without \"key\", \"text\", \"kind\" or \"api\" "
 			     "(a summary of an older memprov? write it again with this one)", where);
-	if (m->kind == MERGE_LEAKS) {
+	if (m->kind != MERGE_GROWTH) {
 		if (json_get_u64(s, "blocks", &sh.blocks) || json_get_u64(s, "bytes", &sh.bytes))
 			return missing(where, "a site without \"blocks\" and \"bytes\"");
 	} else {
@@ -116,7 +118,7 @@ static void per_process_site(FILE *f, const struct jval *s, size_t no, enum merg
 	char b1[HUMAN_LEN], c[HUMAN_LEN];
 	uint64_t blocks = 0, bytes = 0;
 
-	if (kind == MERGE_LEAKS) {
+	if (kind != MERGE_GROWTH) {
 		json_get_u64(s, "blocks", &blocks);
 		json_get_u64(s, "bytes", &bytes);
 		fprintf(f, "  #%zu %s %s: %s block%s, %s\n", no, json_get_str(s, "kind"),
@@ -138,15 +140,15 @@ int merge_add(struct merge *m, const struct jval *doc, size_t order, const char 
 	size_t i, proc;
 
 	if (doc->type != J_OBJ || kind == MERGE_NONE)
-		return missing(where, "no \"schema\" of memprov.leaks/1 or memprov.growth/1 "
-			       "(write it with `memprov leaks --json TRACE` or `memprov growth --json TRACE`)");
+		return missing(where, "no \"schema\" of memprov.leaks/1, memprov.growth/1 or "
+			       "memprov.peak/1 (write it with `memprov leaks --json TRACE`, or growth, or peak)");
 	if (m->kind != MERGE_NONE && m->kind != kind)
 		return error("'%s': a %s summary among %s summaries: merge one kind at a time", where,
 			     kind_word(kind), kind_word(m->kind));
 	m->kind = kind;
-	sites = json_get(doc, kind == MERGE_LEAKS ? "sites" : "suspects");
+	sites = json_get(doc, kind == MERGE_GROWTH ? "suspects" : "sites");
 	if (!sites || sites->type != J_ARR)
-		return missing(where, kind == MERGE_LEAKS ? "no \"sites\" array" : "no \"suspects\" array");
+		return missing(where, kind == MERGE_GROWTH ? "no \"suspects\" array" : "no \"sites\" array");
 	if (!(v = json_get(doc, "pid")) || v->type != J_NUM || !v->exact)
 		return missing(where, "no \"pid\"");
 	ALLOC_GROW(m->procs, m->n_procs, m->alloc_procs);
@@ -164,6 +166,8 @@ int merge_add(struct merge *m, const struct jval *doc, size_t order, const char 
 	p->exec = json_get_str(doc, "state") && !strcmp(json_get_str(doc, "state"), "exec");
 	if (!json_get_u64(json_get(json_get(doc, "inherited"), "held"), "bytes", &u))
 		p->inherited = u;
+	if (!json_get_u64(json_get(doc, "peak"), "bytes", &u))
+		p->peak = u;
 	if (p->exec)
 		return 0; /* its memory went with the exec: the next image's trace goes on */
 	for (i = 0; i < sites->n; i++) {
@@ -304,6 +308,16 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 		else
 			fprintf(f, "%zu growing site%s, merged across processes, biggest growth first:\n",
 				n, n == 1 ? "" : "s");
+	} else if (m->kind == MERGE_PEAK) {
+		fprintf(f, "live at each process's peak, the programs' own (a forked child's inherited blocks "
+			"included): %s in %s block%s, in %zu process%s of %zu\n",
+			bytes_exact(b1, sizeof(b1), t.bytes), fmt_count(c1, sizeof(c1), t.blocks),
+			t.blocks == 1 ? "" : "s", t.holding, s_es(t.holding), t.procs);
+		if (!n)
+			fprintf(f, "no site of the programs' own at the peaks\n");
+		else
+			fprintf(f, "%zu site%s of the programs' own at the peaks, merged across processes:\n",
+				n, n == 1 ? "" : "s");
 	} else {
 		fprintf(f, "live at the end of each process, its own (inherited blocks are counted in the parent): "
 			"%s in %s block%s, in %zu process%s of %zu\n", bytes_exact(b1, sizeof(b1), t.bytes),
@@ -380,6 +394,8 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 			p->exec ? "true" : "false", p->n_sites, p->blocks, p->bytes);
 		if (m->kind == MERGE_GROWTH)
 			fprintf(f, ",\"growth_bytes\":%" PRId64, p->growth);
+		else if (m->kind == MERGE_PEAK)
+			fprintf(f, ",\"peak_bytes\":%" PRIu64, p->peak);
 		else
 			fprintf(f, ",\"inherited_bytes\":%" PRIu64, p->inherited);
 		fputc('}', f);

@@ -1,7 +1,7 @@
 /*
  * merge.h - the reduce step of a job of many processes: per-process
- * summaries (what `memprov leaks --json` or `growth --json` writes for one
- * trace) merged into one report. Sites merge by their key (kind, API and
+ * summaries (what `memprov leaks --json`, `growth --json` or `peak --json`
+ * writes for one trace) merged into one report. Sites merge by their key (kind, API and
  * symbolized frames, no addresses), each with the processes that hold it,
  * worst first. `memprov leaks DIR` and `growth DIR` reduce the summaries
  * their workers wrote (multi.c); `memprov merge` reduces summaries read
@@ -21,6 +21,7 @@ enum merge_kind {
 	MERGE_NONE = 0,   /* no summary yet */
 	MERGE_LEAKS,      /* memprov.leaks/1: live at each process's end, its own */
 	MERGE_GROWTH,     /* memprov.growth/1: each process's growing sites */
+	MERGE_PEAK,       /* memprov.peak/1: live at each process's peak */
 };
 
 struct merge_proc {
@@ -28,7 +29,9 @@ struct merge_proc {
 	char *trace, *host, *command, *ending, *unit;
 	int32_t pid, ppid;
 	int exec;                /* an image replaced by exec: not a process of its own */
-	uint64_t blocks, bytes;  /* leaks: live at its end, its own; growth: at the windows' ends */
+	uint64_t blocks, bytes;  /* leaks: live at its end, its own; growth: at the windows'
+				    ends; peak: at its peak, the program's */
+	uint64_t peak;           /* peak: live bytes of every kind at its peak */
 	int64_t growth;          /* growth: over its window, all suspects */
 	uint64_t inherited;      /* leaks: bytes inherited from its parent and held */
 	size_t n_sites;

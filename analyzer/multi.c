@@ -361,6 +361,21 @@ int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, si
 	return bad == n ? EXIT_FAIL : ret;
 }
 
+int multi_report(const struct report_args *a, multi_one_fn one)
+{
+	struct merge m = { .per_process = (a->flags & (REPORT_PER_PROCESS | REPORT_JSON)) ==
+					  REPORT_PER_PROCESS ? stdout : NULL };
+	size_t n = 0;
+	int ret = multi_map(a, one, &m, &n);
+
+	if (a->flags & REPORT_JSON)
+		merge_print_json(&m, stdout, n);
+	else
+		merge_print(&m, stdout, n);
+	merge_release(&m);
+	return ret;
+}
+
 /* ---- the process tree ---- */
 
 /* Print p (and, below it, its children and later exec images) at depth. */

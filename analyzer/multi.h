@@ -37,6 +37,9 @@ typedef int (*multi_one_fn)(const struct report_args *a, const char *path);
  */
 int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, size_t *n_traces);
 
+/* multi_map, then the merged report (text, or JSON with --json) on stdout: the exit status. */
+int multi_report(const struct report_args *a, multi_one_fn one);
+
 /* `memprov stats` over many traces: the process tree. */
 int multi_stats(const struct report_args *a);
 

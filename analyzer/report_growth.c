@@ -228,19 +228,9 @@ static int cmd_growth(int argc, char **argv)
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
 	if (multi_wanted(a.traces, a.cl.n_operands)) {
-		struct merge m = { .per_process = (a.flags & (REPORT_PER_PROCESS | REPORT_JSON)) ==
-						  REPORT_PER_PROCESS ? stdout : NULL };
-		size_t n = 0;
-
 		if (a.flags & REPORT_FOLDED)
 			return usage_error(&command_growth, "--folded takes one trace");
-		ret = multi_map(&a, growth_summary, &m, &n);
-		if (a.flags & REPORT_JSON)
-			merge_print_json(&m, stdout, n);
-		else
-			merge_print(&m, stdout, n);
-		merge_release(&m);
-		return ret;
+		return multi_report(&a, growth_summary);
 	}
 	return growth_one(&a, a.traces[0]);
 }

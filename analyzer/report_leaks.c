@@ -266,19 +266,8 @@ static int cmd_leaks(int argc, char **argv)
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
-	if (multi_wanted(a.traces, a.cl.n_operands)) {
-		struct merge m = { .per_process = (a.flags & (REPORT_PER_PROCESS | REPORT_JSON)) ==
-						  REPORT_PER_PROCESS ? stdout : NULL };
-		size_t n = 0;
-
-		ret = multi_map(&a, leaks_summary, &m, &n);
-		if (a.flags & REPORT_JSON)
-			merge_print_json(&m, stdout, n);
-		else
-			merge_print(&m, stdout, n);
-		merge_release(&m);
-		return ret;
-	}
+	if (multi_wanted(a.traces, a.cl.n_operands))
+		return multi_report(&a, leaks_summary);
 	return leaks_one(&a, a.traces[0]);
 }
 

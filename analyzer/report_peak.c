@@ -14,6 +14,7 @@
 #include "flame.h"
 #include "growth.h"
 #include "inherit.h"
+#include "multi.h"
 #include "report.h"
 #include "util.h"
 
@@ -107,13 +108,16 @@ static void print_text(const struct growth *g, const struct site *sites, size_t 
 	}
 }
 
-static void json_sites(const struct site *sites, size_t n, enum category cat, int *first)
+static void json_sites(const struct site *sites, size_t n, enum category cat, int *first,
+		       enum site_mode mode)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++, *first = 0) {
 		printf("%s{\"category\":\"%s\",", *first ? "" : ",", cat_name(cat));
 		site_json(stdout, &sites[i]);
+		putchar(',');
+		site_json_key_text(stdout, &sites[i], mode);
 		printf(",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", sites[i].blocks, sites[i].bytes);
 	}
 }
@@ -126,6 +130,7 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	int first = 1;
 
 	report_json_head(stdout, t, "peak");
+	report_json_ending(stdout, &g->r);
 	printf(",\"peak\":{\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"record\":%" PRIu64
 	       ",\"kinds\":{", g->peak_total, g->peak_total ? trace_rel(t, g->peak_ts) : 0,
 	       g->peak_event);
@@ -142,20 +147,15 @@ static void print_json(const struct growth *g, const struct site *sites, size_t 
 	printf("}");
 	cat_json(stdout, &po->cat);
 	printf(",\"sites\":[");
-	json_sites(sites, n, CAT_PROGRAM, &first);
+	json_sites(sites, n, CAT_PROGRAM, &first, g->o.mode);
 	for (k = CAT_STATE; k < CAT_COUNT; k++)
-		json_sites(po->sites[k], po->n[k], k, &first);
+		json_sites(po->sites[k], po->n[k], k, &first, g->o.mode);
 	printf("]}\n");
 }
 
-static int cmd_peak(int argc, char **argv)
+/* The report on one trace (a->flags: text, JSON or folded); the exit status. */
+static int peak_one(const struct report_args *a, const char *path)
 {
-	static const struct option opts[] = {
-		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL,
-		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_END,
-	};
-	struct report_args a = { .cmd = &command_peak, .opts = opts, .n_traces = 1,
-				 .o = { .flags = GROWTH_PROGRESS } };
 	struct growth g;
 	struct trace t, t2;
 	struct replay r2;
@@ -165,11 +165,10 @@ static int cmd_peak(int argc, char **argv)
 	struct site *sites;
 	size_t n, i;
 	unsigned k;
-	int ret;
 
-	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
-		return ret;
-	if (trace_open(&t2, a.traces[0], TRACE_QUIET) < 0) {
+	if (report_collect(&g, &t, path, &a->o) < 0)
+		return EXIT_FAIL;
+	if (trace_open(&t2, path, TRACE_QUIET) < 0) {
 		growth_release(&g);
 		trace_close(&t);
 		return EXIT_FAIL;
@@ -180,19 +179,19 @@ static int cmd_peak(int argc, char **argv)
 	/* symbolize with the whole trace's modules and stacks */
 	sym = sym_new(&g.r, 1);
 	memset(&po, 0, sizeof(po));
-	cat_init(&po.cat, &g.r, sym, NULL, a.o.cat_flags);
-	cat_split(&po.cat, &live, (a.flags & REPORT_ALL) ? out : NULL);
-	sites = sites_build(&g.r, sym, live, a.o.mode, &n);
+	cat_init(&po.cat, &g.r, sym, NULL, a->o.cat_flags);
+	cat_split(&po.cat, &live, (a->flags & REPORT_ALL) ? out : NULL);
+	sites = sites_build(&g.r, sym, live, a->o.mode, &n);
 	for (k = CAT_STATE; k < CAT_COUNT; k++)
 		if (out[k])
-			po.sites[k] = sites_build(&g.r, sym, out[k], a.o.mode, &po.n[k]);
-	if (a.flags & REPORT_JSON)
+			po.sites[k] = sites_build(&g.r, sym, out[k], a->o.mode, &po.n[k]);
+	if (a->flags & REPORT_JSON)
 		print_json(&g, sites, n, &po);
-	else if (a.flags & REPORT_FOLDED)
+	else if (a->flags & REPORT_FOLDED)
 		for (i = 0; i < n; i++)
 			flame_folded(stdout, &sites[i], sites[i].bytes);
 	else
-		print_text(&g, sites, n, a.flags, &po);
+		print_text(&g, sites, n, a->flags, &po);
 	sites_free(sites, n);
 	for (k = CAT_STATE; k < CAT_COUNT; k++) {
 		if (po.sites[k])
@@ -207,10 +206,41 @@ static int cmd_peak(int argc, char **argv)
 	return report_end(&g, &t);
 }
 
+/* One trace's summary for the map step of many (multi.h): its JSON, quietly. */
+static int peak_summary(const struct report_args *a, const char *path)
+{
+	struct report_args one = *a;
+
+	one.flags |= REPORT_JSON;
+	one.o.flags &= ~GROWTH_PROGRESS;
+	return peak_one(&one, path);
+}
+
+static int cmd_peak(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		REPORT_OPT_JSON, REPORT_OPT_FOLDED, REPORT_OPT_SITES, REPORT_OPT_ALL,
+		REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_PER_PROCESS, REPORT_OPT_JOBS,
+		REPORT_OPT_END,
+	};
+	struct report_args a = { .cmd = &command_peak, .opts = opts, .n_traces = 1, .many = 1,
+				 .o = { .flags = GROWTH_PROGRESS } };
+	int ret;
+
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	if (multi_wanted(a.traces, a.cl.n_operands)) {
+		if (a.flags & REPORT_FOLDED)
+			return usage_error(&command_peak, "--folded takes one trace");
+		return multi_report(&a, peak_summary);
+	}
+	return peak_one(&a, a.traces[0]);
+}
+
 const struct command command_peak = {
 	.name = "peak",
 	.run = cmd_peak,
-	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] TRACE",
+	.usage = "memprov peak [--json|--folded] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] [--per-process] [--jobs N] TRACE|DIR...",
 	.help = "When live memory peaked (all kinds together, and each kind on its own) and what\n"
 		"was live at the overall peak, by site, biggest first; interpreter and module\n"
 		"state (start-up, imports), pymalloc's arenas and what the default suppressions\n"
@@ -220,5 +250,9 @@ const struct command command_peak = {
 		"  --native, --python-only, --alloc-fn NAME   frames shown, as for leaks\n"
 		"  --all          show every site, not the top 20, those set apart too\n"
 		"  --no-default-suppressions  show what glibc, the loader and CUDA keep until exit\n"
-		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n"
+		"Many traces, or a run directory (memprov run -d): the sites live at each process's\n"
+		"peak, merged by their frames (with --json: one memprov.merge/1 object).\n"
+		"  --per-process  with many traces: each process's sites apart, before the merge\n"
+		"  --jobs N       with many traces: read N at once (default: one per CPU)\n",
 };

@@ -7,7 +7,7 @@
 # summaries carry the host, and a job on two hosts says where each
 # process ran; `growth DIR` merges each process's growing sites (a
 # Python pool where 2 workers of 4 grow on one line) and merges from
-# `growth --json` summaries the same way; bad summaries are errors that
+# `growth --json` summaries the same way, and `peak DIR` too; bad summaries are errors that
 # name the file and the place.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
@@ -90,9 +90,25 @@ test_expect_success 'growth DIR: 2 of 4 Python workers grow on one line; merge o
 	jget --check grow.json of=growth processes=5 holding=2 growth_bytes=2200022
 '
 
+test_expect_success 'peak DIR: what each process held at its peak, merged; merge of peak summaries agrees' '
+	memprov peak pool >peak.txt &&
+	cat peak.txt &&
+	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B)$" peak.txt &&
+	grep "^  #2 heap malloc: 3 processes of 5, 3 blocks, 12.0 KiB (12,288 B)$" peak.txt &&
+	grep "^  #3 heap malloc: 5 processes of 5, 5 blocks, 4.9 KiB (5,000 B)$" peak.txt &&
+	mkdir psum &&
+	for t in pool/*.trace; do
+		memprov peak --json "$t" >"psum/$(basename "$t").json" 2>/dev/null || return 1
+	done &&
+	memprov merge psum/*.json >pmerged.txt &&
+	test_cmp peak.txt pmerged.txt &&
+	memprov peak --json pool >peak.json &&
+	jget --check peak.json of=peak processes=5 holding=5 bytes=29576
+'
+
 test_expect_success 'the merged reports validate against schemas/merge.schema.json' '
 	/usr/bin/python3 -c "import jsonschema" 2>/dev/null || exit 0
-	"$TOP/tests/helper/validate-json.py" dir.json grow.json sum/*.json
+	"$TOP/tests/helper/validate-json.py" dir.json grow.json peak.json sum/*.json psum/*.json
 '
 
 test_expect_success 'bad summaries: mixed kinds, not JSON, not a summary, missing' '
