@@ -256,7 +256,8 @@ void inherit_text(FILE *f, const struct replay *r, const char *indent)
 	fprintf(f, "%sparent's trace: ", indent);
 	put_text(f, in->parent_path, ESC_TEXT);
 	fputc('\n', f);
-	if (r->have_reach && r->reach.status == MP_REACH_DONE && in->held_blocks)
+	if (r->have_reach && r->reach.status == MP_REACH_DONE && in->held_blocks &&
+	    !(r->reach.notes & MP_REACH_N_INHERITED))
 		fprintf(f, "%snote: the scan at exit did not see the inherited blocks: a block reached "
 			"only through one of them is counted lost\n", indent);
 }

@@ -430,7 +430,11 @@ static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
 	th->name[16] = 0;
 }
 
-/* Classes of the scan at exit: only blocks that were live at the scan. */
+/*
+ * Classes of the scan at exit: only blocks that were live at the scan.
+ * An inherited block is listed only by a scan that saw it (a child's scan
+ * that read its parent's trace: MP_REACH_N_INHERITED).
+ */
 static void do_reach_blocks(struct replay *r, const struct mp_rec_reach_blocks *rb)
 {
 	uint32_t i;
@@ -438,7 +442,7 @@ static void do_reach_blocks(struct replay *r, const struct mp_rec_reach_blocks *
 	for (i = 0; i < rb->count; i++) {
 		struct replay_block *b = block_find(r, rb->h.kind, rb->addr[i]);
 
-		if (b && !b->inherited && b->ts <= rb->scan_ts)
+		if (b && b->ts <= rb->scan_ts)
 			b->reach = rb->cls;
 	}
 }
@@ -456,7 +460,8 @@ static void do_reach(struct replay *r, const struct mp_rec_reach *rr)
 		return;
 	for (i = 0; i < 2; i++)
 		HASH_ITER(hh, tables[i], b, tmp)
-			if (!b->reach && !b->inherited && b->ts <= rr->scan_ts)
+			if (!b->reach && b->ts <= rr->scan_ts &&
+			    (!b->inherited || (rr->notes & MP_REACH_N_INHERITED)))
 				b->reach = MP_REACH_REACHABLE;
 }
 

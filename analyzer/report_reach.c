@@ -202,6 +202,9 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 		fprintf(f, "  note: file mappings were not scanned (no fault-safe reader)\n");
 	if (s->notes & MP_REACH_N_SECCOMP)
 		fprintf(f, "  note: a seccomp filter is installed: no thread was stopped with ptrace\n");
+	if (s->notes & MP_REACH_N_INHERITED)
+		fprintf(f, "  note: a forked child: the blocks it inherited were scanned with its own "
+			"(its parent's trace read up to the fork)\n");
 }
 
 void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay *r)
@@ -224,7 +227,8 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 			continue;
 		fprintf(f, "  %-16s %10s blocks %12s%s\n", text_name[c],
 			fmt_count(nb, sizeof(nb), v->totals[c][0]), human_bytes(b2, sizeof(b2), v->totals[c][1]),
-			c != MP_REACH_UNKNOWN ? "" : r->inherit.held_blocks ?
+			c != MP_REACH_UNKNOWN ? "" :
+			r->inherit.held_blocks && !(r->reach.notes & MP_REACH_N_INHERITED) ?
 			"  (inherited, or allocated after the scan: the scan did not see them)" :
 			"  (allocated after the scan)");
 	}
@@ -306,7 +310,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 {
 	const struct mp_rec_reach *s = &r->reach;
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
-					     "no-main-arena", "files", "seccomp" };
+					     "no-main-arena", "files", "seccomp", "inherited" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

@@ -658,6 +658,9 @@ enum mp_reach_notes {
 	MP_REACH_N_NO_ARENA = 1 << 3,   /* glibc's main arena not found: its lists were roots */
 	MP_REACH_N_FILES = 1 << 4,      /* file mappings skipped: no fault-safe reader */
 	MP_REACH_N_SECCOMP = 1 << 5,    /* a seccomp filter: no ptrace, no process_vm_readv */
+	MP_REACH_N_INHERITED = 1 << 6,  /* a forked child: the blocks it inherited (its
+					   parent's trace read up to the fork) were in the
+					   live set, and are classified like its own */
 };
 
 /*

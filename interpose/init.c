@@ -33,6 +33,8 @@ static int traced_before_fork;
 /* forks of this process so far; the one this thread is making (the child's too) */
 static uint32_t fork_count;
 static __thread uint32_t fork_serial __attribute__((tls_model("initial-exec")));
+static __thread uint64_t fork_ts __attribute__((tls_model("initial-exec"))); /* just before it */
+static __thread uint64_t fork_extent __attribute__((tls_model("initial-exec"))); /* trace bytes then */
 
 /* forked: in the child of fork() (the run index says so). */
 static void start_tracing(int forked)
@@ -53,6 +55,8 @@ static void start_tracing(int forked)
 static void atfork_prepare(void)
 {
 	fork_serial = __atomic_add_fetch(&fork_count, 1, __ATOMIC_RELAXED);
+	fork_ts = mp_now();
+	fork_extent = mp_trace_extent();
 	traced_before_fork = mp_tracing;
 	mp_gate_close();
 }
@@ -65,7 +69,7 @@ static void atfork_parent(void)
 /* The child never writes to its parent's file: it opens its own. */
 static void atfork_child(void)
 {
-	mp_trace_fork_child();
+	mp_trace_fork_child(fork_ts, fork_extent);
 	mp_writer_fork_child();
 	mp_signal_fork_child();
 	mp_gate_open();

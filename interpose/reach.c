@@ -55,6 +55,15 @@
 #include "unwind.h"
 #include "writer.h"
 
+/*
+ * A forked child's scan reads its ancestors' traces up to the fork (their
+ * blocks are in its memory), newest first, as long as what they wrote
+ * before the fork totals at most this: a child of a parent that had
+ * written gigabytes does not read them back at its every exit (its
+ * inherited blocks are then not classified, and the reports say so).
+ */
+#define REACH_INHERIT_MAX (64ull << 20)
+
 struct job {
 	int ran;
 	int sandboxed;          /* a seccomp filter: no ptrace helper, no process_vm_readv */
@@ -255,7 +264,22 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 		j->status = MP_REACH_FAULT;
 		return 1;
 	}
-	r = rl_build(&j->live, fd, j->deadline);
+	{
+		struct rl_source src[MP_MAX_ANCESTORS + 1];
+		struct mp_ancestor anc[MP_MAX_ANCESTORS];
+		int k, na = mp_trace_ancestors(anc, MP_MAX_ANCESTORS), n = 0, read = 0;
+		uint64_t bytes = 0;
+
+		/* the newest ancestors whose traces before the fork are small enough */
+		for (k = na; k > 0 && bytes + anc[k - 1].until_off <= REACH_INHERIT_MAX; k--)
+			bytes += anc[k - 1].until_off;
+		for (; k < na; k++)
+			src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts, anc[k].until_off };
+		src[n] = (struct rl_source){ fd, UINT64_MAX, UINT64_MAX };
+		r = rl_build(&j->live, src, n + 1, j->deadline, &read);
+		if (na && read == na)
+			j->st.notes |= MP_REACH_N_INHERITED;
+	}
 	if (!r && !j->live.n)
 		goto done; /* nothing live: nothing to classify */
 	if (!r)

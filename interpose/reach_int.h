@@ -48,10 +48,12 @@ void rmem_own(uintptr_t addr, size_t len) MP_HIDDEN;  /* another mapping of memp
 /* The scan's own mappings and those given to rmem_own. */
 size_t rmem_own_ranges(uint64_t (*out)[2], size_t max) MP_HIDDEN;
 
-/* Reading the trace back (reach_trace.c): fn sees every record, thread by
- * thread in each thread's order; a nonzero return stops the walk. */
+/* Reading the trace back (reach_trace.c): fn sees every record stamped
+ * before until (UINT64_MAX: all), thread by thread in each thread's
+ * order; a nonzero return stops the walk. */
 typedef int (*rt_fn)(void *arg, uint32_t serial, const struct mp_rec_head *h);
-int rt_walk(int fd, uint64_t deadline, rt_fn fn, void *arg) MP_HIDDEN;
+int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline, rt_fn fn,
+	    void *arg) MP_HIDDEN;
 
 /* A live block. Groups are address spaces searched apart. */
 enum { RG_HOST, RG_MMAP, RG_REG, RG_COUNT };
@@ -71,8 +73,21 @@ struct rlive {
 	size_t first[RG_COUNT + 1]; /* group g is b[first[g] .. first[g+1]) */
 };
 
-/* The live set from the trace (reach_live.c): RX_OK, RX_TIMEOUT, ... */
-int rl_build(struct rlive *out, int fd, uint64_t deadline) MP_HIDDEN;
+/* A trace to read: the process's own (until UINT64_MAX), or the trace of a
+ * process it was forked from, up to the fork (the memory it inherited). */
+struct rl_source {
+	int fd;
+	uint64_t until, until_off;
+};
+
+/*
+ * The live set from the traces (reach_live.c): src[0 .. n), oldest
+ * ancestor first, the process's own last; RX_OK, RX_TIMEOUT, ... An
+ * ancestor that cannot be read is left out: *ancestors_read says how many
+ * were read (its inherited blocks are in the set).
+ */
+int rl_build(struct rlive *out, const struct rl_source *src, int n, uint64_t deadline,
+	     int *ancestors_read) MP_HIDDEN;
 
 /* The process's memory map (reach_maps.c). */
 enum rv_type {

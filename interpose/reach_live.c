@@ -589,10 +589,24 @@ static int collect(struct lb *lb, struct rlive *out)
 	return RX_OK;
 }
 
-MP_REALIGN int rl_build(struct rlive *out, int fd, uint64_t deadline)
+/* Resolve the resizes still waiting (a trace's end), and forget its threads. */
+static void stash_end(struct lb *lb)
+{
+	size_t i;
+
+	for (i = 0; i < lb->st_cap; i++)
+		if (lb->st[i].serial)
+			stash_done(lb, lb->st[i].serial, 0);
+	if (lb->st)
+		memset(lb->st, 0, lb->st_cap * sizeof(*lb->st));
+	lb->st_used = 0;
+}
+
+MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, uint64_t deadline,
+			int *ancestors_read)
 {
 	struct lb lb;
-	int r;
+	int r = RX_OK, k;
 
 	memset(&lb, 0, sizeof(lb));
 	memset(out, 0, sizeof(*out));
@@ -601,13 +615,25 @@ MP_REALIGN int rl_build(struct rlive *out, int fd, uint64_t deadline)
 	lb.page = (uint64_t)getpagesize();
 	if (tab_rehash(&lb))
 		return RX_NOMEM;
-	r = rt_walk(fd, deadline, on_record, &lb);
-	if (r == RX_OK && lb.st_cap) {
-		size_t i;
+	*ancestors_read = 0;
+	/*
+	 * Oldest first: an ancestor's events before its fork, then the next
+	 * one's, then the process's own. Timestamps are of one clock, so the
+	 * latest event of an address still decides. An ancestor's trace that
+	 * cannot be read is left out (its blocks are then not in the set).
+	 */
+	for (k = 0; k < n && r == RX_OK; k++) {
+		int rk = rt_walk(src[k].fd, src[k].until, src[k].until_off, deadline, on_record, &lb);
 
-		for (i = 0; i < lb.st_cap; i++)
-			if (lb.st[i].serial)
-				stash_done(&lb, lb.st[i].serial, 0);
+		if (rk == RX_NOTRACE && k < n - 1) {
+			stash_end(&lb);
+			continue;
+		}
+		r = rk;
+		if (r == RX_OK)
+			stash_end(&lb);
+		if (r == RX_OK && k < n - 1)
+			(*ancestors_read)++;
 	}
 	if (r == RX_OK)
 		r = lb.err;

@@ -78,6 +78,9 @@ struct mp_file_header *mp_header;
  * absolute path, if that still names the same file, or tracing stops.
  */
 static struct mp_owned_fd trace_fd = { -1, 0, 0 };
+/* the traces of the processes this one was forked from, oldest first */
+static struct { struct mp_owned_fd fd; uint64_t until_ts, until_off; } ancestors[MP_MAX_ANCESTORS];
+static int n_ancestors;
 static char trace_path[4096];           /* absolute */
 static int stopped;
 static void *segs[MAX_SEGS];            /* published with release (CAS) */
@@ -739,8 +742,49 @@ int mp_trace_open(void)
  * closed only when it is still memprov's: the program may have reused
  * its number.
  */
-void mp_trace_fork_child(void)
+/* The parent's trace becomes the newest ancestor (the oldest is let go when full). */
+static void keep_as_ancestor(uint64_t fork_ts, uint64_t fork_extent, int was_ok)
 {
+	int i;
+
+	if (!was_ok || !mp_fd_ours(&trace_fd)) {
+		mp_fd_release(&trace_fd);
+		return;
+	}
+	if (n_ancestors == MP_MAX_ANCESTORS) {
+		mp_fd_release(&ancestors[0].fd);
+		for (i = 1; i < n_ancestors; i++)
+			ancestors[i - 1] = ancestors[i];
+		n_ancestors--;
+	}
+	ancestors[n_ancestors].fd = trace_fd;
+	ancestors[n_ancestors].until_ts = fork_ts;
+	ancestors[n_ancestors].until_off = fork_extent;
+	n_ancestors++;
+	trace_fd.fd = -1;
+}
+
+int mp_trace_ancestors(struct mp_ancestor *out, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < n_ancestors && n < max; i++)
+		if (mp_fd_ours(&ancestors[i].fd))
+			out[n++] = (struct mp_ancestor){ ancestors[i].fd.fd, ancestors[i].until_ts,
+							 ancestors[i].until_off };
+	return n;
+}
+
+uint64_t mp_trace_extent(void)
+{
+	struct mp_file_header *h = mp_header;
+
+	return h ? MP_HEADER_SIZE + mp_atomic_load_relaxed_u64(&h->next_chunk) * BLOCK : 0;
+}
+
+void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent)
+{
+	int was_ok = mp_trace_ok;
 	uint64_t i;
 
 	mp_tracing = 0;
@@ -755,6 +799,6 @@ void mp_trace_fork_child(void)
 	if (mp_header)
 		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
 	mp_header = NULL;
-	mp_fd_release(&trace_fd);
+	keep_as_ancestor(fork_ts, fork_extent, was_ok);
 	stopped = 0;
 }

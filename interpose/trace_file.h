@@ -46,7 +46,27 @@ void mp_chunk_present(void *c, uint32_t bytes) MP_HIDDEN;
 uint64_t mp_trace_resident(void) MP_HIDDEN;
 /* The file's descriptor, checked, to read the trace back; -1 when not open. */
 int mp_trace_fd(void) MP_HIDDEN;
-/* In a forked child: drop the parent's file. */
-void mp_trace_fork_child(void) MP_HIDDEN;
+/*
+ * In a forked child: stop writing the parent's file, but keep it open to
+ * read back (close-on-exec) as the newest ancestor, with fork_ts, the
+ * instant before the fork: the child's memory holds what the parent's
+ * trace has live before it (and what the parent itself inherited).
+ */
+void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent) MP_HIDDEN;
+/* Bytes of the file handed out so far (header and every chunk reserved):
+ * taken just before a fork, no record of the child's time lies past it. */
+uint64_t mp_trace_extent(void) MP_HIDDEN;
+
+#define MP_MAX_ANCESTORS 8 /* ancestors' traces kept open, newest ones */
+
+/* A trace the process inherited memory from: read it before until_ts,
+ * in its first until_off bytes. */
+struct mp_ancestor {
+	int fd;
+	uint64_t until_ts, until_off;
+};
+
+/* The ancestors' traces still open, oldest first, at most max: how many. */
+int mp_trace_ancestors(struct mp_ancestor *out, int max) MP_HIDDEN;
 
 #endif /* MEMPROV_TRACE_FILE_H */

@@ -33,7 +33,7 @@ static size_t read_at(int fd, void *buf, size_t len, uint64_t off)
 
 /* The records of one chunk (its head and used bytes in data). */
 static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uint8_t *data,
-		      size_t used, void *rec, mp_iter_fn fn, void *arg)
+		      size_t used, void *rec, uint64_t until, mp_iter_fn fn, void *arg)
 {
 	const struct mp_rec_head *h;
 	const char *why;
@@ -42,6 +42,8 @@ static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uin
 
 	mp_dec_init(&d, version, data, used, c->first_ts);
 	while (mp_dec_next(&d, &h, rec, MP_MAX_RECORD, &why) == MP_DEC_OK) {
+		if (h->ts >= until)
+			break; /* a chunk's records are in time order */
 		if (h->type >= MP_REC_TYPE_COUNT)
 			continue; /* a type this memprov does not know */
 		r = fn(arg, c->thread_serial, h);
@@ -52,6 +54,12 @@ static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uin
 }
 
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg)
+{
+	return mp_trace_iter_before(fd, buf, len, UINT64_MAX, UINT64_MAX, fn, arg);
+}
+
+int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
+			 mp_iter_fn fn, void *arg)
 {
 	struct mp_file_header *hdr = buf;
 	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
@@ -74,6 +82,8 @@ int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg)
 		int r;
 
 		off = MP_HEADER_SIZE + i * unit;
+		if (off >= until_off)
+			break; /* handed out after the instant */
 		if (read_at(fd, &c, sizeof(c), off) != sizeof(c))
 			break; /* reserved past the end of the file */
 		size = version >= 2 ? c.size : unit;
@@ -82,11 +92,13 @@ int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg)
 			i++; /* never written, or not a chunk: the next block */
 			continue;
 		}
+		i += size / unit;
+		if (c.first_ts >= until)
+			continue; /* all of it after the instant */
 		r = walk_chunk(&c, version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
-			       fn, arg);
+			       until, fn, arg);
 		if (r)
 			return r;
-		i += size / unit;
 	}
 	return 0;
 }

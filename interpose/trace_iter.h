@@ -45,5 +45,9 @@ typedef int (*mp_iter_fn)(void *arg, uint32_t serial, const struct mp_rec_head *
  * a trace this memprov reads (or len < MP_ITER_BUF).
  */
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg) MP_HIDDEN;
+/* The same, for the records stamped before until in the chunks that
+ * start before byte until_off only (later chunks are not read). */
+int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
+			 mp_iter_fn fn, void *arg) MP_HIDDEN;
 
 #endif /* MEMPROV_TRACE_ITER_H */

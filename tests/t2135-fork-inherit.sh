@@ -5,8 +5,9 @@
 # the child's live set (marked inherited, with the parent's stacks), the
 # child's frees of them match, and the gate holds the child to its own.
 # Without the parent's trace, one line says the inherited blocks are
-# unknown. The scan at exit did not see inherited blocks: they are not
-# classified (neither reachable nor lost), and a note says so. The fork
+# unknown. The child's scan at exit reads its parent's trace up to the
+# fork, so its inherited blocks are classified like its own and a block
+# hung on one is still reachable (a grandchild too). The fork
 # is found by its serial (the child's header, the parent's record) even
 # when the parent recorded it after the child's end, and a reused pid
 # takes the right fork.
@@ -79,18 +80,60 @@ test_expect_success 'the parent itself inherits nothing and keeps its own figure
 	jget --check parent.json inherited=null totals.heap.bytes=0
 '
 
-test_expect_success 'reach: inherited blocks are not classified (the scan did not see them), and a note says so' '
+test_expect_success 'reach: the child scans its inherited blocks; a block hung on one is still reachable' '
 	mkdir re &&
 	timeout 30 env MEMPROV_OUTPUT=$TRASH/re/%p.trace \
 		LD_PRELOAD=$MEMPROV_LIB "$BIN/forkinherit" reach >out2 &&
 	child=$(sed -n "s/^child=//p" out2) &&
 	memprov leaks --json "re/$child.trace" >re.json &&
 	jget --check re.json reach.status=done \
-		inherited_sites.0.reach.unknown.bytes=1000 \
-		inherited_sites.0.reach.still_reachable.bytes=0 \
-		inherited_sites.0.reach.definitely_lost.bytes=0 &&
+		"=\"inherited\" in j[\"reach\"][\"notes\"]==true" \
+		inherited_sites.0.reach.still_reachable.bytes=1000 \
+		inherited_sites.0.reach.unknown.bytes=0 \
+		reach.classes.unknown.bytes=0 \
+		reach.classes.definitely_lost.bytes=150 \
+		"=[(s[\"frames\"][0][\"function\"], s[\"reach\"][\"still_reachable\"][\"bytes\"]) for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"child_hangs\"]==[[\"child_hangs\", 40]]" &&
 	memprov leaks "re/$child.trace" >re.txt &&
-	grep "note: the scan at exit did not see the inherited blocks" re.txt
+	grep "note: a forked child: the blocks it inherited were scanned with its own" re.txt &&
+	! grep "did not see the inherited" re.txt &&
+	{ memprov check --max-leak 150 "re/$child.trace" >re-check.txt; } &&
+	{ memprov check --max-leak 149 "re/$child.trace" >/dev/null; test $? = 1; }
+'
+
+test_expect_success 'reach: a grandchild scans what it inherited from its grandparent too' '
+	cat >gc.c <<-\EOF &&
+	#include <stdlib.h>
+	#include <sys/wait.h>
+	#include <unistd.h>
+	struct node { struct node *next; char pad[56]; };
+	static struct node *head;
+	int main(void)
+	{
+		head = malloc(sizeof(*head));          /* the grandparent s */
+		head->next = NULL;
+		if (fork() == 0) {
+			if (fork() == 0) {
+				head->next = malloc(sizeof(*head)); /* hung on the inherited node */
+				head->next->next = NULL;
+				exit(0);
+			}
+			wait(NULL);
+			exit(0);
+		}
+		wait(NULL);
+		free(head);
+		return 0;
+	}
+	EOF
+	${CC:-cc} -g -O0 -o gc gc.c &&
+	timeout 30 "$MEMPROV_CLI" run -d gcdir -- ./gc 2>/dev/null &&
+	test $(ls gcdir/*.trace | wc -l) = 3 &&
+	memprov check --max-leak 0 gcdir >gc-check.txt &&
+	grep "3 traces, 0 over budget" gc-check.txt &&
+	gchild=$(ls gcdir/*.trace | sort -V | tail -1) &&
+	memprov leaks --json "$gchild" >gc.json &&
+	jget --check gc.json reach.classes.still_reachable.bytes=128 reach.classes.definitely_lost.bytes=0 \
+		"=\"inherited\" in j[\"reach\"][\"notes\"]==true"
 '
 
 test_expect_success 'the fork by its serial: recorded after the child ended, and a reused pid' '

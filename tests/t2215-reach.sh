@@ -206,7 +206,8 @@ test_expect_success 'a forked child and an exec image: each exit has its own sca
 		"$BIN/forkexec" fork >fork.out &&
 	child=$(sed -n "s/^child=//p" fork.out) &&
 	memprov leaks --json "fork/$child.trace" >child.json &&
-	jget --check child.json reach.status=done reach.classes.still_reachable.bytes=222 &&
+	jget --check child.json reach.status=done reach.classes.still_reachable.bytes=333 \
+		inherited.held.bytes=111 "=\"inherited\" in j[\"reach\"][\"notes\"]==true" &&
 	timeout 60 env MEMPROV_OUTPUT="$TRASH/exec/t.trace" LD_PRELOAD="$MEMPROV_LIB" \
 		"$BIN/forkexec" exec &&
 	memprov leaks --json exec/t.trace >exec1.json &&

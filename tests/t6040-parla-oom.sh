@@ -133,7 +133,7 @@ test_expect_success 'the stopped trace is readable and gives the diagnosis up to
 	last=$(j gs.json s[\"window\"][\"last\"]) &&
 	# the calibrating run predicts the iteration; the address space the
 	# interpreter uses by then varies by a few pages between runs
-	test $last -ge $((i - 2)) && test $last -le $((i + 1)) &&
+	test $last -ge $((i - 3)) && test $last -le $((i + 3)) &&
 	test "$(j gs.json "s[\"suspects\"][0][\"python\"][0]")" = "$WB" &&
 	j gs.json "s[\"suspects\"][0][\"slope_bytes\"]" >slope && cat slope &&
 	within5 "$(cat slope)" 131072 &&
