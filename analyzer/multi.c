@@ -264,12 +264,16 @@ static int read_record(FILE *f, char **line, size_t *cap, char **json, int *stat
 static void worker(const struct report_args *a, char **paths, size_t n, size_t k, size_t jobs,
 		   multi_one_fn one, FILE *out)
 {
+	struct report_args summary = *a;
 	size_t i;
 
+	/* each trace's report as its JSON summary, without a progress line */
+	summary.flags |= REPORT_JSON;
+	summary.o.flags &= ~(unsigned)GROWTH_PROGRESS;
 	if (dup2(fileno(out), STDOUT_FILENO) < 0)
 		_exit(EXIT_FAIL);
 	for (i = k; i < n; i += jobs) {
-		int st = one(a, paths[i]);
+		int st = one(&summary, paths[i]);
 
 		fflush(stdout);
 		printf("@ %d\n", st);

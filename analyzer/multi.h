@@ -25,7 +25,8 @@ int multi_wanted(char **operands, int n);
  */
 int multi_expand(char **operands, int n, char ***paths, size_t *np);
 
-/* One trace's summary as one JSON line on stdout; the exit status. */
+/* One trace's report on stdout, as a->flags say (the map step sets
+ * REPORT_JSON: the summary, one line); the exit status. */
 typedef int (*multi_one_fn)(const struct report_args *a, const char *path);
 
 /*

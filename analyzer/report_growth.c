@@ -202,16 +202,6 @@ static int growth_one(const struct report_args *a, const char *path)
 	return report_end(&g, &t);
 }
 
-/* One trace's summary for the map step of many (multi.h): its JSON, quietly. */
-static int growth_summary(const struct report_args *a, const char *path)
-{
-	struct report_args one = *a;
-
-	one.flags |= REPORT_JSON;
-	one.o.flags &= ~GROWTH_PROGRESS;
-	return growth_one(&one, path);
-}
-
 static int cmd_growth(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -230,7 +220,7 @@ static int cmd_growth(int argc, char **argv)
 	if (multi_wanted(a.traces, a.cl.n_operands)) {
 		if (a.flags & REPORT_FOLDED)
 			return usage_error(&command_growth, "--folded takes one trace");
-		return multi_report(&a, growth_summary);
+		return multi_report(&a, growth_one);
 	}
 	return growth_one(&a, a.traces[0]);
 }

@@ -246,15 +246,6 @@ static int leaks_one(const struct report_args *a, const char *path)
 	return report_close(&t, &r);
 }
 
-/* One trace's summary for the map step of many (multi.h): its JSON. */
-static int leaks_summary(const struct report_args *a, const char *path)
-{
-	struct report_args one = *a;
-
-	one.flags |= REPORT_JSON;
-	return leaks_one(&one, path);
-}
-
 static int cmd_leaks(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -267,7 +258,7 @@ static int cmd_leaks(int argc, char **argv)
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
 	if (multi_wanted(a.traces, a.cl.n_operands))
-		return multi_report(&a, leaks_summary);
+		return multi_report(&a, leaks_one);
 	return leaks_one(&a, a.traces[0]);
 }
 

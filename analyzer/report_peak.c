@@ -206,16 +206,6 @@ static int peak_one(const struct report_args *a, const char *path)
 	return report_end(&g, &t);
 }
 
-/* One trace's summary for the map step of many (multi.h): its JSON, quietly. */
-static int peak_summary(const struct report_args *a, const char *path)
-{
-	struct report_args one = *a;
-
-	one.flags |= REPORT_JSON;
-	one.o.flags &= ~GROWTH_PROGRESS;
-	return peak_one(&one, path);
-}
-
 static int cmd_peak(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -232,7 +222,7 @@ static int cmd_peak(int argc, char **argv)
 	if (multi_wanted(a.traces, a.cl.n_operands)) {
 		if (a.flags & REPORT_FOLDED)
 			return usage_error(&command_peak, "--folded takes one trace");
-		return multi_report(&a, peak_summary);
+		return multi_report(&a, peak_one);
 	}
 	return peak_one(&a, a.traces[0]);
 }

@@ -32,6 +32,7 @@ enum {
 /* Bounded memory from raw anonymous mappings (reach_mem.c). */
 void rmem_init(uint64_t limit) MP_HIDDEN;
 void *rmem_alloc(size_t len) MP_HIDDEN;              /* zeroed; NULL over the bound */
+void *rmem_buffer(size_t len) MP_HIDDEN;             /* the same, its pages faulted as used */
 void *rmem_table(size_t len) MP_HIDDEN;              /* the same, every page touched now */
 /* Make *p hold at least need elements of size elem (*cap counts them). */
 int rmem_grow(void **p, size_t *cap, size_t elem, size_t need) MP_HIDDEN;

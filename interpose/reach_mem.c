@@ -6,12 +6,14 @@
  * sort (glibc's qsort may call malloc) and the list of memprov's own
  * mappings, which are never roots.
  *
- * Small allocations (at most POOL_PIECE) are cut from pool mappings of
- * POOL_CHUNK, faulted in at once: a scan makes dozens of them, and a
- * mapping and unmapping each cost a short process more than the scan
- * itself (the TLB flush of every munmap, on a VM above all). A freed
- * piece goes back only when it was the last one cut; at most POOL_CHUNKS
- * pools are made, then small allocations are mappings of their own.
+ * Small allocations (at most POOL_PIECE) are cut from pool mappings,
+ * faulted in at once: a scan makes dozens of them, and a mapping and
+ * unmapping each cost a short process more than the scan itself (the TLB
+ * flush of every munmap, on a VM above all). The first pool is
+ * POOL_FIRST, each next one twice the last, up to POOL_CHUNK: faulting in
+ * half a megabyte cost `true` more than its whole scan. A freed piece goes
+ * back only when it was the last one cut; at most POOL_CHUNKS pools are
+ * made, then small allocations are mappings of their own.
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
@@ -26,6 +28,7 @@
 #define MAX_OWN 32
 #define POPULATE_MAX (256u << 10)
 #define POOL_CHUNK (512u << 10)
+#define POOL_FIRST (64u << 10)
 #define POOL_PIECE (32u << 10)
 #define POOL_CHUNKS 8
 #define POOL_ALIGN 64
@@ -132,21 +135,24 @@ static void *pool_cut(size_t len)
 	if (used + len > limit)
 		return NULL;
 	if (pool_at < 0 || maps[pool_at].cut + len > maps[pool_at].len) {
+		size_t plen = pool_at < 0 ? POOL_FIRST : maps[pool_at].len * 2;
 		int i;
 
+		if (plen > POOL_CHUNK)
+			plen = POOL_CHUNK;
 		if (pools == POOL_CHUNKS)
 			return NULL;
 		for (i = 0; i < MAX_MAPS && maps[i].p; i++)
 			;
 		if (i == MAX_MAPS)
 			return NULL;
-		p = mp_sys_mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
+		p = mp_sys_mmap(NULL, plen, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		memset(&maps[i], 0, sizeof(maps[i]));
 		maps[i].p = p;
-		maps[i].len = POOL_CHUNK;
+		maps[i].len = plen;
 		maps[i].pool = 1;
 		pool_at = i;
 		pools++;
@@ -171,6 +177,11 @@ void *rmem_alloc(size_t len)
 void *rmem_table(size_t len)
 {
 	return alloc(len, 1);
+}
+
+void *rmem_buffer(size_t len)
+{
+	return alloc(len, 0);
 }
 
 int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)

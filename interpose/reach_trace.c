@@ -41,7 +41,7 @@ int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline, rt_fn
 
 	if (fd < 0)
 		return RX_NOTRACE;
-	buf = rmem_alloc(MP_ITER_BUF);
+	buf = rmem_buffer(MP_ITER_BUF); /* a short trace uses a page or two of it */
 	if (!buf)
 		return RX_NOMEM;
 	r = mp_trace_iter_before(fd, buf, MP_ITER_BUF, until, until_off, one, &w);
