@@ -112,6 +112,9 @@ void report_json_trace(FILE *f, const struct trace *t);
 void report_json_head(FILE *f, const struct trace *t, const char *report);
 /* ,"state":STATE,"exit_status":N (null when not known) */
 void report_json_exit(FILE *f, const struct trace *t);
+/* `memprov leaks` on one trace, text or JSON as a->flags say (report_leaks.c):
+ * the exit status. `html` over many traces takes its summaries. */
+int leaks_one_trace(const struct report_args *a, const char *path);
 /* ,"ending":"exited with status 0": how the process ended, in words (replay_ending). */
 void report_json_ending(FILE *f, const struct replay *r);
 

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "html.h"
+#include "merge.h"
+#include "multi.h"
 #include "util.h"
 
 #define HTML_TIMELINE_POINTS 400
@@ -84,6 +86,8 @@ static void write_page(FILE *out, struct growth *g, const char *data)
 	fprintf(out, "</script>\n</body></html>\n");
 }
 
+static const char *index_path; /* many traces: the index page; the processes' pages beside it */
+
 /* Write the page to path ("-": stdout): 0, or EXIT_FAIL after the error. */
 static int write_file(const char *path, struct growth *g, const char *data)
 {
@@ -100,8 +104,8 @@ static int write_file(const char *path, struct growth *g, const char *data)
 		}
 		return EXIT_FAIL;
 	}
-	if (out != stdout)
-		note_written("HTML report", path);
+	if (out != stdout && !index_path)
+		note_written("HTML report", path); /* many: the index says where they are */
 	return 0;
 }
 
@@ -113,19 +117,9 @@ static int html_opt(struct report_args *a, int opt, const char *arg)
 	return 0;
 }
 
-static int cmd_html(int argc, char **argv)
+/* One trace's page, written to output; the exit status. */
+static int html_page(const struct report_args *a, const char *path, const char *output)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		REPORT_OPT_POINTS, REPORT_OPT_SKIP, REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES,
-		REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_END,
-	};
-	const char *output = "memprov-report.html";
-	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
-				 .own = html_opt, .own_arg = &output,
-				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE | GROWTH_END_ALL,
-					.points = 20, .min_bytes = 1024,
-					.timeline_points = HTML_TIMELINE_POINTS } };
 	struct tl_gap gap;
 	struct growth g;
 	struct trace t;
@@ -134,8 +128,8 @@ static int cmd_html(int argc, char **argv)
 	FILE *mem;
 	int ret;
 
-	if (report_start(&a, argc, argv, &g, &t, &ret) < 0)
-		return ret;
+	if (report_collect(&g, &t, path, &a->o) < 0)
+		return EXIT_FAIL;
 	growth_analyze(&g);
 	timeline_gap(&g, TIMELINE_MIN_GAP, &gap);
 	mem = xopen_memstream(&data, &len);
@@ -150,10 +144,150 @@ static int cmd_html(int argc, char **argv)
 	return ret;
 }
 
+/* ---- many traces: a page per process and an index ---- */
+
+/* The page of the trace at path: INDEX without .html, ".", the trace's name without .trace, ".html". */
+static char *page_path(const char *trace)
+{
+	const char *base = strrchr(trace, '/') ? strrchr(trace, '/') + 1 : trace;
+	size_t ilen = strlen(index_path), blen = strlen(base);
+	char *p;
+
+	if (ilen > 5 && !strcmp(index_path + ilen - 5, ".html"))
+		ilen -= 5;
+	if (blen > 6 && !strcmp(base + blen - 6, ".trace"))
+		blen -= 6;
+	p = xmalloc(ilen + blen + 7);
+	sprintf(p, "%.*s.%.*s.html", (int)ilen, index_path, (int)blen, base);
+	return p;
+}
+
+/* The map step of html over many traces: the trace's page, then its leaks summary. */
+static int html_one(const struct report_args *a, const char *path)
+{
+	struct report_args page = *a;
+	char *out = page_path(path);
+	int ret;
+
+	page.flags &= ~(unsigned)REPORT_JSON;
+	ret = html_page(&page, path, out);
+	free(out);
+	if (ret)
+		return ret;
+	return leaks_one_trace(a, path);
+}
+
+static void index_proc(FILE *f, const struct merge *m, size_t i, int depth, char *done)
+{
+	const struct merge_proc *p = &m->procs[i];
+	char b[HUMAN_LEN], *page = page_path(p->trace ? p->trace : "?");
+	const char *base = strrchr(page, '/') ? strrchr(page, '/') + 1 : page;
+	size_t j;
+
+	done[i] = 1;
+	fprintf(f, "<tr><td style=\"padding-left:%dem\"><a href=\"", 1 + 2 * depth);
+	put_text(f, base, ESC_HTML);
+	fprintf(f, "\">%d</a></td><td>", (int)p->pid);
+	put_text(f, p->command ? p->command : "?", ESC_HTML);
+	fprintf(f, "</td><td>");
+	put_text(f, p->ending ? p->ending : "?", ESC_HTML);
+	fprintf(f, "</td><td class=\"num\">%s</td><td class=\"num\">%zu</td></tr>\n",
+		p->exec ? "(exec)" : bytes_exact(b, sizeof(b), p->bytes), p->n_sites);
+	free(page);
+	for (j = 0; j < m->n_procs; j++)
+		if (!done[j] && (m->procs[j].ppid == p->pid || (m->procs[j].pid == p->pid && p->exec)))
+			index_proc(f, m, j, m->procs[j].pid == p->pid ? depth : depth + 1, done);
+}
+
+static void write_index(FILE *f, struct merge *m, size_t n_traces)
+{
+	char *text = NULL;
+	size_t len = 0, i, j;
+	FILE *mem = xopen_memstream(&text, &len);
+	char *done = xcalloc(m->n_procs + 1, 1);
+
+	merge_print(m, mem, n_traces);
+	fclose(mem);
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta name=\"generator\" content=\"memprov %s\">\n<title>memprov: %zu processes</title>\n"
+		"<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
+		"td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left}"
+		".num{text-align:right}pre{background:#f6f6f6;padding:.8em;overflow-x:auto}</style>\n"
+		"</head><body>\n<h1>memprov: a job of %zu traces</h1>\n<h2>Processes</h2>\n"
+		"<p>Each process under its parent; the pid opens its own report.</p>\n"
+		"<table><tr><th>pid</th><th>command</th><th>ended</th><th>live at its end, its own</th>"
+		"<th>sites</th></tr>\n", MEMPROV_VERSION, m->n_procs, n_traces);
+	for (i = 0; i < m->n_procs; i++) {
+		int root = 1;
+
+		for (j = 0; j < m->n_procs && root; j++)
+			if (j != i && (m->procs[j].pid == m->procs[i].ppid ||
+				       (m->procs[j].pid == m->procs[i].pid && m->procs[j].exec && j < i)))
+				root = 0;
+		if (root && !done[i])
+			index_proc(f, m, i, 0, done);
+	}
+	for (i = 0; i < m->n_procs; i++)
+		if (!done[i])
+			index_proc(f, m, i, 0, done);
+	fprintf(f, "</table>\n<h2>Live at the end, merged across processes</h2>\n<pre>");
+	put_text(f, text, ESC_HTML);
+	fprintf(f, "</pre>\n</body></html>\n");
+	free(done);
+	free(text);
+}
+
+static int html_many(const struct report_args *a, const char *output)
+{
+	struct merge m = { 0 };
+	size_t n = 0;
+	int ret;
+	FILE *f;
+
+	if (!strcmp(output, "-"))
+		return usage_error(&command_html, "with many traces the pages are files: -o INDEX.html");
+	index_path = output;
+	ret = multi_map(a, html_one, &m, &n);
+	f = fopen(output, "w");
+	if (f)
+		write_index(f, &m, n);
+	if (!f || fclose(f)) {
+		error("cannot write '%s': %s", output, strerror(errno));
+		ret = EXIT_FAIL;
+	} else {
+		note_written("HTML index of the processes' pages", output);
+	}
+	merge_release(&m);
+	return ret;
+}
+
+static int cmd_html(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		REPORT_OPT_POINTS, REPORT_OPT_SKIP, REPORT_OPT_AFTER, REPORT_OPT_MIN_BYTES,
+		REPORT_OPT_SITES, REPORT_OPT_NO_DEFAULTS, REPORT_OPT_PARENT, REPORT_OPT_JOBS,
+		REPORT_OPT_END,
+	};
+	const char *output = "memprov-report.html";
+	struct report_args a = { .cmd = &command_html, .opts = opts, .shortopts = "+ho:", .n_traces = 1,
+				 .many = 1, .own = html_opt, .own_arg = &output,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_END_LIVE | GROWTH_END_ALL,
+					.points = 20, .min_bytes = 1024,
+					.timeline_points = HTML_TIMELINE_POINTS } };
+	int ret;
+
+	if (report_parse(&a, argc, argv, &ret) < 0)
+		return ret;
+	if (multi_wanted(a.traces, a.cl.n_operands))
+		return html_many(&a, output);
+	return html_page(&a, a.traces[0], output);
+}
+
 const struct command command_html = {
 	.name = "html",
 	.run = cmd_html,
-	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] [--parent TRACE] TRACE",
+	.usage = "memprov html [-o FILE] [--points N] [--skip N] [--after LABEL] [--min-bytes SIZE] [--native|--python-only] [--alloc-fn NAME]... [--no-default-suppressions] [--parent TRACE] [--jobs N] TRACE|DIR...",
 	.help = "One self-contained HTML page (no network) to explore a trace: the timeline of\n"
 		"tracked live memory per kind and RSS with labelled marks and the judged window,\n"
 		"the gap check, the growing sites (as growth reports them), the memory live at\n"
@@ -162,5 +296,10 @@ const struct command command_html = {
 		"  -o, --output FILE   where to write it (default memprov-report.html; - for stdout);\n"
 		"                      the file written is named on stderr\n"
 		"  other options as for growth\n"
-		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
+		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n"
+		"Many traces, or a run directory (memprov run -d): FILE is an index page (the\n"
+		"process tree, each pid linked to its own page, and the sites live at the end\n"
+		"merged as `memprov leaks DIR` merges them); each process's page is written\n"
+		"beside it as FILE-without-.html.TRACE-NAME.html.\n"
+		"  --jobs N        with many traces: N pages made at once (default: one per CPU)\n",
 };

@@ -174,8 +174,7 @@ static void print_json(const struct leaks *lk, const struct replay *r, const cha
 	printf("]}\n");
 }
 
-/* The report on one trace, text or JSON (a->flags); the exit status. */
-static int leaks_one(const struct report_args *a, const char *path)
+int leaks_one_trace(const struct report_args *a, const char *path)
 {
 	struct leaks lk;
 	struct trace t;
@@ -258,8 +257,8 @@ static int cmd_leaks(int argc, char **argv)
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
 	if (multi_wanted(a.traces, a.cl.n_operands))
-		return multi_report(&a, leaks_one);
-	return leaks_one(&a, a.traces[0]);
+		return multi_report(&a, leaks_one_trace);
+	return leaks_one_trace(&a, a.traces[0]);
 }
 
 const struct command command_leaks = {

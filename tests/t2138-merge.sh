@@ -7,7 +7,8 @@
 # summaries carry the host, and a job on two hosts says where each
 # process ran; `growth DIR` merges each process's growing sites (a
 # Python pool where 2 workers of 4 grow on one line) and merges from
-# `growth --json` summaries the same way, and `peak DIR` too; bad summaries are errors that
+# `growth --json` summaries the same way, and `peak DIR` too; `html DIR`
+# writes an index page and a page per process; bad summaries are errors that
 # name the file and the place.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
@@ -104,6 +105,22 @@ test_expect_success 'peak DIR: what each process held at its peak, merged; merge
 	test_cmp peak.txt pmerged.txt &&
 	memprov peak --json pool >peak.json &&
 	jget --check peak.json of=peak processes=5 holding=5 bytes=29576
+'
+
+test_expect_success 'html DIR: an index with the tree, each pid linked to its own page' '
+	mkdir pages &&
+	memprov html -o pages/job.html pool 2>html.err &&
+	grep "HTML index of the processes. pages written to pages/job.html" html.err &&
+	test $(ls pages | wc -l) = 6 &&
+	test $(grep -c "^<tr><td style=\"padding-left:" pages/job.html) = 5 &&
+	test $(grep -c "^<tr><td style=\"padding-left:3em\">" pages/job.html) = 4 &&
+	for f in $(sed -n "s/.*<a href=\"\([^\"]*\)\".*/\1/p" pages/job.html); do
+		test -s "pages/$f" && grep -q "memprov-data" "pages/$f" || return 1
+	done &&
+	leaker=$(sed -n "s/^child=//p" out | sed -n 3p) &&
+	grep -q "worker_leaks" "pages/job.memprov.$leaker.html" &&
+	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B)$" pages/job.html &&
+	{ memprov html -o - pool 2>err; test $? = 2; } && grep "pages are files" err
 '
 
 test_expect_success 'the merged reports validate against schemas/merge.schema.json' '
