@@ -69,7 +69,14 @@ static int add_dir(const char *dir, struct tpath **v, size_t *n, size_t *alloc)
 			continue;
 		p = xmalloc(strlen(dir) + strlen(de->d_name) + 2);
 		sprintf(p, "%s/%s", dir, de->d_name);
+		errno = 0;
 		if (trace_peek(p, &h)) {
+			size_t len = strlen(de->d_name);
+
+			/* other files (the index, summaries) are not traces; one named so is said */
+			if (len > 6 && !strcmp(de->d_name + len - 6, ".trace"))
+				warning("'%s' is not a readable memprov trace (%s): left out", p,
+					errno ? strerror(errno) : "no memprov trace header");
 			free(p);
 			continue;
 		}

@@ -128,6 +128,16 @@ test_expect_success 'the merged reports validate against schemas/merge.schema.js
 	"$TOP/tests/helper/validate-json.py" dir.json grow.json peak.json sum/*.json psum/*.json
 '
 
+test_expect_success 'a run directory with a cut trace and a stray file: said on stderr, the rest reported' '
+	cp -r pool odd &&
+	head -c 100 "$(ls pool/*.trace | head -1)" >odd/memprov.99999.trace &&
+	echo notes >odd/README &&
+	memprov leaks odd >odd.txt 2>odd.err &&
+	grep "odd/memprov.99999.trace. is not a readable memprov trace (no memprov trace header): left out" odd.err &&
+	test $(wc -l <odd.err) = 1 &&
+	grep "^5 traces, 5 processes" odd.txt
+'
+
 test_expect_success 'bad summaries: mixed kinds, not JSON, not a summary, missing' '
 	{ memprov merge sum/*.json gsum/*.json >/dev/null 2>err; test $? = 1; } &&
 	grep "a growth summary among leaks summaries" err &&
