@@ -15,13 +15,18 @@ jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 
+# map_step REPORT DIR OUT: `memprov REPORT --json` of each trace of DIR into OUT/
+map_step() {
+	mkdir "$3" &&
+	for t in "$2"/*.trace; do
+		memprov "$1" --json "$t" >"$3/$(basename "$t").json" 2>/dev/null || return 1
+	done
+}
+
 test_expect_success 'a C pool of 4 where worker 2 leaks: a summary per trace' '
 	timeout 60 "$MEMPROV_CLI" run -d pool -- "$BIN/forkinherit" pool 4 2 >out 2>/dev/null &&
 	test $(ls pool/*.trace | wc -l) = 5 &&
-	mkdir sum &&
-	for t in pool/*.trace; do
-		memprov leaks --json "$t" >"sum/$(basename "$t").json" || return 1
-	done &&
+	map_step leaks pool sum &&
 	first=$(ls sum | head -1) &&
 	jget --check "sum/$first" "host=$(hostname)" &&
 	parent=$(jget "sum/$first" pid) &&
@@ -81,10 +86,7 @@ test_expect_success 'growth DIR: 2 of 4 Python workers grow on one line; merge o
 	grep "^  #1 heap malloc: 2 processes of 5, +2.1 MiB (+2,200,022 B) over their windows" grow.txt &&
 	test $(grep -c "^      step .*mp_grow.py:11$" grow.txt) = 1 &&
 	test $(grep -c "^      pid [0-9]*: +1.0 MiB (+1,100,011 B), 97.7 KiB (100,001 B) per mark, confidence" grow.txt) = 2 &&
-	mkdir gsum &&
-	for t in grow/*.trace; do
-		memprov growth --json "$t" >"gsum/$(basename "$t").json" 2>/dev/null || return 1
-	done &&
+	map_step growth grow gsum &&
 	memprov merge gsum/*.json >gmerged.txt &&
 	test_cmp grow.txt gmerged.txt &&
 	memprov growth --json grow >grow.json &&
@@ -97,10 +99,7 @@ test_expect_success 'peak DIR: what each process held at its peak, merged; merge
 	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B)$" peak.txt &&
 	grep "^  #2 heap malloc: 3 processes of 5, 3 blocks, 12.0 KiB (12,288 B)$" peak.txt &&
 	grep "^  #3 heap malloc: 5 processes of 5, 5 blocks, 4.9 KiB (5,000 B)$" peak.txt &&
-	mkdir psum &&
-	for t in pool/*.trace; do
-		memprov peak --json "$t" >"psum/$(basename "$t").json" 2>/dev/null || return 1
-	done &&
+	map_step peak pool psum &&
 	memprov merge psum/*.json >pmerged.txt &&
 	test_cmp peak.txt pmerged.txt &&
 	memprov peak --json pool >peak.json &&
