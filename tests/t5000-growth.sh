@@ -215,6 +215,36 @@ test_expect_success 'without marks: steady growth only, after the last import' '
 	grep -Fx "interpreter and module state: 20 blocks, 97.7 KiB — \`--all\` shows them" st.txt
 '
 
+test_expect_success 'without marks: a table that doubles (one block, every rise x2) is not a suspect' '
+	{
+		echo "header state=exited start=0 end=20000"
+		echo "thread 1"
+		echo "stack ts=1 id=1 native=0x1000"
+		echo "stack ts=1 id=2 native=0x2000"
+		echo "stack ts=1 id=3 native=0x3000"
+		prev=0 size=4096 ts=100
+		while [ $ts -lt 20000 ]; do
+			# records everywhere, so that the instants fall where asked
+			echo "alloc ts=$ts addr=0x7000000 size=16 stack=3"
+			echo "free ts=$((ts + 10)) addr=0x7000000"
+			case $ts in
+			100 | 2500 | 4500 | 6500 | 13500)   # the table: 4, 8, 16, 32, 64 KiB
+				[ $prev = 0 ] || echo "free ts=$((ts + 20)) addr=$prev"
+				prev=$((0x9000000 + ts * 16))
+				echo "alloc ts=$((ts + 20)) addr=$prev size=$size stack=1"
+				size=$((size * 2)) ;;
+			esac
+			[ $((ts % 1000)) = 500 ] &&   # a steady leak: 2000 B per microsecond
+				echo "alloc ts=$((ts + 30)) addr=$((0x4000000 + ts * 16)) size=2000 stack=2"
+			ts=$((ts + 100))
+		done
+	} | "$TRACEGEN" -o table.trace &&
+	memprov growth --points 11 --all --json table.trace >tb.json &&
+	jget tb.json "=[s[\"frames\"][0][\"address\"] for s in j[\"suspects\"]]" \
+		"=[(s[\"frames\"][0][\"address\"], s[\"rose\"], s[\"end_blocks\"]) for s in j[\"others\"] if s[\"growth_bytes\"]]" >out &&
+	printf "[\"0x2000\"]\n[[\"0x1000\", 0.4, 1]]\n" >expect && test_cmp expect out
+'
+
 # The end figure is what was live at the window'"'"'s end: without marks, the
 # end of the Python main module, not the last evenly spaced instant.
 test_expect_success 'without marks: the end figure is at the end of the main module' '
