@@ -377,7 +377,11 @@ int multi_report(const struct report_args *a, multi_one_fn one)
 	struct merge m = { .per_process = (a->flags & (REPORT_PER_PROCESS | REPORT_JSON)) ==
 					  REPORT_PER_PROCESS ? stdout : NULL };
 	size_t n = 0;
-	int ret = multi_map(a, one, &m, &n);
+	int ret;
+
+	if (a->flags & REPORT_FOLDED)
+		return usage_error(a->cmd, "--folded takes one trace");
+	ret = multi_map(a, one, &m, &n);
 
 	if (a->flags & REPORT_JSON)
 		merge_print_json(&m, stdout, n);

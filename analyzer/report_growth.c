@@ -217,11 +217,8 @@ static int cmd_growth(int argc, char **argv)
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
-	if (multi_wanted(a.traces, a.cl.n_operands)) {
-		if (a.flags & REPORT_FOLDED)
-			return usage_error(&command_growth, "--folded takes one trace");
+	if (multi_wanted(a.traces, a.cl.n_operands))
 		return multi_report(&a, growth_one);
-	}
 	return growth_one(&a, a.traces[0]);
 }
 

@@ -219,11 +219,8 @@ static int cmd_peak(int argc, char **argv)
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
-	if (multi_wanted(a.traces, a.cl.n_operands)) {
-		if (a.flags & REPORT_FOLDED)
-			return usage_error(&command_peak, "--folded takes one trace");
+	if (multi_wanted(a.traces, a.cl.n_operands))
 		return multi_report(&a, peak_one);
-	}
 	return peak_one(&a, a.traces[0]);
 }
 

@@ -148,7 +148,9 @@ test_expect_success 'bad summaries: mixed kinds, not JSON, not a summary, missin
 	grep "stats.json.*not a memprov summary" err &&
 	{ memprov merge nothere.json 2>err; test $? = 1; } &&
 	grep "cannot open .nothere.json." err &&
-	{ memprov merge 2>err; test $? = 2; } && grep "no summary given" err
+	{ memprov merge 2>err; test $? = 2; } && grep "no summary given" err &&
+	{ memprov growth --folded pool 2>err; test $? = 2; } && grep "folded takes one trace" err &&
+	{ memprov peak --folded pool 2>err; test $? = 2; } && grep "folded takes one trace" err
 '
 
 test_done
