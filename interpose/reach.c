@@ -51,6 +51,7 @@
 #include "libc_real.h"
 #include "reach.h"
 #include "reach_int.h"
+#include "stack.h"
 #include "trace_file.h"
 #include "unwind.h"
 #include "writer.h"
@@ -61,6 +62,10 @@
  * before the fork totals at most this: a child of a parent that had
  * written gigabytes does not read them back at its every exit (its
  * inherited blocks are then not classified, and the reports say so).
+ * A child running CPython does not read them at all: reports judge a
+ * Python program by what is live, not by its classes, and marking a whole
+ * inherited interpreter (numpy imported: 230 ms) at each worker's exit
+ * made a multiprocessing pool pay that for nothing.
  */
 #define REACH_INHERIT_MAX (64ull << 20)
 
@@ -267,7 +272,8 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	{
 		struct rl_source src[MP_MAX_ANCESTORS + 1];
 		struct mp_ancestor anc[MP_MAX_ANCESTORS];
-		int k, na = mp_trace_ancestors(anc, MP_MAX_ANCESTORS), n = 0, read = 0;
+		int k, na = mp_python_capture ? 0 : mp_trace_ancestors(anc, MP_MAX_ANCESTORS);
+		int n = 0, read = 0;
 		uint64_t bytes = 0;
 
 		/* the newest ancestors whose traces before the fork are small enough */
