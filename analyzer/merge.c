@@ -131,7 +131,7 @@ static void per_process_site(FILE *f, const struct jval *s, size_t no, enum merg
 	fputs(json_get_str(s, "text"), f);
 }
 
-int merge_add(struct merge *m, const struct jval *doc, size_t order, const char *where)
+int merge_add(struct merge *m, const struct jval *doc, const char *where)
 {
 	enum merge_kind kind = summary_kind(doc);
 	const struct jval *sites, *v;
@@ -155,7 +155,6 @@ int merge_add(struct merge *m, const struct jval *doc, size_t order, const char 
 	proc = m->n_procs++;
 	p = &m->procs[proc];
 	memset(p, 0, sizeof(*p));
-	p->order = order;
 	p->pid = (int32_t)v->i;
 	p->ppid = (int32_t)get_i64(doc, "ppid");
 	p->trace = dup_or_null(json_get_str(doc, "trace"));
@@ -467,7 +466,7 @@ void merge_release(struct merge *m)
 /* ---- reading summaries ---- */
 
 /* Add one line's (or the whole text's) summary; where: "FILE" or "FILE, line N". */
-static int add_text(struct merge *m, const char *text, size_t len, size_t *order, const char *where)
+static int add_text(struct merge *m, const char *text, size_t len, size_t *count, const char *where)
 {
 	struct jval doc;
 	char err[256];
@@ -475,12 +474,13 @@ static int add_text(struct merge *m, const char *text, size_t len, size_t *order
 
 	if (json_parse(text, len, &doc, err, sizeof(err)) < 0)
 		return error("'%s': not JSON: %s", where, err);
-	ret = merge_add(m, &doc, (*order)++, where);
+	ret = merge_add(m, &doc, where);
+	(*count)++;
 	json_free(&doc);
 	return ret;
 }
 
-int merge_read_file(struct merge *m, const char *path, size_t *order)
+int merge_read_file(struct merge *m, const char *path, size_t *count)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, where[PATH_MAX + 32];
@@ -502,7 +502,7 @@ int merge_read_file(struct merge *m, const char *path, size_t *order)
 		if (line[0] != '{' || line[k - 1] != '}')
 			break; /* not one object per line: read the file whole */
 		snprintf(where, sizeof(where), "%s, line %zu", path, lineno);
-		if ((ret = add_text(m, line, k, order, where)) < 0)
+		if ((ret = add_text(m, line, k, count, where)) < 0)
 			break;
 		added++;
 	}
@@ -525,7 +525,7 @@ int merge_read_file(struct merge *m, const char *path, size_t *order)
 			else if (!n)
 				ret = error("'%s': empty: not a memprov summary", path);
 			else
-				ret = add_text(m, all, n, order, path);
+				ret = add_text(m, all, n, count, path);
 			free(all);
 		}
 	}

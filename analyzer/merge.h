@@ -25,7 +25,6 @@ enum merge_kind {
 };
 
 struct merge_proc {
-	size_t order;            /* its place in the input: ties sort by it */
 	char *trace, *host, *command, *ending, *unit;
 	int32_t pid, ppid;
 	int exec;                /* an image replaced by exec: not a process of its own */
@@ -60,7 +59,7 @@ struct merge {
  * error (not such a summary, another kind than those before it, a member
  * missing).
  */
-int merge_add(struct merge *m, const struct jval *doc, size_t order, const char *where);
+int merge_add(struct merge *m, const struct jval *doc, const char *where);
 
 /* The merged report, text or one JSON object, on f. */
 void merge_print(struct merge *m, FILE *f, size_t n_traces);
@@ -68,7 +67,8 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces);
 
 void merge_release(struct merge *m);
 
-/* Read a file of summaries (one JSON object, or one per line) into m. */
-int merge_read_file(struct merge *m, const char *path, size_t *order);
+/* Read a file of summaries (one JSON object, or one per line) into m;
+ * *count grows by the summaries read. */
+int merge_read_file(struct merge *m, const char *path, size_t *count);
 
 #endif /* MEMPROV_MERGE_H */

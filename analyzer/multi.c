@@ -357,7 +357,7 @@ int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, si
 				ret = EXIT_FAIL;
 				continue;
 			}
-			if (merge_add(m, &doc, i, paths[i]) < 0)
+			if (merge_add(m, &doc, paths[i]) < 0)
 				ret = EXIT_FAIL;
 			json_free(&doc);
 		}

@@ -21,7 +21,7 @@ static int cmd_merge(int argc, char **argv)
 	struct report_args a = { .cmd = &command_merge, .opts = opts, .n_traces = 1, .many = 1,
 				 .operand = "summary" };
 	struct merge m = { 0 };
-	size_t order = 0;
+	size_t count = 0;
 	int i, ret;
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
@@ -29,14 +29,14 @@ static int cmd_merge(int argc, char **argv)
 	if ((a.flags & (REPORT_PER_PROCESS | REPORT_JSON)) == REPORT_PER_PROCESS)
 		m.per_process = stdout;
 	for (i = 0; i < a.cl.n_operands; i++)
-		if (merge_read_file(&m, a.traces[i], &order) < 0) {
+		if (merge_read_file(&m, a.traces[i], &count) < 0) {
 			merge_release(&m);
 			return EXIT_FAIL;
 		}
 	if (a.flags & REPORT_JSON)
-		merge_print_json(&m, stdout, order);
+		merge_print_json(&m, stdout, count);
 	else
-		merge_print(&m, stdout, order);
+		merge_print(&m, stdout, count);
 	merge_release(&m);
 	return EXIT_OK;
 }

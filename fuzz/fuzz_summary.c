@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct merge m = { 0 };
 	char path[64];
-	size_t order = 0;
+	size_t count = 0;
 	FILE *devnull;
 	int fd = memfd_create("summary", MFD_CLOEXEC);
 
@@ -33,9 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	devnull = fopen("/dev/null", "w");
 	if (devnull) {
 		m.per_process = devnull;
-		if (merge_read_file(&m, path, &order) == 0) {
-			merge_print(&m, devnull, order);
-			merge_print_json(&m, devnull, order);
+		if (merge_read_file(&m, path, &count) == 0) {
+			merge_print(&m, devnull, count);
+			merge_print_json(&m, devnull, count);
 		}
 		fclose(devnull);
 	}

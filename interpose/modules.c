@@ -162,15 +162,15 @@ static int mapped_path(uintptr_t addr, char *out, size_t size)
 	return mp_maps_each(mapped_line, &m);
 }
 
-/* Is the object at (base, lo) recorded already? */
-static int known(uintptr_t base, uintptr_t lo)
+/* The recorded object at (base, lo): its index in mods, or -1. */
+static int find_mod(uintptr_t base, uintptr_t lo)
 {
 	int i;
 
 	for (i = 0; i < nmods; i++)
 		if (mods[i].base == base && mods[i].lo == lo)
-			return 1;
-	return 0;
+			return i;
+	return -1;
 }
 
 MP_REALIGN static int want_path(struct dl_phdr_info *info, size_t size, void *arg)
@@ -180,7 +180,7 @@ MP_REALIGN static int want_path(struct dl_phdr_info *info, size_t size, void *ar
 	(void)size;
 	(void)arg;
 	range_of(info, &lo, &hi, 0);
-	if (lo < hi && n_batch < BATCH && !known(info->dlpi_addr, lo)) {
+	if (lo < hi && n_batch < BATCH && find_mod(info->dlpi_addr, lo) < 0) {
 		batch[n_batch].lo = lo;
 		batch[n_batch].found = 0;
 		n_batch++;
@@ -217,11 +217,9 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 	(void)size;
 	(void)arg;
 	range_of(info, &lo, &hi, 0);
-	for (i = 0; i < nmods; i++) {
-		if (mods[i].base == info->dlpi_addr && mods[i].lo == lo) {
-			mods[i].seen = 1;
-			return 0;
-		}
+	if ((i = find_mod(info->dlpi_addr, lo)) >= 0) {
+		mods[i].seen = 1;
+		return 0;
 	}
 	if (lo < hi && mapped_path(lo, real, sizeof(real)))
 		path = real;
