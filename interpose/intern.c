@@ -4,37 +4,25 @@
  * ... in the order stacks are first seen: the trace names a stack in one
  * or two bytes), CAS insert.
  *
- * Four levels of 2^10, 2^13, 2^16 and 2^20 slots, mapped with
- * MAP_NORESERVE (pages cost memory only once touched): a hash goes to a
- * level only once its probe run in the level before is full. Each new
- * stack in a big table touches a page of its own (a page fault, and 4 KiB
- * of the program's resident memory, for 8 bytes): with levels, a process
- * with N stacks touches about 8N bytes of table, not 4 KiB per stack. A
- * run never empties, so a hash is never in two levels. A slot holds the
- * hash's top 40 bits and the id. When the last level's run is full, or
+ * In levels (levels.h) of 2^10 up to 2^20 slots, mapped with
+ * MAP_NORESERVE (pages cost memory only once touched): a process with N
+ * stacks touches about 8N bytes of table, not 4 KiB per stack. A slot
+ * holds the hash's top 40 bits and the id. When the last level's run is full, or
  * the ids run out, the stack gets no id: stack.c then names it by its
  * hash and writes it again each time (readers deduplicate by id).
  *
- * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
+ * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys (and levels.h).
  */
 #include <sys/mman.h>
 
 #include "atomic.h"
 #include "intern.h"
+#include "levels.h"
 
 #define ID_BITS 24
 #define ID_MASK ((1ull << ID_BITS) - 1)
-#define LEVELS 4
-
-static const struct {
-	uint32_t first, size, probes;  /* slots */
-} level[LEVELS] = {
-	{ 0, 1u << 10, 8 },
-	{ 1u << 10, 1u << 13, 16 },
-	{ (1u << 10) + (1u << 13), 1u << 16, 32 },
-	{ (1u << 10) + (1u << 13) + (1u << 16), 1u << 20, 32 },
-};
-#define MAP_SLOTS ((1u << 10) + (1u << 13) + (1u << 16) + (1u << 20))
+#define LAST_BITS 20
+#define MAP_SLOTS mp_levels_slots(LAST_BITS)
 
 static uint64_t *set;
 static uint32_t last_id;        /* ids handed out so far */
@@ -65,11 +53,11 @@ void mp_intern_range(uintptr_t *addr, size_t *len)
  */
 static uint32_t level_id(int l, uint64_t hash, int *is_new)
 {
-	uint64_t *t = set + level[l].first, tag = hash & ~ID_MASK;
-	uint32_t mask = level[l].size - 1, i = (uint32_t)hash & mask, probe;
+	uint64_t tag = hash & ~ID_MASK;
+	uint32_t probe;
 
-	for (probe = 0; probe < level[l].probes; probe++) {
-		uint64_t *slot = &t[(i + probe) & mask];
+	for (probe = 0; probe < mp_level_probes(l); probe++) {
+		uint64_t *slot = &set[mp_level_slot(l, LAST_BITS, hash, probe)];
 		uint64_t v = mp_atomic_load_relaxed_u64(slot), id;
 
 		if (v && (v & ~ID_MASK) == tag)
@@ -100,7 +88,7 @@ uint32_t mp_intern_id(uint64_t hash, int *is_new)
 	*is_new = 0;
 	if (!set)
 		return 0;
-	for (l = 0; l < LEVELS && !id && last_id <= ID_MASK; l++)
+	for (l = 0; l < MP_LEVELS && !id && last_id <= ID_MASK; l++)
 		id = level_id(l, hash, is_new);
 	return id;
 }

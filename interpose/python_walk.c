@@ -45,13 +45,14 @@
 #include <string.h>
 
 #include "elfsym.h"
+#include "levels.h"
 #include "python_api.h"
 
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
+/* The tables are in levels (levels.h); their last levels' sizes: */
 #define PW_PTR_BITS 18            /* code-pointer table: 256 Ki slots */
-#define PW_CODE_BITS 20           /* content table: ids 1 .. 1 Mi */
-#define PW_LINE_BITS 16           /* line cache: 64 Ki words, direct-mapped */
-#define PW_PROBES 64
+#define PW_CODE_BITS 20           /* content table: ids 1 .. about 1 Mi */
+#define PW_LINE_BITS 16           /* line cache: 64 Ki words */
 #define PW_FILE_MAX 2047          /* bytes kept of a path: its end */
 #define PW_NAME_MAX 1023
 
@@ -330,28 +331,30 @@ static uint32_t pw_code_slow(const char *code, uint32_t line)
 	size_t flen = pw_str(rd_ptr(code, L->co_filename), file, sizeof(file));
 	size_t nlen = pw_str(rd_ptr(code, L->co_name), name, sizeof(name));
 	uint64_t h = pw_hash_bytes(1469598103934665603ull ^ line, file, flen + 1);
-	uint32_t i = 0, gen = __atomic_load_n(&pw_gen, __ATOMIC_RELAXED), w;
+	uint32_t i = 0, gen = __atomic_load_n(&pw_gen, __ATOMIC_RELAXED), w, p = 0;
 	struct pw_code_slot *e = NULL;
-	int p;
+	int l;
 
 	h = pw_hash_bytes(h, name, nlen);
 	h = h ? h : 1;
-	for (p = 0; p < PW_PROBES; p++) {
-		uint64_t k, zero = 0;
+	for (l = 0; l < MP_LEVELS; l++) {
+		for (p = 0; p < mp_level_probes(l); p++) {
+			uint64_t k, zero = 0;
 
-		i = ((uint32_t)(h >> 7) + (uint32_t)p) & ((1u << PW_CODE_BITS) - 1);
-		e = &pw_codes[i];
-		k = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
-		if (k == h)
-			break;
-		if (!k && __atomic_compare_exchange_n(&e->key, &zero, h, 0,
-						      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			break;
-		if (zero == h)
-			break;
+			i = mp_level_slot(l, PW_CODE_BITS, h >> 7, p);
+			e = &pw_codes[i];
+			k = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+			if (k == h)
+				goto found;
+			if (!k && __atomic_compare_exchange_n(&e->key, &zero, h, 0,
+							      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				goto found;
+			if (zero == h)
+				goto found;
+		}
 	}
-	if (p == PW_PROBES)
-		return 0;
+	return 0;
+found:
 	w = __atomic_load_n(&e->written, __ATOMIC_RELAXED);
 	if (w != gen && __atomic_compare_exchange_n(&e->written, &w, gen, 0,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -366,36 +369,38 @@ static uint32_t pw_code_id(const char *code)
 	uint32_t gen = __atomic_load_n(&pw_gen, __ATOMIC_RELAXED), id;
 	uint64_t k = 0x9e3779b97f4a7c15ull, v;
 	struct pw_ptr_slot *e;
-	int p;
+	uint32_t p;
+	int l;
 
 	k = pw_mix(k, (uintptr_t)code);
 	k = pw_mix(k, line);
 	k = pw_mix(k, (uintptr_t)rd_ptr(code, L->co_filename));
 	k = pw_mix(k, (uintptr_t)rd_ptr(code, L->co_name));
 	k = k ? k : 1;
-	for (p = 0; p < PW_PROBES; p++) {
-		uint64_t cur, zero = 0;
+	for (l = 0; l < MP_LEVELS; l++) {
+		for (p = 0; p < mp_level_probes(l); p++) {
+			uint64_t cur, zero = 0;
 
-		e = &pw_ptrs[((uint32_t)k + (uint32_t)p) & ((1u << PW_PTR_BITS) - 1)];
-		cur = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
-		if (cur == k) {
-			v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
-			if (v && (uint32_t)(v >> 32) == gen)
-				return (uint32_t)v;
-			id = pw_code_slow(code, line);
-			if (id)
-				__atomic_store_n(&e->val, id | (uint64_t)gen << 32,
-						 __ATOMIC_RELEASE);
-			return id;
+			e = &pw_ptrs[mp_level_slot(l, PW_PTR_BITS, k, p)];
+			cur = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+			if (cur == k) {
+				v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
+				if (v && (uint32_t)(v >> 32) == gen)
+					return (uint32_t)v;
+				goto publish;
+			}
+			if (!cur && __atomic_compare_exchange_n(&e->key, &zero, k, 0,
+								__ATOMIC_RELAXED,
+								__ATOMIC_RELAXED))
+				goto publish;
+			if (zero == k)
+				return pw_code_slow(code, line); /* being published */
 		}
-		if (!cur && __atomic_compare_exchange_n(&e->key, &zero, k, 0,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			break;
-		if (zero == k)
-			return pw_code_slow(code, line); /* being published */
 	}
+	return pw_code_slow(code, line); /* the table is full */
+publish:
 	id = pw_code_slow(code, line);
-	if (id && p < PW_PROBES)
+	if (id)
 		__atomic_store_n(&e->val, id | (uint64_t)gen << 32, __ATOMIC_RELEASE);
 	return id;
 }
@@ -404,8 +409,9 @@ static uint32_t pw_code_id(const char *code)
 static uint32_t pw_line(const struct pw_frame *f)
 {
 	uint64_t k = 0x2545f4914f6cdd1dull, v, tag;
-	uint64_t *slot;
-	int line;
+	uint64_t *slot = NULL;
+	uint32_t p;
+	int line, l;
 
 	k = pw_mix(k, (uintptr_t)f->code);
 	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_linetable));
@@ -415,10 +421,21 @@ static uint32_t pw_line(const struct pw_frame *f)
 		      (uint32_t)f->addr);
 	tag = k & ~(uint64_t)PW_LINE_MAX;
 	tag = tag ? tag : (uint64_t)1 << 20;
-	slot = &pw_lines[(k >> 24) & ((1u << PW_LINE_BITS) - 1)];
-	v = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	if ((v & ~(uint64_t)PW_LINE_MAX) == tag)
-		return (uint32_t)(v & PW_LINE_MAX);
+	/* the first empty slot of the key's runs takes it; when all are
+	 * taken, the first of the last level's run (a cache: entries may
+	 * be overwritten, a tag that matches is always right) */
+	for (l = 0; l < MP_LEVELS; l++) {
+		for (p = 0; p < mp_level_probes(l); p++) {
+			slot = &pw_lines[mp_level_slot(l, PW_LINE_BITS, k >> 24, p)];
+			v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+			if ((v & ~(uint64_t)PW_LINE_MAX) == tag)
+				return (uint32_t)(v & PW_LINE_MAX);
+			if (!v)
+				goto miss;
+		}
+	}
+	slot = &pw_lines[mp_level_slot(MP_LEVELS - 1, PW_LINE_BITS, k >> 24, 0)];
+miss:
 	line = pw_api->PyCode_Addr2Line((PyObject *)f->code, f->addr);
 	if (line < 0)
 		line = 0;
@@ -535,9 +552,9 @@ int pywalk_verify(void)
 	pw_api->PyErr_Clear();
 	if (!ok || i != n)
 		return -1;
-	pw_ptrs = calloc((size_t)1 << PW_PTR_BITS, sizeof(*pw_ptrs));
-	pw_codes = calloc((size_t)1 << PW_CODE_BITS, sizeof(*pw_codes));
-	pw_lines = calloc((size_t)1 << PW_LINE_BITS, sizeof(*pw_lines));
+	pw_ptrs = calloc(mp_levels_slots(PW_PTR_BITS), sizeof(*pw_ptrs));
+	pw_codes = calloc(mp_levels_slots(PW_CODE_BITS), sizeof(*pw_codes));
+	pw_lines = calloc(mp_levels_slots(PW_LINE_BITS), sizeof(*pw_lines));
 	if (!pw_ptrs || !pw_codes || !pw_lines) {
 		free(pw_ptrs);
 		free(pw_codes);
