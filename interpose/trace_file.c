@@ -17,11 +17,11 @@
  * A chunk's pages are made present when it is handed out (one
  * madvise(MADV_POPULATE_WRITE) instead of a page fault per page) and
  * dropped from the address space once its thread is done with it
- * (madvise(MADV_DONTNEED), by trace_writer.c four chunks at a time: the
- * data stays in the file's page cache, so nothing committed is lost, even
- * to SIGKILL). The trace's share of the process's resident memory is then
- * the header page and, per thread, its chunk and at most four finished
- * ones: mp_trace_resident() says how much, for the RSS samples.
+ * (madvise(MADV_DONTNEED), by trace_writer.c: the data stays in the
+ * file's page cache, so nothing committed is lost, even to SIGKILL). The
+ * trace's share of the process's resident memory is then the header page
+ * and, per thread, its chunk and at most one finished one:
+ * mp_trace_resident() says how much, for the RSS samples.
  */
 #include <errno.h>
 #include <fcntl.h>
