@@ -280,8 +280,9 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 		for (k = na; k > 0 && bytes + anc[k - 1].until_off <= REACH_INHERIT_MAX; k--)
 			bytes += anc[k - 1].until_off;
 		for (; k < na; k++)
-			src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts, anc[k].until_off };
-		src[n] = (struct rl_source){ fd, UINT64_MAX, UINT64_MAX };
+			src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts, anc[k].until_off, 0 };
+		src[n] = (struct rl_source){ fd, UINT64_MAX, UINT64_MAX,
+					     j->st.stopped == j->st.threads };
 		r = rl_build(&j->live, src, n + 1, j->deadline, &read);
 		if (na && read == na)
 			j->st.notes |= MP_REACH_N_INHERITED;

@@ -53,8 +53,10 @@ size_t rmem_own_ranges(uint64_t (*out)[2], size_t max) MP_HIDDEN;
  * before until (UINT64_MAX: all), thread by thread in each thread's
  * order; a nonzero return stops the walk. */
 typedef int (*rt_fn)(void *arg, uint32_t serial, const struct mp_rec_head *h);
-int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline, rt_fn fn,
-	    void *arg) MP_HIDDEN;
+struct mp_iter_horizon;
+/* hz (NULL: none): trace_iter.h's horizons, for a trace nobody writes meanwhile */
+int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
+	    struct mp_iter_horizon *hz, rt_fn fn, void *arg) MP_HIDDEN;
 
 /* A live block. Groups are address spaces searched apart. */
 enum { RG_HOST, RG_MMAP, RG_REG, RG_COUNT };
@@ -79,6 +81,7 @@ struct rlive {
 struct rl_source {
 	int fd;
 	uint64_t until, until_off;
+	int settled; /* no thread writes it while it is read (all are stopped) */
 };
 
 /*

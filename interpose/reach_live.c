@@ -7,7 +7,15 @@
  * for each address the event with the greatest timestamp decides
  * (allocations are stamped after the real call returned, frees before the
  * real free started, so a later owner of an address always has a later
- * stamp). A free that is the first half of a realloc/mremap waits for its
+ * stamp). An address whose latest event is a free stamped before the
+ * horizon (trace_iter.h: no record still to be read is older) is
+ * forgotten at once, so the table holds the live blocks and the recent
+ * frees, not every address the process ever used (churn: 10,000 live
+ * against 190,000 used, a table of 1 MiB instead of 16 in the cache). A
+ * free stamped after the horizon (another thread's chunk read later
+ * started before it) waits in a ring until the horizon passes it.
+ * Horizons are only known for the process's own trace when every thread
+ * is stopped. A free that is the first half of a realloc/mremap waits for its
  * thread's next event: a failed resize leaves the old block valid.
  * Anonymous mappings can be trimmed or split by a partial munmap, so
  * their events (few next to malloc's) are sorted by time and replayed
@@ -16,9 +24,11 @@
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_trace, reach_mem and sys.
  */
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "reach_int.h"
+#include "trace_iter.h"
 
 /* One address of the heap, pinned, GPU or registered space. */
 struct lentry {
@@ -68,9 +78,20 @@ struct tnode {
 	uint32_t pad;
 };
 
+/* A free waiting for the horizon to pass it. */
+struct later {
+	uint64_t key, ts;
+};
+
+#define LATER_MAX 16384 /* frees waiting at most (256 KiB); more are kept for good */
+
 struct lb {
 	struct lentry *tab;
 	size_t cap, used;        /* cap: power of two */
+	const uint64_t *horizon; /* the walk's horizon (0: none), or NULL */
+	uint64_t seen;           /* the horizon the ring was last emptied up to */
+	struct later *later;     /* ring of LATER_MAX, or NULL */
+	size_t later_head, later_n;
 	struct mev *ev;
 	size_t n_ev, ev_cap;
 	struct stash *st;
@@ -116,6 +137,39 @@ static int tab_rehash(struct lb *lb)
 	return 0;
 }
 
+/* Remove entry e, moving back the entries of its probe run. */
+static void tab_del(struct lb *lb, struct lentry *e)
+{
+	size_t mask = lb->cap - 1, i = (size_t)(e - lb->tab), j = i;
+
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!lb->tab[j].key)
+			break;
+		home = hash64(lb->tab[j].key) & mask;
+		/* entry j stays where it is when its home is in (i, j] */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		lb->tab[i] = lb->tab[j];
+		i = j;
+	}
+	memset(&lb->tab[i], 0, sizeof(lb->tab[i]));
+	lb->used--;
+}
+
+/* The entry for key, or NULL. */
+static struct lentry *tab_find(const struct lb *lb, uint64_t key)
+{
+	size_t j;
+
+	for (j = hash64(key) & (lb->cap - 1); lb->tab[j].key; j = (j + 1) & (lb->cap - 1))
+		if (lb->tab[j].key == key)
+			return &lb->tab[j];
+	return NULL;
+}
+
 /* The entry for key, created (not live, ts 0) if absent; NULL: no memory. */
 static struct lentry *tab_get(struct lb *lb, uint64_t key)
 {
@@ -142,11 +196,78 @@ static int tag_of(unsigned kind)
 	}
 }
 
+/* The address of key, freed at ts: forgotten if that is still its latest event. */
+static void forget(struct lb *lb, uint64_t key, uint64_t ts)
+{
+	struct lentry *e = tab_find(lb, key);
+
+	if (e && e->ts <= ts && !e->live)
+		tab_del(lb, e);
+}
+
+/*
+ * The horizon moved: forget the waiting frees it passed. They wait in
+ * the order they were read: each thread's in time order, but a chunk
+ * read early can hold a thread's last frees (a main thread that frees at
+ * exit into the chunk it took at start), which would block the ring: up
+ * to ROTATE frees not passed yet go to its back, each time.
+ */
+#define ROTATE 8
+
+static void later_drain(struct lb *lb)
+{
+	uint64_t h = *lb->horizon;
+	int rotated = 0;
+
+	lb->seen = h;
+	while (lb->later_n) {
+		struct later x = lb->later[lb->later_head];
+
+		lb->later_head = (lb->later_head + 1) % LATER_MAX;
+		if (x.ts < h) {
+			lb->later_n--;
+			forget(lb, x.key, x.ts);
+			continue;
+		}
+		/* not passed yet: to the back (n unchanged), or stop */
+		lb->later[(lb->later_head + lb->later_n - 1) % LATER_MAX] = x;
+		if (++rotated == ROTATE)
+			break;
+	}
+}
+
+static void later_add(struct lb *lb, uint64_t key, uint64_t ts)
+{
+	if (!lb->later && !lb->err) {
+		lb->later = rmem_buffer(LATER_MAX * sizeof(*lb->later));
+		if (!lb->later)
+			lb->err = RX_NOMEM;
+	}
+	if (!lb->later || lb->later_n == LATER_MAX)
+		return; /* kept for good: only memory */
+	lb->later[(lb->later_head + lb->later_n++) % LATER_MAX] = (struct later){ key, ts };
+}
+
 static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int alloc,
 		  uint64_t size, int32_t device)
 {
-	struct lentry *e = tab_get(lb, (addr & ADDR_MASK) | (uint64_t)tag_of(kind) << TAG_SHIFT);
+	uint64_t key = (addr & ADDR_MASK) | (uint64_t)tag_of(kind) << TAG_SHIFT;
+	struct lentry *e;
 
+	if (lb->horizon && *lb->horizon != lb->seen)
+		later_drain(lb);
+	if (!alloc && lb->horizon && ts < *lb->horizon) {
+		/*
+		 * Every record still to come is newer than this free: if it
+		 * is the address's latest event, the address is as good as
+		 * never seen.
+		 */
+		e = tab_find(lb, key);
+		if (e && e->ts <= ts)
+			tab_del(lb, e);
+		return;
+	}
+	e = tab_get(lb, key);
 	if (!e) {
 		lb->err = RX_NOMEM;
 		return;
@@ -159,6 +280,8 @@ static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int 
 		e->size = size;
 		e->kind = (uint8_t)kind;
 		e->device = device;
+	} else if (lb->horizon && *lb->horizon) {
+		later_add(lb, key, ts);
 	}
 }
 
@@ -602,6 +725,32 @@ static void stash_end(struct lb *lb)
 	lb->st_used = 0;
 }
 
+/*
+ * Memory for the horizons of a trace nobody writes while it is read: one
+ * slot per block of the file (a chunk is at least one), at most 16 MiB.
+ * NULL: none (the trace is written meanwhile, or no memory).
+ */
+#define HORIZON_MAX (16u << 20)
+
+static struct mp_iter_horizon *horizons_for(const struct rl_source *s, struct mp_iter_horizon *hz)
+{
+	struct stat st;
+	uint64_t blocks;
+
+	if (!s->settled || s->fd < 0 || fstat(s->fd, &st) || st.st_size <= 0)
+		return NULL;
+	blocks = (uint64_t)st.st_size / 4096 + 1;
+	if (blocks * 2 * sizeof(uint64_t) > HORIZON_MAX)
+		return NULL;
+	memset(hz, 0, sizeof(*hz));
+	hz->ts = rmem_alloc(blocks * 2 * sizeof(uint64_t));
+	if (!hz->ts)
+		return NULL;
+	hz->off = hz->ts + blocks;
+	hz->cap = blocks;
+	return hz;
+}
+
 MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, uint64_t deadline,
 			int *ancestors_read)
 {
@@ -623,7 +772,15 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 	 * cannot be read is left out (its blocks are then not in the set).
 	 */
 	for (k = 0; k < n && r == RX_OK; k++) {
-		int rk = rt_walk(src[k].fd, src[k].until, src[k].until_off, deadline, on_record, &lb);
+		struct mp_iter_horizon hz, *hp = horizons_for(&src[k], &hz);
+		int rk;
+
+		lb.horizon = hp ? &hz.now : NULL;
+		rk = rt_walk(src[k].fd, src[k].until, src[k].until_off, deadline, hp, on_record, &lb);
+		lb.horizon = NULL;
+		lb.later_n = 0;
+		if (hp)
+			rmem_free(hz.ts);
 
 		if (rk == RX_NOTRACE && k < n - 1) {
 			stash_end(&lb);
@@ -644,6 +801,7 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 	if (r == RX_OK)
 		r = collect(&lb, out);
 	rmem_free(lb.tab);
+	rmem_free(lb.later);
 	rmem_free(lb.ev);
 	rmem_free(lb.st);
 	rmem_free(lb.rs);

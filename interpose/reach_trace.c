@@ -33,7 +33,8 @@ static int one(void *arg, uint32_t serial, const struct mp_rec_head *h)
 	return w->fn(w->arg, serial, h);
 }
 
-int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline, rt_fn fn, void *arg)
+int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
+	    struct mp_iter_horizon *hz, rt_fn fn, void *arg)
 {
 	struct walk w = { fn, arg, deadline, 0 };
 	void *buf;
@@ -44,7 +45,7 @@ int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline, rt_fn
 	buf = rmem_buffer(MP_ITER_BUF); /* a short trace uses a page or two of it */
 	if (!buf)
 		return RX_NOMEM;
-	r = mp_trace_iter_before(fd, buf, MP_ITER_BUF, until, until_off, one, &w);
+	r = mp_trace_iter_before(fd, buf, MP_ITER_BUF, until, until_off, hz, one, &w);
 	rmem_free(buf);
 	/* fn's own results are RX_ codes, never -1 */
 	return r == -1 ? RX_NOTRACE : r;

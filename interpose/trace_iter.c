@@ -55,47 +55,111 @@ static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uin
 
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg)
 {
-	return mp_trace_iter_before(fd, buf, len, UINT64_MAX, UINT64_MAX, fn, arg);
+	return mp_trace_iter_before(fd, buf, len, UINT64_MAX, UINT64_MAX, NULL, fn, arg);
+}
+
+struct layout {
+	uint32_t version;
+	uint64_t unit, n;              /* block size; blocks handed out */
+	uint64_t until, until_off;
+};
+
+/*
+ * The next chunk to read at or after block *i: its head in *c and its
+ * file offset in *off, *i moved past it. 0, or -1 when there is none.
+ */
+static int next_chunk(int fd, const struct layout *l, uint64_t *i, struct mp_chunk_head *c,
+		      uint64_t *off)
+{
+	while (*i < l->n) {
+		uint64_t size;
+
+		*off = MP_HEADER_SIZE + *i * l->unit;
+		if (*off >= l->until_off)
+			return -1; /* handed out after the instant */
+		if (read_at(fd, c, sizeof(*c), *off) != sizeof(*c))
+			return -1; /* reserved past the end of the file */
+		size = l->version >= 2 ? c->size : l->unit;
+		if (c->magic != MP_CHUNK_MAGIC || !size || size % l->unit ||
+		    size > MP_DEFAULT_CHUNK_SIZE || c->used > size - sizeof(*c)) {
+			(*i)++; /* never written, or not a chunk: the next block */
+			continue;
+		}
+		*i += size / l->unit;
+		if (c->first_ts < l->until)
+			return 0;
+		/* all of it after the instant: not read */
+	}
+	return -1;
+}
+
+/*
+ * The horizon of each chunk to be read: the earliest first_ts of the
+ * chunks after it, which bounds every record not read yet (a chunk's
+ * records are stamped at or after its first_ts). For the k-th chunk,
+ * h->ts[k], as suffix minima, and its offset h->off[k]; h->n chunks, 0
+ * when they do not fit.
+ */
+static void horizons(int fd, const struct layout *l, struct mp_iter_horizon *h)
+{
+	struct mp_chunk_head c;
+	uint64_t i = 0, off, k = 0, min = UINT64_MAX;
+
+	h->n = 0;
+	while (!next_chunk(fd, l, &i, &c, &off)) {
+		if (k == h->cap)
+			return; /* too many: no horizons */
+		h->off[k] = off;
+		h->ts[k++] = c.first_ts;
+	}
+	h->n = k;
+	while (k--) {
+		uint64_t first = h->ts[k];
+
+		h->ts[k] = min;
+		if (first < min)
+			min = first;
+	}
 }
 
 int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
-			 mp_iter_fn fn, void *arg)
+			 struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg)
 {
 	struct mp_file_header *hdr = buf;
 	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
 	void *rec = data + MP_DEFAULT_CHUNK_SIZE;
-	uint64_t unit, n, i, off;
-	uint32_t version;
+	struct mp_chunk_head c;
+	struct layout l;
+	uint64_t i = 0, off, k = 0;
 
 	if (fd < 0 || len < MP_ITER_BUF || read_at(fd, hdr, MP_HEADER_SIZE, 0) != MP_HEADER_SIZE ||
 	    memcmp(hdr->magic, MP_MAGIC, MP_MAGIC_LEN) || hdr->version < MP_VERSION_OLDEST ||
 	    hdr->version > MP_VERSION || hdr->header_size != MP_HEADER_SIZE)
 		return -1;
-	version = hdr->version;
-	unit = hdr->chunk_size;
-	n = hdr->next_chunk;
-	if (unit < 4096 || unit > MP_DEFAULT_CHUNK_SIZE || unit % 8)
+	l.version = hdr->version;
+	l.unit = hdr->chunk_size;
+	l.n = hdr->next_chunk;
+	l.until = until;
+	l.until_off = until_off;
+	if (l.unit < 4096 || l.unit > MP_DEFAULT_CHUNK_SIZE || l.unit % 8)
 		return -1;
-	for (i = 0; i < n;) {
-		struct mp_chunk_head c;
-		uint64_t size;
+	if (hz) {
+		hz->now = 0;
+		horizons(fd, &l, hz);
+	}
+	while (!next_chunk(fd, &l, &i, &c, &off)) {
 		int r;
 
-		off = MP_HEADER_SIZE + i * unit;
-		if (off >= until_off)
-			break; /* handed out after the instant */
-		if (read_at(fd, &c, sizeof(c), off) != sizeof(c))
-			break; /* reserved past the end of the file */
-		size = version >= 2 ? c.size : unit;
-		if (c.magic != MP_CHUNK_MAGIC || !size || size % unit ||
-		    size > MP_DEFAULT_CHUNK_SIZE || c.used > size - sizeof(c)) {
-			i++; /* never written, or not a chunk: the next block */
-			continue;
-		}
-		i += size / unit;
-		if (c.first_ts >= until)
-			continue; /* all of it after the instant */
-		r = walk_chunk(&c, version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
+		/*
+		 * A chunk the first pass did not see where this one is (the
+		 * trace changed in between): no horizon from here on.
+		 */
+		if (hz && (k >= hz->n || hz->off[k] != off))
+			hz->n = 0;
+		if (hz)
+			hz->now = hz->n ? hz->ts[k] : 0;
+		k++;
+		r = walk_chunk(&c, l.version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
 			       until, fn, arg);
 		if (r)
 			return r;

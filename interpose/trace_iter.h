@@ -40,14 +40,30 @@
 typedef int (*mp_iter_fn)(void *arg, uint32_t serial, const struct mp_rec_head *rec);
 
 /*
+ * Horizons, for a caller that forgets what no later record can change:
+ * before each chunk's records, now is a time before which no record still
+ * to come is stamped (the earliest start of the chunks after it), or 0
+ * when that is not known. ts and off are the caller's memory for cap
+ * chunks (a first pass reads every chunk's head); with more chunks, or
+ * when the trace changes between the passes, now stays 0. Only for a
+ * trace no thread writes while it is read.
+ */
+struct mp_iter_horizon {
+	uint64_t *ts, *off;
+	uint64_t cap, n;
+	uint64_t now;
+};
+
+/*
  * Call fn for every record of the trace open on fd. Returns 0 once every
  * record was given, fn's return when it was nonzero, or -1 when fd is not
  * a trace this memprov reads (or len < MP_ITER_BUF).
  */
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg) MP_HIDDEN;
 /* The same, for the records stamped before until in the chunks that
- * start before byte until_off only (later chunks are not read). */
+ * start before byte until_off only (later chunks are not read), with
+ * horizons when hz is not NULL. */
 int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
-			 mp_iter_fn fn, void *arg) MP_HIDDEN;
+			 struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg) MP_HIDDEN;
 
 #endif /* MEMPROV_TRACE_ITER_H */

@@ -323,6 +323,95 @@ static void churnkeep(long n)
 	}
 }
 
+/*
+ * Blocks handed between threads: each of 4 threads allocates blocks of a
+ * few sizes (addresses reused all the time), passes them through a shared
+ * pool and frees (some after a realloc) blocks other threads allocated;
+ * then each keeps 25 blocks of 50 B (still reachable) and drops 3 (drop3).
+ * The pool is emptied before exit.
+ */
+#define HO_THREADS 4
+#define HO_KEEP 25
+#define HO_POOL 64
+static void *ho_pool[HO_POOL];
+static unsigned ho_len;
+static long ho_rounds;
+static pthread_mutex_t ho_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *ho_keep[HO_THREADS][HO_KEEP];
+
+static __attribute__((noinline)) void handoff_keep(long t)
+{
+	int i;
+
+	for (i = 0; i < HO_KEEP; i++)
+		ho_keep[t][i] = malloc(50);
+}
+
+static void *handoff_thread(void *arg)
+{
+	long t = (long)arg, i;
+
+	for (i = 0; i < ho_rounds; i++) {
+		void *p = malloc(16 + (size_t)((i * 31 + t * 7) % 200)), *q = NULL;
+
+		pthread_mutex_lock(&ho_lock);
+		if (ho_len == HO_POOL || (ho_len && (i + t) % 3 == 0)) {
+			unsigned k = (unsigned)((i * 13 + t) % ho_len);
+
+			q = ho_pool[k];
+			ho_pool[k] = ho_pool[--ho_len];
+		}
+		ho_pool[ho_len++] = p;
+		pthread_mutex_unlock(&ho_lock);
+		if (q && i % 5 == 0)
+			q = realloc(q, 300 + (size_t)(i % 64));
+		free(q);
+	}
+	handoff_keep(t);
+	drop3();
+	return NULL;
+}
+
+static void handoff(long rounds)
+{
+	pthread_t th[HO_THREADS];
+	long t;
+
+	ho_rounds = rounds;
+	for (t = 0; t < HO_THREADS; t++)
+		if (pthread_create(&th[t], NULL, handoff_thread, (void *)t))
+			exit(2);
+	for (t = 0; t < HO_THREADS; t++)
+		pthread_join(th[t], NULL);
+	while (ho_len)
+		free(ho_pool[--ho_len]);
+}
+
+/*
+ * n blocks of 16 B to 4 KiB, at most 1,000 live at a time, each freeing
+ * a block chosen at random: the heap's free lists hand out many distinct
+ * addresses (tens of thousands). All freed, then 5 kept.
+ */
+static void spread(long n)
+{
+	static void *win[1000];
+	unsigned long x = 12345;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		unsigned k;
+
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		k = (unsigned)(x >> 33) % 1000;
+		free(win[k]);
+		win[k] = malloc(16 + (size_t)((x >> 20) % 4081));
+	}
+	for (i = 0; i < 1000; i++)
+		free(win[i]);
+	for (i = 0; i < 5; i++)
+		keep[i] = malloc(200); /* SPREAD-KEEP */
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
@@ -357,6 +446,10 @@ int main(int argc, char **argv)
 		altstack();
 	else if (!strcmp(mode, "big"))
 		bigheap(argc > 2 ? atol(argv[2]) : 1024);
+	else if (!strcmp(mode, "spread"))
+		spread(argc > 2 ? atol(argv[2]) : 300000);
+	else if (!strcmp(mode, "handoff"))
+		handoff(argc > 2 ? atol(argv[2]) : 20000);
 	else if (!strcmp(mode, "churnkeep"))
 		churnkeep(argc > 2 ? atol(argv[2]) : 100000);
 	else
