@@ -187,10 +187,10 @@ test_expect_success 'blocks handed between 4 threads: every live block classifie
 	test "$(in_class handoff.json drop3 still_reachable)" = 0
 '
 
-test_expect_success 'the scan forgets freed addresses: 300,000 blocks, 5 live at exit, under 2 MiB of its own' '
+test_expect_success 'the scan forgets freed addresses: 300,000 blocks, 5 live at exit, under 3 MiB of its own (7 MiB when it forgot nothing)' '
 	run spread spread 300000 &&
 	jget --check spread.json reach.status=done totals.heap.blocks=5 \
-		reach.classes.still_reachable.blocks=5 "=j[\"reach\"][\"mem_bytes\"]<2*1024*1024==true"
+		reach.classes.still_reachable.blocks=5 "=j[\"reach\"][\"mem_bytes\"]<3*1024*1024==true"
 '
 
 test_expect_success 'MEMPROV_REACH=0: no classes, and the report says the scan was off' '
