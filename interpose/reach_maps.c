@@ -113,7 +113,7 @@ static int read_file(const char *path, char **buf, size_t *cap, size_t *len)
 	for (;;) {
 		ssize_t n;
 
-		if (rmem_grow((void **)buf, cap, 1, *len + 65536)) {
+		if (rmem_grow((void **)buf, cap, 1, *len + 16384)) {
 			close(fd);
 			return RX_NOMEM;
 		}
@@ -156,8 +156,9 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 		p = nl + 1;
 	}
 	rmem_free(buf);
-	safe_buf = rmem_alloc(SAFE_BUF);
-	pm_buf = rmem_alloc(PAGEMAP_BATCH * 8);
+	/* pages faulted as used: a small process reads a page or two of each */
+	safe_buf = rmem_buffer(SAFE_BUF);
+	pm_buf = rmem_buffer(PAGEMAP_BATCH * 8);
 	if (!safe_buf || !pm_buf)
 		return RX_NOMEM;
 	m->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

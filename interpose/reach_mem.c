@@ -6,12 +6,14 @@
  * sort (glibc's qsort may call malloc) and the list of memprov's own
  * mappings, which are never roots.
  *
- * Small allocations (at most POOL_PIECE) are cut from pool mappings,
- * faulted in at once: a scan makes dozens of them, and a mapping and
- * unmapping each cost a short process more than the scan itself (the TLB
- * flush of every munmap, on a VM above all). The first pool is
- * POOL_FIRST, each next one twice the last, up to POOL_CHUNK: faulting in
- * half a megabyte cost `true` more than its whole scan. A freed piece goes
+ * Small allocations (at most POOL_PIECE) are cut from pool mappings: a
+ * scan makes dozens of them, and a mapping and unmapping each cost a
+ * short process more than the scan itself (the TLB flush of every munmap,
+ * on a VM above all). The first pool is POOL_FIRST, each next one twice
+ * the last, up to POOL_CHUNK: faulting in half a megabyte cost `true`
+ * more than its whole scan. Pools are not faulted in ahead: the pieces
+ * cut are, as they are used, and the scan's peak is what it used (`ls`:
+ * 128 KiB of a pool resident for a few KiB of pieces, when it was). A freed piece goes
  * back only when it was the last one cut; at most POOL_CHUNKS pools are
  * made, then small allocations are mappings of their own.
  *
@@ -147,7 +149,7 @@ static void *pool_cut(size_t len)
 		if (i == MAX_MAPS)
 			return NULL;
 		p = mp_sys_mmap(NULL, plen, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		memset(&maps[i], 0, sizeof(maps[i]));
@@ -192,7 +194,7 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 
 	if (need <= *cap)
 		return 0;
-	ncap = *cap ? *cap : 1024;
+	ncap = *cap ? *cap : 64; /* a short-lived process has few of anything */
 	while (ncap < need)
 		ncap *= 2;
 	if (ncap > (SIZE_MAX >> 1) / elem) {
