@@ -392,9 +392,13 @@ static unsigned row_rule(const struct row *w)
 		return R_FALLBACK;
 	if (w->ra_how != HOW_OFF || w->ra_off != -8)
 		return R_FALLBACK;
-	if (w->cfa_off < 8 || w->cfa_off % 8 || w->cfa_off / 8 > R_OFF_MAX)
+	if (w->cfa_off < 8 || w->cfa_off % 8 || w->cfa_off / 8 > R_WIDE_MAX)
 		return R_FALLBACK;
-	rule = (w->cfa_reg == DWREG_RBP ? R_CFA_RBP : 0) | (unsigned)(w->cfa_off / 8) << 4;
+	rule = (w->cfa_reg == DWREG_RBP ? R_CFA_RBP : 0);
+	if (w->cfa_off / 8 > R_OFF_MAX)
+		rule |= (unsigned)(w->cfa_off / 8) << R_WIDE_SHIFT; /* a wide rule */
+	else
+		rule |= (unsigned)(w->cfa_off / 8) << 4;
 	switch (w->bp_how) {
 	case HOW_SAME:
 		return rule;

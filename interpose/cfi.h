@@ -20,9 +20,15 @@
  *   bits 3..0   rbp: 0 unchanged, 15 unknown, k: saved at CFA - 8k
  *
  * Offset 0 never occurs in a real rule: with the rbp bit set, it encodes
- * the two special rules (so the walk's common case, an rsp-based CFA,
- * needs no test for them). An rsp-based rule saves rbp inside its frame
+ * the special rules (so the walk's common case, an rsp-based CFA, needs
+ * no test for them). An rsp-based rule saves rbp inside its frame
  * (8k <= offset): the walk reads it without a bound check.
+ *
+ * A frame of more than 32 KiB (a function with a 64 KiB buffer on its
+ * stack, such as CPython's start-up) has a wide rule: offset bits 15..4
+ * zero, offset / 8 in bits 31..17 (up to 256 KiB), R_WIDE_OFF(r) bytes.
+ * Only cfi.c's rules can be wide; the walk's cache holds R_BIG for them
+ * and keeps the offset aside (unwind.c).
  */
 #define R_CFA_RBP 0x10000u
 #define R_FALLBACK R_CFA_RBP
@@ -33,6 +39,10 @@
 #define R_BP(r) ((r)&0xfu)
 #define R_BP_UNKNOWN 15u
 #define R_BITS 17
+#define R_BIG (R_CFA_RBP | 2u)   /* in the walk's cache: see the wide rules */
+#define R_WIDE_SHIFT 17
+#define R_WIDE_MAX 0x7fffu
+#define R_WIDE_OFF(r) ((uint64_t)((r) >> R_WIDE_SHIFT) * 8)
 
 /* A bounded reader: any read past end sets bad and returns 0. */
 struct mp_rd {

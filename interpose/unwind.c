@@ -71,6 +71,80 @@ static inline unsigned slot_shift(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Frames of more than 32 KiB                                           */
+
+/*
+ * Their wide rules (cfi.h) do not fit a cache entry: the entry holds
+ * R_BIG and this table the rule, by return address. Entries are added
+ * with the loader's lock held (one writer at a time), the rule before
+ * the address; a reader checks the address again after the rule. Few
+ * functions have such frames: when the table is full, the walk falls
+ * back to libunwind for the others.
+ */
+#define BIG_SLOTS 128
+
+static struct {
+	uint64_t ip;   /* 0: empty */
+	uint64_t rule; /* a wide rule */
+} big[BIG_SLOTS];
+
+/* The cache's rule for ip whose rule is r: R_BIG once r is in the table. */
+static unsigned big_put(uintptr_t ip, unsigned r)
+{
+	uint32_t i = cache_slot(ip, 64 - 7), p;
+
+	if (!(r >> R_WIDE_SHIFT))
+		return r;
+	for (p = 0; p < BIG_SLOTS; p++) {
+		uint32_t j = (i + p) % BIG_SLOTS;
+		uint64_t at = __atomic_load_n(&big[j].ip, __ATOMIC_ACQUIRE);
+
+		if (at == ip)
+			return R_BIG;
+		if (at)
+			continue;
+		__atomic_store_n(&big[j].rule, r, __ATOMIC_RELAXED);
+		__atomic_store_n(&big[j].ip, ip, __ATOMIC_RELEASE);
+		return R_BIG;
+	}
+	return R_FALLBACK;
+}
+
+/* The wide rule of ip (R_BIG in the cache): its base and rbp in *x, its
+ * offset in *off. 0 when it is not (or no longer) in the table. */
+static __attribute__((noinline)) int big_get(uintptr_t ip, uintptr_t *x, uintptr_t *off)
+{
+	uint32_t i = cache_slot(ip, 64 - 7), p;
+
+	for (p = 0; p < BIG_SLOTS; p++) {
+		uint32_t j = (i + p) % BIG_SLOTS;
+		uint64_t at = __atomic_load_n(&big[j].ip, __ATOMIC_ACQUIRE), r;
+
+		if (!at)
+			return 0;
+		if (at != ip)
+			continue;
+		r = __atomic_load_n(&big[j].rule, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&big[j].ip, __ATOMIC_ACQUIRE) != ip || !(r >> R_WIDE_SHIFT))
+			return 0;
+		*x = (uintptr_t)(r & (R_CFA_RBP | 0xfu));
+		*off = (uintptr_t)R_WIDE_OFF(r);
+		return 1;
+	}
+	return 0;
+}
+
+static void big_flush(void)
+{
+	uint32_t j;
+
+	for (j = 0; j < BIG_SLOTS; j++) {
+		__atomic_store_n(&big[j].ip, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&big[j].rule, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* Finding the rule of an address                                       */
 
 struct find {
@@ -80,7 +154,8 @@ struct find {
 };
 
 /* dl_iterate_phdr callback: runs with the loader's lock held, so the
- * module cannot be unmapped while its .eh_frame is read. */
+ * module cannot be unmapped while its .eh_frame is read (and the table
+ * of wide rules has one writer at a time). */
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct find *f = arg;
@@ -88,6 +163,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (!mp_cfi_module_rule(info, f->target, &f->rule))
 		return 0;
+	f->rule = big_put(f->target + 1, f->rule);
 	f->found = 1;
 	return 1;
 }
@@ -169,6 +245,7 @@ void mp_unwind_flush(void)
 {
 	uint32_t i;
 
+	big_flush();
 	if (!cache)
 		return;
 	for (i = 0; i < CACHE_SIZE; i++)
@@ -284,16 +361,24 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 			x = rule_slow(ip);
 		off = (x >> 1) & (R_OFF_MAX << 3);
 		if (MP_LIKELY(!(x & R_CFA_RBP))) {
+		rsp_based:
 			/* 8 <= off: sp < cfa, aligned; row_rule made 8k <= off */
 			cfa = sp + off;
 			if (MP_UNLIKELY(cfa > hi))
 				return -1;
 		} else {
-			if (MP_UNLIKELY(!off)) { /* R_END or R_FALLBACK */
-				if (x != R_END)
+			if (MP_UNLIKELY(!off)) { /* R_END, R_BIG or R_FALLBACK */
+				if (x == R_BIG) {
+					if (!big_get(ip, &x, &off))
+						return -1;
+					if (!(x & R_CFA_RBP))
+						goto rsp_based;
+				} else if (x != R_END) {
 					return -1;
-				mp_unwind_hash = h;
-				return (int)(o - out);
+				} else {
+					mp_unwind_hash = h;
+					return (int)(o - out);
+				}
 			}
 			/* An unknown rbp is kept as 1: misaligned, so refused. */
 			cfa = bp + off;

@@ -51,6 +51,13 @@ test_expect_success 'setjmp/longjmp, threads (own stack too), -fomit-frame-point
 	test_cmp expect check.txt
 '
 
+test_expect_success 'frames of 40, 64 and 100 KiB (wide rules): walked, as libunwind does' '
+	checked "$BIN/uw-bigframe" 100 &&
+	echo 14850 >expect && test_cmp expect out.txt &&
+	echo "memprov: unwind check: 201 captures, 201 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt
+'
+
 test_expect_success 'the same leak report with unwind.c and with libunwind only' '
 	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/fast.trace" \
 		"$BIN/uw-jmpthreads" >/dev/null &&

@@ -169,6 +169,11 @@ static void rules(void)
 		0x0f, 0x02, 0x77, 0x08, /* def_cfa_expression (2 bytes) */
 	};
 	static const unsigned char bad_op[] = { 0x41, 0x3f }; /* unknown opcode */
+	/* a 64 KiB buffer: CFA rsp+65600, then rsp+300000 (past wide rules) */
+	static const unsigned char wide[] = {
+		0x41, 0x0e, 0xc0, 0x80, 0x04,       /* advance 1; def_cfa_offset 65600 */
+		0x41, 0x0e, 0xe0, 0xa7, 0x12,       /* advance 1; def_cfa_offset 300000 */
+	};
 	unsigned r;
 
 	r = rule_at("zR", prologue, sizeof(prologue), BEGIN);
@@ -193,6 +198,11 @@ static void rules(void)
 	CHECK(r == R_FALLBACK, "a signal frame's CIE (got %#x)", r);
 	r = rule_at("zR", bad_op, sizeof(bad_op), BEGIN + 2);
 	CHECK(r == R_FALLBACK, "an unknown opcode (got %#x)", r);
+	r = rule_at("zR", wide, sizeof(wide), BEGIN + 1);
+	CHECK(r == (65600u / 8) << R_WIDE_SHIFT && R_WIDE_OFF(r) == 65600,
+	      "a 64 KiB frame: a wide rule, CFA rsp+65600 (got %#x)", r);
+	r = rule_at("zR", wide, sizeof(wide), BEGIN + 2);
+	CHECK(r == R_FALLBACK, "a frame of 300,000 bytes: past the wide rules (got %#x)", r);
 }
 
 /* An FDE cut short anywhere never reads past the buffer and falls back. */

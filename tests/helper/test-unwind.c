@@ -135,7 +135,7 @@ static NOINLINE NO_FP int rec(const char *w, int depth)
 	return r + pad[0] - depth;
 }
 
-/* A frame larger than the rules encode (32 KiB): a give-up is right. */
+/* A frame larger than a cache entry encodes (32 KiB): a wide rule, walked. */
 static NOINLINE NO_FP int huge(const char *w)
 {
 	volatile char buf[40000];

@@ -1,7 +1,8 @@
 # tests/unwind/unwind.mk - programs for tests/t2020-unwind.sh (unwind.c
 # against libunwind): C++ exceptions, signal handlers, setjmp/longjmp,
 # threads, optimized code without frame pointers.
-UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads
+UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads \
+	tests/bin/uw-bigframe
 TEST_BUILD += $(UNWIND_PROGS)
 
 tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
@@ -15,6 +16,10 @@ tests/bin/uw-sigalloc: tests/unwind/sigalloc.c
 tests/bin/uw-jmpthreads: tests/unwind/jmpthreads.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $< -lpthread
+
+tests/bin/uw-bigframe: tests/unwind/bigframe.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
 
 # bench/churn.c as the benchmark builds it (bench/bin is not part of `make test`).
 tests/bin/uw-churn: bench/churn.c
