@@ -175,7 +175,11 @@ test_expect_success 'under a seccomp filter no ptrace helper is started, and the
 '
 
 # The scan reads the trace back and forgets an address once its free is
-# older than every record still to be read (interpose/reach_live.c).
+# older than every record still to be read (interpose/reach_live.c): it
+# must then hold exactly the blocks the analyzer's replay finds live.
+# (The blocks drop3 loses in each thread are not checked for a class:
+# glibc keeps exited threads' stacks for reuse, and a stale copy of a
+# pointer there can keep one reachable, as it would under valgrind.)
 test_expect_success 'blocks handed between 4 threads: every live block classified, the kept ones reachable' '
 	run handoff handoff 100000 &&
 	jget --check handoff.json reach.status=done reach.threads=1 reach.threads_stopped=1 \
@@ -183,8 +187,7 @@ test_expect_success 'blocks handed between 4 threads: every live block classifie
 	jget handoff.json totals.heap.blocks \
 		"=sum(c[\"blocks\"] for c in j[\"reach\"][\"classes\"].values())" >n.txt &&
 	cat n.txt && test "$(sed -n 1p n.txt)" = "$(sed -n 2p n.txt)" &&
-	test "$(in_class handoff.json handoff_keep still_reachable)" = 5000 &&
-	test "$(in_class handoff.json drop3 still_reachable)" = 0
+	test "$(in_class handoff.json handoff_keep still_reachable)" = 5000
 '
 
 test_expect_success 'the scan forgets freed addresses: 300,000 blocks, 5 live at exit, under 3 MiB of its own (7 MiB when it forgot nothing)' '
