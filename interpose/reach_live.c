@@ -97,6 +97,7 @@ struct lb {
 	struct lentry *tab;
 	size_t cap, used;        /* cap: power of two */
 	const uint64_t *horizon; /* the walk's horizon (0: none), or NULL */
+	const uint64_t *from;    /* the same, before this chunk's records too (the ring's) */
 	uint64_t seen;           /* the horizon the ring was last emptied up to */
 	struct later *later;     /* ring of LATER_MAX, or NULL */
 	size_t later_head, later_n;
@@ -224,7 +225,7 @@ static void forget(struct lb *lb, uint64_t key, uint64_t ts)
 
 static void later_drain(struct lb *lb)
 {
-	uint64_t h = *lb->horizon;
+	uint64_t h = *lb->from; /* frees of other threads: this chunk is not read yet */
 	int rotated = 0;
 
 	lb->seen = h;
@@ -262,7 +263,7 @@ static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int 
 	uint64_t key = (addr & ADDR_MASK) | (uint64_t)tag_of(kind) << TAG_SHIFT;
 	struct lentry *e;
 
-	if (lb->horizon && *lb->horizon != lb->seen)
+	if (lb->horizon && *lb->from != lb->seen)
 		later_drain(lb);
 	if (!alloc && lb->horizon && ts < *lb->horizon && lb->used >= FORGET_FROM) {
 		/*
@@ -789,6 +790,7 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 		int rk;
 
 		lb.horizon = hp ? &hz.now : NULL;
+		lb.from = hp ? &hz.from : NULL;
 		rk = rt_walk(src[k].fd, src[k].until, src[k].until_off, deadline, hp, on_record, &lb);
 		lb.horizon = NULL;
 		lb.later_n = 0;

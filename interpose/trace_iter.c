@@ -144,7 +144,7 @@ int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t
 	if (l.unit < 4096 || l.unit > MP_DEFAULT_CHUNK_SIZE || l.unit % 8)
 		return -1;
 	if (hz) {
-		hz->now = 0;
+		hz->now = hz->from = 0;
 		horizons(fd, &l, hz);
 	}
 	while (!next_chunk(fd, &l, &i, &c, &off)) {
@@ -158,6 +158,8 @@ int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t
 			hz->n = 0;
 		if (hz)
 			hz->now = hz->n ? hz->ts[k] : 0;
+		if (hz)
+			hz->from = hz->now < c.first_ts ? hz->now : c.first_ts;
 		k++;
 		r = walk_chunk(&c, l.version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
 			       until, fn, arg);

@@ -52,6 +52,7 @@ struct mp_iter_horizon {
 	uint64_t *ts, *off;
 	uint64_t cap, n;
 	uint64_t now;
+	uint64_t from;  /* the same bound for this chunk's records too (its start) */
 };
 
 /*
