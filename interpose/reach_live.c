@@ -12,11 +12,12 @@
  * forgotten at once, so the table holds the live blocks and the recent
  * frees, not every address the process ever used (churn: 10,000 live
  * against 190,000 used, a table of 1 MiB instead of 16 in the cache),
- * once it holds FORGET_FROM addresses. A free stamped after the horizon (another thread's chunk read later
- * started before it) waits in a ring until the horizon passes it.
- * Horizons are only known for the process's own trace when every thread
- * is stopped. A free that is the first half of a realloc/mremap waits for its
- * thread's next event: a failed resize leaves the old block valid.
+ * once it holds FORGET_FROM addresses. A free stamped after the horizon
+ * (another thread's chunk read later started before it) waits in a ring
+ * until the horizon passes it. Horizons are only known for the process's
+ * own trace when every thread is stopped. A free that is the first half
+ * of a realloc/mremap waits for its thread's next event: a failed resize
+ * leaves the old block valid.
  * Anonymous mappings can be trimmed or split by a partial munmap, so
  * their events (few next to malloc's) are sorted by time and replayed
  * through an ordered set of ranges (a treap).
@@ -101,6 +102,7 @@ struct lb {
 	uint64_t seen;           /* the horizon the ring was last emptied up to */
 	struct later *later;     /* ring of LATER_MAX, or NULL */
 	size_t later_head, later_n;
+	int later_none;          /* the ring could not be mapped */
 	struct mev *ev;
 	size_t n_ev, ev_cap;
 	struct stash *st;
@@ -247,10 +249,9 @@ static void later_drain(struct lb *lb)
 
 static void later_add(struct lb *lb, uint64_t key, uint64_t ts)
 {
-	if (!lb->later && !lb->err) {
+	if (!lb->later && !lb->later_none) {
 		lb->later = rmem_buffer(LATER_MAX * sizeof(*lb->later));
-		if (!lb->later)
-			lb->err = RX_NOMEM;
+		lb->later_none = !lb->later; /* no ring: the frees are kept, nothing else */
 	}
 	if (!lb->later || lb->later_n == LATER_MAX)
 		return; /* kept for good: only memory */
