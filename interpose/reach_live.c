@@ -92,7 +92,14 @@ struct later {
  */
 #define FORGET_FROM 8192
 
-#define LATER_MAX 16384 /* frees waiting at most (256 KiB); more are kept for good */
+/*
+ * The ring of waiting frees starts with this many and doubles when full:
+ * it must hold the frees of about one chunk per running thread (8
+ * threads handing blocks to each other: 28,000), and a waiting free
+ * costs 16 bytes where an address kept for good costs a table slot and
+ * its share of the empty ones (about 80).
+ */
+#define LATER_FIRST 1024
 
 struct lb {
 	struct lentry *tab;
@@ -100,9 +107,8 @@ struct lb {
 	const uint64_t *horizon; /* the walk's horizon (0: none), or NULL */
 	const uint64_t *from;    /* the same, before this chunk's records too (the ring's) */
 	uint64_t seen;           /* the horizon the ring was last emptied up to */
-	struct later *later;     /* ring of LATER_MAX, or NULL */
-	size_t later_head, later_n;
-	int later_none;          /* the ring could not be mapped */
+	struct later *later;     /* ring of later_cap (a power of two), or NULL */
+	size_t later_head, later_n, later_cap;
 	struct mev *ev;
 	size_t n_ev, ev_cap;
 	struct stash *st;
@@ -234,28 +240,42 @@ static void later_drain(struct lb *lb)
 	while (lb->later_n) {
 		struct later x = lb->later[lb->later_head];
 
-		lb->later_head = (lb->later_head + 1) % LATER_MAX;
+		lb->later_head = (lb->later_head + 1) & (lb->later_cap - 1);
 		if (x.ts < h) {
 			lb->later_n--;
 			forget(lb, x.key, x.ts);
 			continue;
 		}
 		/* not passed yet: to the back (n unchanged), or stop */
-		lb->later[(lb->later_head + lb->later_n - 1) % LATER_MAX] = x;
+		lb->later[(lb->later_head + lb->later_n - 1) & (lb->later_cap - 1)] = x;
 		if (++rotated == ROTATE)
 			break;
 	}
 }
 
+/* The ring twice as long, its frees in order from 0; -1: no memory. */
+static int later_grow(struct lb *lb)
+{
+	size_t ncap = lb->later_cap ? lb->later_cap * 2 : LATER_FIRST, i;
+	struct later *nr = rmem_buffer(ncap * sizeof(*nr));
+
+	if (!nr)
+		return -1;
+	for (i = 0; i < lb->later_n; i++)
+		nr[i] = lb->later[(lb->later_head + i) & (lb->later_cap - 1)];
+	if (lb->later)
+		rmem_free(lb->later);
+	lb->later = nr;
+	lb->later_cap = ncap;
+	lb->later_head = 0;
+	return 0;
+}
+
 static void later_add(struct lb *lb, uint64_t key, uint64_t ts)
 {
-	if (!lb->later && !lb->later_none) {
-		lb->later = rmem_buffer(LATER_MAX * sizeof(*lb->later));
-		lb->later_none = !lb->later; /* no ring: the frees are kept, nothing else */
-	}
-	if (!lb->later || lb->later_n == LATER_MAX)
-		return; /* kept for good: only memory */
-	lb->later[(lb->later_head + lb->later_n++) % LATER_MAX] = (struct later){ key, ts };
+	if (lb->later_n == lb->later_cap && later_grow(lb))
+		return; /* kept for good: it only costs memory */
+	lb->later[(lb->later_head + lb->later_n++) & (lb->later_cap - 1)] = (struct later){ key, ts };
 }
 
 static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int alloc,

@@ -34,6 +34,17 @@
  *   forgetdtor [exit]          the same, from a destructor of the program
  *   big MIB                    MIB blocks of 1 MiB kept, filled with data
  *   churnkeep N                N blocks of 16..4096 B, every other one kept
+ *   handoff N                  4 threads pass N blocks each through a
+ *                              shared pool, free and resize each other's;
+ *                              each keeps 25, drops 3
+ *   spread N                   N blocks, 1,000 live at a time, many distinct
+ *                              addresses; 5 kept at the end
+ *   xthreads N [park]          8 threads, each replacing blocks of its own
+ *                              2,000 (free then malloc, or realloc) and
+ *                              passing blocks to the others through a pool
+ *                              of 4,096, N rounds: 20,096 blocks live at
+ *                              exit, all in globals; park: the threads are
+ *                              still running when main exits
  */
 #include <pthread.h>
 #include <linux/filter.h>
@@ -387,6 +398,80 @@ static void handoff(long rounds)
 		free(ho_pool[--ho_len]);
 }
 
+#define XT_THREADS 8
+#define XT_OWN 2000
+#define XT_POOL 4096
+static void *xt_own[XT_THREADS][XT_OWN];
+static void *xt_pool[XT_POOL];
+static unsigned xt_len;
+static long xt_rounds;
+static int xt_park, xt_done;
+static pthread_mutex_t xt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *xthreads_thread(void *arg)
+{
+	long t = (long)arg, i;
+	unsigned long x = 88172645463325252ull ^ (unsigned long)(t * 7919);
+
+	for (i = 0; i < xt_rounds; i++) {
+		unsigned k;
+		void *p, *q = NULL;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		k = (unsigned)((x >> 8) % XT_OWN);
+		if ((x >> 30) % 4 == 0) {
+			p = realloc(xt_own[t][k], 16 + (size_t)((x >> 40) % 2000));
+			if (p)
+				xt_own[t][k] = p;
+		} else {
+			free(xt_own[t][k]);
+			xt_own[t][k] = malloc(16 + (size_t)((x >> 40) % 3000));
+		}
+		p = malloc(16 + (size_t)((x >> 20) % 500));
+		pthread_mutex_lock(&xt_lock);
+		if (xt_len == XT_POOL || (xt_len && (x >> 50) % 2)) {
+			unsigned j = (unsigned)((x >> 12) % xt_len);
+
+			q = xt_pool[j];
+			xt_pool[j] = xt_pool[--xt_len];
+		}
+		xt_pool[xt_len++] = p;
+		pthread_mutex_unlock(&xt_lock);
+		if (q && (x >> 45) % 3 == 0) {
+			void *r = realloc(q, 20 + (size_t)((x >> 33) % 700));
+
+			if (r)
+				q = r;
+		}
+		free(q);
+	}
+	__atomic_add_fetch(&xt_done, 1, __ATOMIC_SEQ_CST);
+	while (xt_park)
+		pause();
+	return NULL;
+}
+
+static void xthreads(long rounds, int park)
+{
+	pthread_t th[XT_THREADS];
+	long t;
+
+	xt_rounds = rounds;
+	xt_park = park;
+	for (t = 0; t < XT_THREADS; t++)
+		if (pthread_create(&th[t], NULL, xthreads_thread, (void *)t))
+			exit(2);
+	if (park) {
+		while (__atomic_load_n(&xt_done, __ATOMIC_SEQ_CST) < XT_THREADS)
+			usleep(1000);
+		return;
+	}
+	for (t = 0; t < XT_THREADS; t++)
+		pthread_join(th[t], NULL);
+}
+
 /*
  * n blocks of 16 B to 4 KiB, at most 1,000 live at a time, each freeing
  * a block chosen at random: the heap's free lists hand out many distinct
@@ -450,6 +535,8 @@ int main(int argc, char **argv)
 		spread(argc > 2 ? atol(argv[2]) : 300000);
 	else if (!strcmp(mode, "handoff"))
 		handoff(argc > 2 ? atol(argv[2]) : 20000);
+	else if (!strcmp(mode, "xthreads"))
+		xthreads(argc > 2 ? atol(argv[2]) : 50000, argc > 3 && !strcmp(argv[3], "park"));
 	else if (!strcmp(mode, "churnkeep"))
 		churnkeep(argc > 2 ? atol(argv[2]) : 100000);
 	else
