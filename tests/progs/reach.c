@@ -1,6 +1,6 @@
 /*
  * reach.c - programs whose blocks have known reachability at exit, for the
- * scan memprov makes then (tests t2210, t2220). One mode per run:
+ * scan memprov makes then (tests t2215, t2220, t1045). One mode per run:
  *
  *   basic [return|exit|_exit]  5 blocks of 200 B kept in a global, 3 of
  *                              100 B whose last pointer is dropped
