@@ -114,6 +114,14 @@ if command -v sqlite3 >/dev/null; then
 	WHAT[sqlite]="sqlite3 inserting $SQL_ROWS rows, one INSERT each, in one transaction, into a fresh on-disk database"
 fi
 
+# heaptrack follows one process: `heaptrack sh SCRIPT` records the shell
+# and nothing of what it execs (its file is empty). HT_WRAP names the
+# variable through which a script execs its program under heaptrack;
+# HT_NA says why heaptrack is not run.
+declare -A HT_WRAP HT_NA
+HT_WRAP[sqlite]=SQLITE_WRAP
+HT_NA[shell]="heaptrack records one process, not the $SHELL_CMDS a shell loop starts"
+
 # LeakSanitizer: clang -fsanitize=leak builds (bench/bench.mk) of the C
 # workloads; it captures a stack on every allocation too.
 declare -A LSAN
@@ -216,9 +224,17 @@ bench_workload() {
 			fi
 		fi
 
-		if [ $HAVE_HT = 1 ] && [ $ht_fail = 0 ]; then
+		if [ $HAVE_HT = 1 ] && [ $ht_fail = 0 ] && [ -n "${HT_NA[$wl]:-}" ] && [ $r = 1 ]; then
+			note "$wl: heaptrack: n/a: ${HT_NA[$wl]}"
+		fi
+		if [ $HAVE_HT = 1 ] && [ $ht_fail = 0 ] && [ -z "${HT_NA[$wl]:-}" ]; then
 			rm -f "$dir"/ht.*.zst "$dir"/ht.*.gz
-			run_one "$dir" "ht.$r" "$VMEM_MB" heaptrack -o "$dir/ht.$r" "${cmd[@]}"
+			if [ -n "${HT_WRAP[$wl]:-}" ]; then
+				# the program the script execs runs under heaptrack
+				run_one "$dir" "ht.$r" "$VMEM_MB" env "${HT_WRAP[$wl]}=heaptrack -o $dir/ht.$r" "${cmd[@]}"
+			else
+				run_one "$dir" "ht.$r" "$VMEM_MB" heaptrack -o "$dir/ht.$r" "${cmd[@]}"
+			fi
 			if [ "$M_ST" != 0 ]; then
 				note "$wl: heaptrack run $r failed: $(why "$dir" "ht.$r" "$M_ST"); later heaptrack rounds skipped"
 				ht_fail=1

@@ -3,7 +3,9 @@
 # inserts ROWS rows, one INSERT statement each, in one transaction, into a
 # fresh on-disk database DB, and prints the row count. The SQL is written
 # once, to DB.ROWS.sql, outside what is measured: only sqlite3 (and the
-# shell that execs it, and rm) run under the tracer.
+# shell that execs it, and rm) run under the tracer. SQLITE_WRAP, when
+# set, is a command sqlite3 is run under (bench/run.sh: heaptrack, which
+# records only the process it starts).
 db=$1 rows=${2:-200000}
 sql=$db.$rows.sql
 if [ ! -s "$sql" ]; then
@@ -18,4 +20,4 @@ if [ ! -s "$sql" ]; then
 	[ -n "${SQLITE_PREPARE_ONLY:-}" ] && exit 0
 fi
 rm -f "$db" "$db-journal"
-exec sqlite3 "$db" <"$sql"
+exec ${SQLITE_WRAP:-} sqlite3 "$db" <"$sql"
