@@ -143,6 +143,13 @@ static int is_library_file(const char *file)
 	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
 }
 
+int cat_generated_file(const char *file)
+{
+	return file && file[0] == '<' && strncmp(file, "<frozen ", 8) && strcmp(file, "<string>") &&
+	       strcmp(file, "<stdin>") && strcmp(file, "<console>") &&
+	       strncmp(file, "<ipython-input-", 15);
+}
+
 /* A comprehension's frame belongs to the scope around it (3.12 inlines them). */
 static int is_comprehension(const char *name)
 {
@@ -153,12 +160,13 @@ static int is_comprehension(const char *name)
 /*
  * What the Python frames say: an import under way, library code innermost,
  * and the innermost frame of the program's own code (none: library code
- * alone; a <module> frame: a module's top level).
+ * alone; a <module> frame: a module's top level). Generated code's frames
+ * are left out: they count as their caller's.
  */
 static void python_part(const struct replay *r, const struct replay_stack *st, struct cat_stack *cs)
 {
 	size_t i;
-	int found = 0;
+	int found = 0, inner = 1;
 
 	cs->python = st->n_python > 0;
 	for (i = 0; i < st->n_python; i++) {
@@ -167,8 +175,11 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 
 		if (is_import_file(file))
 			cs->import = 1;
-		if (!i)
+		if (cat_generated_file(file))
+			continue; /* its caller's */
+		if (inner)
 			cs->lib_inner = is_library_file(file);
+		inner = 0;
 		if (found || is_library_file(file) || is_comprehension(name))
 			continue;
 		found = 1;

@@ -86,6 +86,16 @@ struct classifier {
 };
 
 /*
+ * 1 when a Python frame's file is a name a library made up for code it
+ * generated at run time ("<__array_function__ internals>": numpy 1.x's
+ * wrapper of each array function): the frame is its caller's, never the
+ * program's own nor a place to name. "<string>" (-c, exec), "<stdin>",
+ * "<console>", "<ipython-input-...>" are the program's; "<frozen ...>" is
+ * the standard library's.
+ */
+int cat_generated_file(const char *file);
+
+/*
  * supp: the rules to apply (the caller keeps them), or NULL for the
  * built-in ones (none with CAT_NO_DEFAULTS).
  */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "category.h"
 #include "gate_report.h"
 #include "inherit.h"
 #include "report.h"
@@ -29,17 +30,27 @@ static int in_cuda_lib(const struct sym_frame *f)
 }
 
 /*
- * The innermost frame with a source line: Python first, else native,
- * a readable file preferred, memprov's and the CUDA libraries' own
- * frames left out.
+ * The innermost frame with a source line: Python first (not generated
+ * code's, which has no file to open: site_py_frame), else native, a readable file
+ * preferred, memprov's and the CUDA libraries' own frames left out.
  */
+static size_t site_py_frame(const struct site *s)
+{
+	size_t j;
+
+	for (j = 0; j < s->n_python; j++)
+		if (s->python[j].file && !cat_generated_file(s->python[j].file))
+			return j;
+	return 0;
+}
+
 static int site_location(const struct site *s, const char **file, int *line)
 {
 	size_t j;
 
-	if (s->n_python && s->python[0].file) {
-		*file = s->python[0].file;
-		*line = (int)s->python[0].line;
+	if (s->n_python && s->python[site_py_frame(s)].file) {
+		*file = s->python[site_py_frame(s)].file;
+		*line = (int)s->python[site_py_frame(s)].line;
 		return 1;
 	}
 	for (j = 0; j < s->n_native; j++)
@@ -58,11 +69,11 @@ static int site_location(const struct site *s, const char **file, int *line)
 	return 0;
 }
 
-/* "function" of the innermost frame, for one-line messages. */
+/* "function" of the frame site_location names, for one-line messages. */
 static const char *site_function(const struct site *s, char *buf, size_t len)
 {
 	if (s->n_python)
-		return s->python[0].function;
+		return s->python[site_py_frame(s)].function;
 	if (s->n_native)
 		return s->native[0]->function ? s->native[0]->function :
 						sym_fallback(s->native[0], buf, len);

@@ -108,6 +108,42 @@ test_expect_success 'json, numpy at the end: one summary line, no site' '
 	! grep -q "^  #" g.out
 '
 
+# Code a library generates at run time, under a file name it makes up
+# (numpy 1.x wraps each array function in "<__array_function__
+# internals>"), is its caller's: what a library keeps through it is set
+# apart, and a program's leak through it is named at the program's line.
+test_expect_success 'generated code counts as its caller: a library passes, a leak is named at the program line' '
+	mkdir -p lib/site-packages &&
+	cat >lib/site-packages/genlib.py <<-\EOF &&
+	SRC = "def make(n):\n    return bytearray(n)\n"
+	NS = {}
+	exec(compile(SRC, "<genlib generated>", "exec"), NS)
+	make = NS["make"]
+	CACHE = []
+	def keep_own():
+	    CACHE.append(make(300000))
+	EOF
+	cat >gen_user.py <<-\EOF &&
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	import genlib
+	KEPT = []
+	def work():
+	    KEPT.append(genlib.make(200000))
+	genlib.keep_own()
+	if len(sys.argv) > 2:
+	    work()
+	EOF
+	"$MEMPROV_CLI" run --check -o "$TRASH/gen.trace" -- /usr/bin/python3 gen_user.py \
+		"$TRASH/lib/site-packages" >gen.out 2>&1 &&
+	grep -q "): ok$" gen.out &&
+	st=0 && "$MEMPROV_CLI" run --check --annotations -o "$TRASH/genl.trace" -- /usr/bin/python3 \
+		gen_user.py "$TRASH/lib/site-packages" leak >genl.out 2>&1 || st=$? &&
+	cat genl.out && test $st = 23 &&
+	test "$(grep -c "^::error " genl.out)" = 1 &&
+	grep -q "^::error file=$TRASH/gen_user.py,line=6,title=memprov%3A leak over budget::.* in work at $TRASH/gen_user.py:6 (trace " genl.out
+'
+
 # pytest: per test with test marks (a stand-in for memprov's plugin puts
 # them), else the process at the end of its main module.
 if /usr/bin/python3 -c 'import pytest' 2>/dev/null; then
