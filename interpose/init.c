@@ -69,7 +69,8 @@ static void atfork_parent(void)
 /* The child never writes to its parent's file: it opens its own. */
 static void atfork_child(void)
 {
-	mp_trace_fork_child(fork_ts, fork_extent);
+	/* mp_self still holds the forking thread's writer context: its serial */
+	mp_trace_fork_child(fork_ts, fork_extent, mp_self.w.serial, fork_serial);
 	mp_writer_fork_child();
 	mp_signal_fork_child();
 	mp_gate_open();

@@ -279,8 +279,23 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 		/* the newest ancestors whose traces before the fork are small enough */
 		for (k = na; k > 0 && bytes + anc[k - 1].until_off <= REACH_INHERIT_MAX; k--)
 			bytes += anc[k - 1].until_off;
-		for (; k < na; k++)
-			src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts, anc[k].until_off, 0 };
+		for (; k < na; k++) {
+			uint64_t ts;
+
+			/*
+			 * Up to the FORK record, as the analyzer: the other
+			 * threads' events while fork copied the address space
+			 * (milliseconds; the thread caches keep serving) count
+			 * for both. Cut at the instant before the fork, the
+			 * scan kept the blocks they freed and called them lost.
+			 */
+			if (!rt_fork_ts(anc[k].fd, anc[k].thread, anc[k].until_ts, anc[k].child_pid,
+					anc[k].fork_serial, &ts))
+				src[n++] = (struct rl_source){ anc[k].fd, ts, UINT64_MAX, 0 };
+			else
+				src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts,
+							       anc[k].until_off, 0 };
+		}
 		src[n] = (struct rl_source){ fd, UINT64_MAX, UINT64_MAX,
 					     j->st.stopped == j->st.threads };
 		r = rl_build(&j->live, src, n + 1, j->deadline, &read);

@@ -80,7 +80,12 @@ struct mp_file_header *mp_header;
  */
 static struct mp_owned_fd trace_fd = { -1, 0, 0 };
 /* the traces of the processes this one was forked from, oldest first */
-static struct { struct mp_owned_fd fd; uint64_t until_ts, until_off; } ancestors[MP_MAX_ANCESTORS];
+static struct {
+	struct mp_owned_fd fd;
+	uint64_t until_ts, until_off;
+	uint32_t thread, fork_serial;
+	int32_t child_pid;
+} ancestors[MP_MAX_ANCESTORS];
 static int n_ancestors;
 static char trace_path[4096];           /* absolute */
 static int stopped;
@@ -761,7 +766,8 @@ int mp_trace_open(void)
  * its number.
  */
 /* The parent's trace becomes the newest ancestor (the oldest is let go when full). */
-static void keep_as_ancestor(uint64_t fork_ts, uint64_t fork_extent, int was_ok)
+static void keep_as_ancestor(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread,
+			     uint32_t fork_serial, int was_ok)
 {
 	int i;
 
@@ -778,6 +784,9 @@ static void keep_as_ancestor(uint64_t fork_ts, uint64_t fork_extent, int was_ok)
 	ancestors[n_ancestors].fd = trace_fd;
 	ancestors[n_ancestors].until_ts = fork_ts;
 	ancestors[n_ancestors].until_off = fork_extent;
+	ancestors[n_ancestors].thread = thread;
+	ancestors[n_ancestors].fork_serial = fork_serial;
+	ancestors[n_ancestors].child_pid = (int32_t)syscall(SYS_getpid);
 	n_ancestors++;
 	trace_fd.fd = -1;
 }
@@ -789,7 +798,8 @@ int mp_trace_ancestors(struct mp_ancestor *out, int max)
 	for (i = 0; i < n_ancestors && n < max; i++)
 		if (mp_fd_ours(&ancestors[i].fd))
 			out[n++] = (struct mp_ancestor){ ancestors[i].fd.fd, ancestors[i].until_ts,
-							 ancestors[i].until_off };
+							 ancestors[i].until_off, ancestors[i].thread,
+							 ancestors[i].fork_serial, ancestors[i].child_pid };
 	return n;
 }
 
@@ -800,7 +810,8 @@ uint64_t mp_trace_extent(void)
 	return h ? MP_HEADER_SIZE + mp_atomic_load_relaxed_u64(&h->next_chunk) * BLOCK : 0;
 }
 
-void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent)
+void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread,
+			 uint32_t fork_serial)
 {
 	int was_ok = mp_trace_ok;
 	uint64_t i;
@@ -817,6 +828,6 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent)
 	if (mp_header)
 		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
 	mp_header = NULL;
-	keep_as_ancestor(fork_ts, fork_extent, was_ok);
+	keep_as_ancestor(fork_ts, fork_extent, thread, fork_serial, was_ok);
 	stopped = 0;
 }

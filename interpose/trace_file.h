@@ -50,9 +50,12 @@ int mp_trace_fd(void) MP_HIDDEN;
  * In a forked child: stop writing the parent's file, but keep it open to
  * read back (close-on-exec) as the newest ancestor, with fork_ts, the
  * instant before the fork: the child's memory holds what the parent's
- * trace has live before it (and what the parent itself inherited).
+ * trace has live before it (and what the parent itself inherited). thread
+ * is the serial of the parent's thread that forked, fork_serial the
+ * fork's (they find the parent's FORK record: trace_iter.h).
  */
-void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent) MP_HIDDEN;
+void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread,
+			 uint32_t fork_serial) MP_HIDDEN;
 /* Bytes of the file handed out so far (header and every chunk reserved):
  * taken just before a fork, no record of the child's time lies past it. */
 uint64_t mp_trace_extent(void) MP_HIDDEN;
@@ -60,10 +63,13 @@ uint64_t mp_trace_extent(void) MP_HIDDEN;
 #define MP_MAX_ANCESTORS 8 /* ancestors' traces kept open, newest ones */
 
 /* A trace the process inherited memory from: read it before until_ts,
- * in its first until_off bytes. */
+ * in its first until_off bytes; or up to the FORK record that thread
+ * wrote for child_pid's fork fork_serial, once found. */
 struct mp_ancestor {
 	int fd;
 	uint64_t until_ts, until_off;
+	uint32_t thread, fork_serial;
+	int32_t child_pid;
 };
 
 /* The ancestors' traces still open, oldest first, at most max: how many. */

@@ -122,26 +122,36 @@ static void horizons(int fd, const struct layout *l, struct mp_iter_horizon *h)
 	}
 }
 
+/* The file's layout from its header (read into buf); -1: not a trace this memprov reads. */
+static int layout_of(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
+		     struct layout *l)
+{
+	struct mp_file_header *hdr = buf;
+
+	if (fd < 0 || len < MP_ITER_BUF || read_at(fd, hdr, MP_HEADER_SIZE, 0) != MP_HEADER_SIZE ||
+	    memcmp(hdr->magic, MP_MAGIC, MP_MAGIC_LEN) || hdr->version < MP_VERSION_OLDEST ||
+	    hdr->version > MP_VERSION || hdr->header_size != MP_HEADER_SIZE)
+		return -1;
+	l->version = hdr->version;
+	l->unit = hdr->chunk_size;
+	l->n = hdr->next_chunk;
+	l->until = until;
+	l->until_off = until_off;
+	if (l->unit < 4096 || l->unit > MP_DEFAULT_CHUNK_SIZE || l->unit % 8)
+		return -1;
+	return 0;
+}
+
 int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
 			 struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg)
 {
-	struct mp_file_header *hdr = buf;
 	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
 	void *rec = data + MP_DEFAULT_CHUNK_SIZE;
 	struct mp_chunk_head c;
 	struct layout l;
 	uint64_t i = 0, off, k = 0;
 
-	if (fd < 0 || len < MP_ITER_BUF || read_at(fd, hdr, MP_HEADER_SIZE, 0) != MP_HEADER_SIZE ||
-	    memcmp(hdr->magic, MP_MAGIC, MP_MAGIC_LEN) || hdr->version < MP_VERSION_OLDEST ||
-	    hdr->version > MP_VERSION || hdr->header_size != MP_HEADER_SIZE)
-		return -1;
-	l.version = hdr->version;
-	l.unit = hdr->chunk_size;
-	l.n = hdr->next_chunk;
-	l.until = until;
-	l.until_off = until_off;
-	if (l.unit < 4096 || l.unit > MP_DEFAULT_CHUNK_SIZE || l.unit % 8)
+	if (layout_of(fd, buf, len, until, until_off, &l))
 		return -1;
 	if (hz) {
 		hz->now = hz->from = 0;
@@ -166,5 +176,56 @@ int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t
 		if (r)
 			return r;
 	}
+	return 0;
+}
+
+struct fork_find {
+	uint64_t after, ts;
+	int32_t pid;
+	uint32_t serial;
+	int found; /* 1: the record, -1: another one came first */
+};
+
+static int fork_one(void *arg, uint32_t serial, const struct mp_rec_head *h)
+{
+	struct fork_find *f = arg;
+	const struct mp_rec_fork *r = (const void *)h;
+
+	(void)serial;
+	if (h->ts < f->after)
+		return 0;
+	f->found = h->type == MP_REC_FORK && h->size >= sizeof(*r) && r->child_pid == f->pid &&
+			   r->serial == f->serial ? 1 : -1;
+	f->ts = h->ts;
+	return 1;
+}
+
+int mp_trace_fork_ts(int fd, void *buf, size_t len, uint32_t thread, uint64_t after,
+		     int32_t child_pid, uint32_t fork_serial, uint64_t *ts)
+{
+	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
+	void *rec = data + MP_DEFAULT_CHUNK_SIZE;
+	struct fork_find f = { after, 0, child_pid, fork_serial, 0 };
+	struct mp_chunk_head c;
+	struct layout l;
+	uint64_t i = 0, off, from = UINT64_MAX;
+
+	if (!thread || layout_of(fd, buf, len, UINT64_MAX, UINT64_MAX, &l))
+		return -1;
+	/* the thread's last chunk started by then: the record is in it or after */
+	while (!next_chunk(fd, &l, &i, &c, &off))
+		if (c.thread_serial == thread && c.first_ts <= after)
+			from = off;
+	if (from == UINT64_MAX)
+		return -1;
+	i = (from - MP_HEADER_SIZE) / l.unit;
+	while (!f.found && !next_chunk(fd, &l, &i, &c, &off))
+		if (c.thread_serial == thread &&
+		    walk_chunk(&c, l.version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
+			       UINT64_MAX, fork_one, &f) < 0)
+			break;
+	if (f.found != 1)
+		return -1;
+	*ts = f.ts;
 	return 0;
 }

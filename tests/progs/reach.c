@@ -45,6 +45,9 @@
  *                              of 4,096, N rounds: 20,096 blocks live at
  *                              exit, all in globals; park: the threads are
  *                              still running when main exits
+ *   forkbusy N                 4 threads replace blocks of a table of 8,000
+ *                              while main forks N children (20 ms apart),
+ *                              each of which replaces 5,000 and exits
  */
 #include <pthread.h>
 #include <linux/filter.h>
@@ -57,6 +60,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void *keep[8];
@@ -472,6 +476,79 @@ static void xthreads(long rounds, int park)
 		pthread_join(th[t], NULL);
 }
 
+#define FB_THREADS 4
+#define FB_PER 2000
+static void *fb_tab[FB_THREADS * FB_PER];
+static volatile int fb_stop;
+
+static void *forkbusy_thread(void *arg)
+{
+	long t = (long)arg;
+	unsigned long x = 0x9e3779b97f4a7c15ull ^ (unsigned long)t;
+
+	while (!fb_stop) {
+		unsigned long k;
+		void *p;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		k = (unsigned long)t * FB_PER + x % FB_PER;
+		p = malloc(8 + (size_t)((x >> 40) % 100));
+		free(__atomic_exchange_n(&fb_tab[k], p, __ATOMIC_ACQ_REL));
+	}
+	return NULL;
+}
+
+/*
+ * The child waits for the parent's word that fork returned: its FORK
+ * record is written by then, so the child's scan finds it.
+ */
+static void forkbusy(int n)
+{
+	pthread_t th[FB_THREADS];
+	long t;
+	int c, i;
+
+	for (i = 0; i < FB_THREADS * FB_PER; i++)
+		fb_tab[i] = malloc(16);
+	for (t = 0; t < FB_THREADS; t++)
+		if (pthread_create(&th[t], NULL, forkbusy_thread, (void *)t))
+			exit(2);
+	for (c = 0; c < n; c++) {
+		int fd[2];
+		char b = 0;
+		pid_t pid;
+
+		usleep(20000);
+		if (pipe(fd))
+			exit(2);
+		pid = fork();
+		if (pid < 0)
+			exit(2);
+		if (!pid) {
+			if (read(fd[0], &b, 1) != 1)
+				_exit(2);
+			for (i = 0; i < 5000; i++) {
+				int k = (i * 7919) % (FB_THREADS * FB_PER);
+
+				free(fb_tab[k]);
+				fb_tab[k] = malloc(24);
+			}
+			exit(0);
+		}
+		if (write(fd[1], &b, 1) != 1)
+			exit(2);
+		close(fd[0]);
+		close(fd[1]);
+	}
+	while (wait(NULL) > 0)
+		;
+	fb_stop = 1;
+	for (t = 0; t < FB_THREADS; t++)
+		pthread_join(th[t], NULL);
+}
+
 /*
  * n blocks of 16 B to 4 KiB, at most 1,000 live at a time, each freeing
  * a block chosen at random: the heap's free lists hand out many distinct
@@ -537,6 +614,8 @@ int main(int argc, char **argv)
 		handoff(argc > 2 ? atol(argv[2]) : 20000);
 	else if (!strcmp(mode, "xthreads"))
 		xthreads(argc > 2 ? atol(argv[2]) : 50000, argc > 3 && !strcmp(argv[3], "park"));
+	else if (!strcmp(mode, "forkbusy"))
+		forkbusy(argc > 2 ? atoi(argv[2]) : 4);
 	else if (!strcmp(mode, "churnkeep"))
 		churnkeep(argc > 2 ? atol(argv[2]) : 100000);
 	else
