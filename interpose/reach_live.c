@@ -13,8 +13,8 @@
  * frees, not every address the process ever used (churn: 10,000 live
  * against 190,000 used, a table of 1 MiB instead of 16 in the cache),
  * once it holds FORGET_FROM addresses. A free stamped after the horizon
- * (another thread's chunk read later started before it) waits in a ring
- * until the horizon passes it. Horizons are only known for the process's
+ * (another thread's chunk read later started before it) waits in its
+ * thread's queue until the horizon passes it. Horizons are only known for the process's
  * own trace when every thread is stopped. A free that is the first half
  * of a realloc/mremap waits for its thread's next event: a failed resize
  * leaves the old block valid.
@@ -57,12 +57,14 @@ struct mev {
 };
 
 /* The first half of a resize, waiting for its thread's next event. */
+/* A thread's slot: the first half of a resize; its frees waiting for the horizon. */
 struct stash {
 	uint32_t serial;  /* 0: empty slot */
 	uint32_t valid;
 	uint64_t addr, ts;
 	uint8_t kind;
-	uint8_t pad[7];
+	uint8_t pad[3];
+	uint32_t head, tail; /* its queue of waiting frees (index + 1; 0: empty) */
 };
 
 struct reset {
@@ -79,9 +81,11 @@ struct tnode {
 	uint32_t pad;
 };
 
-/* A free waiting for the horizon to pass it. */
+/* A free waiting for the horizon to pass it, in its thread's queue. */
 struct later {
 	uint64_t key, ts;
+	uint32_t next; /* the next in the queue or the free list (index + 1; 0: none) */
+	uint32_t pad;
 };
 
 /*
@@ -92,14 +96,6 @@ struct later {
  */
 #define FORGET_FROM 8192
 
-/*
- * The ring of waiting frees starts with this many and doubles when full:
- * it must hold the frees of about one chunk per running thread (8
- * threads handing blocks to each other: 28,000), and a waiting free
- * costs 16 bytes where an address kept for good costs a table slot and
- * its share of the empty ones (about 80).
- */
-#define LATER_FIRST 1024
 
 struct lb {
 	struct lentry *tab;
@@ -107,8 +103,18 @@ struct lb {
 	const uint64_t *horizon; /* the walk's horizon (0: none), or NULL */
 	const uint64_t *from;    /* the same, before this chunk's records too (the ring's) */
 	uint64_t seen;           /* the horizon the ring was last emptied up to */
-	struct later *later;     /* ring of later_cap (a power of two), or NULL */
-	size_t later_head, later_n, later_cap;
+	/*
+	 * The waiting frees: a queue per thread (in its stash slot), oldest
+	 * first as its records are read, so that a chunk read early with a
+	 * thread's last frees (a main thread's, at exit) holds back its own
+	 * queue only. About one chunk of frees per running thread (8 threads
+	 * handing blocks over: 28,000); 24 bytes each, where an address kept
+	 * for good costs a table slot and its share of the empty ones (80).
+	 */
+	struct later *later;
+	size_t later_cap, later_top, later_n; /* later_top: entries ever handed out */
+	uint32_t later_free;     /* free list (index + 1) */
+	uint32_t serial;         /* the thread of the record being read */
 	struct mev *ev;
 	size_t n_ev, ev_cap;
 	struct stash *st;
@@ -222,60 +228,61 @@ static void forget(struct lb *lb, uint64_t key, uint64_t ts)
 		tab_del(lb, e);
 }
 
-/*
- * The horizon moved: forget the waiting frees it passed. They wait in
- * the order they were read: each thread's in time order, but a chunk
- * read early can hold a thread's last frees (a main thread that frees at
- * exit into the chunk it took at start), which would block the ring: up
- * to ROTATE frees not passed yet go to its back, each time.
- */
-#define ROTATE 8
+static struct stash *stash_get(struct lb *lb, uint32_t serial);
 
+/* The horizon moved: forget the waiting frees it passed, queue by queue. */
 static void later_drain(struct lb *lb)
 {
 	uint64_t h = *lb->from; /* frees of other threads: this chunk is not read yet */
-	int rotated = 0;
+	size_t i;
 
 	lb->seen = h;
-	while (lb->later_n) {
-		struct later x = lb->later[lb->later_head];
+	for (i = 0; lb->later_n && i < lb->st_cap; i++) {
+		struct stash *q = &lb->st[i];
 
-		lb->later_head = (lb->later_head + 1) & (lb->later_cap - 1);
-		if (x.ts < h) {
+		while (q->head && lb->later[q->head - 1].ts < h) {
+			struct later *x = &lb->later[q->head - 1];
+			uint32_t at = q->head;
+
+			forget(lb, x->key, x->ts);
+			q->head = x->next;
+			if (!q->head)
+				q->tail = 0;
+			x->next = lb->later_free;
+			lb->later_free = at;
 			lb->later_n--;
-			forget(lb, x.key, x.ts);
-			continue;
 		}
-		/* not passed yet: to the back (n unchanged), or stop */
-		lb->later[(lb->later_head + lb->later_n - 1) & (lb->later_cap - 1)] = x;
-		if (++rotated == ROTATE)
-			break;
 	}
 }
 
-/* The ring twice as long, its frees in order from 0; -1: no memory. */
-static int later_grow(struct lb *lb)
-{
-	size_t ncap = lb->later_cap ? lb->later_cap * 2 : LATER_FIRST, i;
-	struct later *nr = rmem_buffer(ncap * sizeof(*nr));
-
-	if (!nr)
-		return -1;
-	for (i = 0; i < lb->later_n; i++)
-		nr[i] = lb->later[(lb->later_head + i) & (lb->later_cap - 1)];
-	if (lb->later)
-		rmem_free(lb->later);
-	lb->later = nr;
-	lb->later_cap = ncap;
-	lb->later_head = 0;
-	return 0;
-}
-
+/* A free of the thread being read, to wait; if there is no memory, it is kept for good. */
 static void later_add(struct lb *lb, uint64_t key, uint64_t ts)
 {
-	if (lb->later_n == lb->later_cap && later_grow(lb))
-		return; /* kept for good: it only costs memory */
-	lb->later[(lb->later_head + lb->later_n++) & (lb->later_cap - 1)] = (struct later){ key, ts };
+	int err = lb->err;
+	struct stash *q = lb->serial ? stash_get(lb, lb->serial) : NULL;
+	uint32_t at;
+
+	if (!q) {
+		lb->err = err; /* costs memory only */
+		return;
+	}
+	if (lb->later_free) {
+		at = lb->later_free;
+		lb->later_free = lb->later[at - 1].next;
+	} else {
+		if (lb->later_top >= UINT32_MAX - 1 ||
+		    rmem_grow((void **)&lb->later, &lb->later_cap, sizeof(*lb->later),
+			      lb->later_top + 1))
+			return;
+		at = (uint32_t)++lb->later_top;
+	}
+	lb->later[at - 1] = (struct later){ key, ts, 0, 0 };
+	if (q->tail)
+		lb->later[q->tail - 1].next = at;
+	else
+		q->head = at;
+	q->tail = at;
+	lb->later_n++;
 }
 
 static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int alloc,
@@ -474,6 +481,7 @@ static int on_record(void *arg, uint32_t serial, const struct mp_rec_head *h)
 {
 	struct lb *lb = arg;
 
+	lb->serial = serial;
 	switch (h->type) {
 	case MP_REC_ALLOC:
 		if (h->size >= sizeof(struct mp_rec_alloc))
@@ -814,7 +822,8 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 		lb.from = hp ? &hz.from : NULL;
 		rk = rt_walk(src[k].fd, src[k].until, src[k].until_off, deadline, hp, on_record, &lb);
 		lb.horizon = NULL;
-		lb.later_n = 0;
+		lb.later_n = lb.later_top = 0; /* the queues go with stash_end's slots */
+		lb.later_free = 0;
 		if (hp)
 			rmem_free(hz.ts);
 

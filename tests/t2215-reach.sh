@@ -258,6 +258,18 @@ test_expect_success 'the frees waiting for 8 threads are forgotten: 6 million ev
 	jget --check xtlong.json reach.status=done "=j[\"reach\"][\"mem_bytes\"]<14*1024*1024==true"
 '
 
+# Frees wait in their thread's queue: main's last frees, in the chunk it
+# took before its threads started (read early, stamped last), hold back
+# main's queue only. In one ring they held back every free read after
+# them: 28 MiB for this run, 53 MiB with three times the events.
+test_expect_success 'late frees in an early chunk: the other threads frees are still forgotten (under 8 MiB)' '
+	run latefree latefree 100000 &&
+	scan_counts latefree.trace >latefree.txt && cat latefree.txt &&
+	test "$(cut -d" " -f1,2 latefree.txt)" = "$(replay_counts latefree)" &&
+	jget --check latefree.json reach.status=done reach.classes.still_reachable.blocks=10000 \
+		"=j[\"reach\"][\"mem_bytes\"]<8*1024*1024==true"
+'
+
 test_expect_success 'the scan forgets freed addresses: 300,000 blocks, 5 live at exit, under 3 MiB of its own (7 MiB when it forgot nothing)' '
 	run spread spread 300000 &&
 	jget --check spread.json reach.status=done totals.heap.blocks=5 \

@@ -45,6 +45,9 @@
  *                              of 4,096, N rounds: 20,096 blocks live at
  *                              exit, all in globals; park: the threads are
  *                              still running when main exits
+ *   latefree N                 main keeps 20,000 blocks, 6 threads make N
+ *                              pairs of allocations and frees each, then
+ *                              main frees 10,000 of its blocks at the end
  *   forkbusy N                 4 threads replace blocks of a table of 8,000
  *                              while main forks N children (20 ms apart),
  *                              each of which replaces 5,000 and exits
@@ -476,6 +479,54 @@ static void xthreads(long rounds, int park)
 		pthread_join(th[t], NULL);
 }
 
+#define LF_KEEP 20000
+#define LF_THREADS 6
+static void *lf_keep[LF_KEEP];
+static long lf_rounds;
+
+static void *latefree_thread(void *arg)
+{
+	unsigned long x = 0x2545f4914f6cdd1dull ^ (unsigned long)(long)arg;
+	long i;
+
+	for (i = 0; i < lf_rounds; i++) {
+		void *p, *q;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p = malloc(8 + (size_t)(x % 128));
+		q = malloc(8 + (size_t)((x >> 20) % 128));
+		free(p);
+		free(q);
+	}
+	return NULL;
+}
+
+/*
+ * Main's last frees go to the chunk it took before the threads started:
+ * read early, stamped last, they wait for the horizon until the end.
+ */
+static void latefree(long n)
+{
+	pthread_t th[LF_THREADS];
+	long t;
+	int i;
+
+	lf_rounds = n;
+	for (i = 0; i < LF_KEEP; i++)
+		lf_keep[i] = malloc(48);
+	for (t = 0; t < LF_THREADS; t++)
+		if (pthread_create(&th[t], NULL, latefree_thread, (void *)t))
+			exit(2);
+	for (t = 0; t < LF_THREADS; t++)
+		pthread_join(th[t], NULL);
+	for (i = 0; i < LF_KEEP; i += 2) {
+		free(lf_keep[i]);
+		lf_keep[i] = NULL;
+	}
+}
+
 #define FB_THREADS 4
 #define FB_PER 2000
 static void *fb_tab[FB_THREADS * FB_PER];
@@ -614,6 +665,8 @@ int main(int argc, char **argv)
 		handoff(argc > 2 ? atol(argv[2]) : 20000);
 	else if (!strcmp(mode, "xthreads"))
 		xthreads(argc > 2 ? atol(argv[2]) : 50000, argc > 3 && !strcmp(argv[3], "park"));
+	else if (!strcmp(mode, "latefree"))
+		latefree(argc > 2 ? atol(argv[2]) : 100000);
 	else if (!strcmp(mode, "forkbusy"))
 		forkbusy(argc > 2 ? atoi(argv[2]) : 4);
 	else if (!strcmp(mode, "churnkeep"))
