@@ -289,8 +289,8 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 			 * for both. Cut at the instant before the fork, the
 			 * scan kept the blocks they freed and called them lost.
 			 */
-			if (!rt_fork_ts(anc[k].fd, anc[k].thread, anc[k].until_ts, anc[k].child_pid,
-					anc[k].fork_serial, &ts))
+			if (!rt_fork_ts(anc[k].fd, anc[k].thread, anc[k].until_ts, anc[k].until_off,
+					anc[k].child_pid, anc[k].fork_serial, &ts))
 				src[n++] = (struct rl_source){ anc[k].fd, ts, UINT64_MAX, 0 };
 			else
 				src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts,

@@ -61,10 +61,11 @@ int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
  * Where to read an ancestor's trace (on fd) up to: the FORK record its
  * forking thread (serial thread) wrote for child_pid's fork fork_serial
  * once fork returned, as the analyzer replays it: 0, its timestamp in
- * *ts; -1 when it is not there. after: the instant before the fork.
+ * *ts; -1 when it is not there. after, after_off: the instant before the
+ * fork and the file's extent then.
  */
-int rt_fork_ts(int fd, uint32_t thread, uint64_t after, int32_t child_pid, uint32_t fork_serial,
-	       uint64_t *ts) MP_HIDDEN;
+int rt_fork_ts(int fd, uint32_t thread, uint64_t after, uint64_t after_off, int32_t child_pid,
+	       uint32_t fork_serial, uint64_t *ts) MP_HIDDEN;
 
 /* A live block. Groups are address spaces searched apart. */
 enum { RG_HOST, RG_MMAP, RG_REG, RG_COUNT };

@@ -51,15 +51,16 @@ int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
 	return r == -1 ? RX_NOTRACE : r;
 }
 
-int rt_fork_ts(int fd, uint32_t thread, uint64_t after, int32_t child_pid, uint32_t fork_serial,
-	       uint64_t *ts)
+int rt_fork_ts(int fd, uint32_t thread, uint64_t after, uint64_t after_off, int32_t child_pid,
+	       uint32_t fork_serial, uint64_t *ts)
 {
 	void *buf = rmem_buffer(MP_ITER_BUF);
 	int r;
 
 	if (!buf)
 		return -1;
-	r = mp_trace_fork_ts(fd, buf, MP_ITER_BUF, thread, after, child_pid, fork_serial, ts);
+	r = mp_trace_fork_ts(fd, buf, MP_ITER_BUF, thread, after, after_off, child_pid, fork_serial,
+			     ts);
 	rmem_free(buf);
 	return r;
 }

@@ -201,7 +201,7 @@ static int fork_one(void *arg, uint32_t serial, const struct mp_rec_head *h)
 }
 
 int mp_trace_fork_ts(int fd, void *buf, size_t len, uint32_t thread, uint64_t after,
-		     int32_t child_pid, uint32_t fork_serial, uint64_t *ts)
+		     uint64_t after_off, int32_t child_pid, uint32_t fork_serial, uint64_t *ts)
 {
 	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
 	void *rec = data + MP_DEFAULT_CHUNK_SIZE;
@@ -210,14 +210,18 @@ int mp_trace_fork_ts(int fd, void *buf, size_t len, uint32_t thread, uint64_t af
 	struct layout l;
 	uint64_t i = 0, off, from = UINT64_MAX;
 
-	if (!thread || layout_of(fd, buf, len, UINT64_MAX, UINT64_MAX, &l))
+	if (!thread || layout_of(fd, buf, len, UINT64_MAX, after_off, &l))
 		return -1;
-	/* the thread's last chunk started by then: the record is in it or after */
+	/*
+	 * The thread's last chunk started by then (taken before then too, in
+	 * the file's first after_off bytes): the record is in it or after.
+	 */
 	while (!next_chunk(fd, &l, &i, &c, &off))
 		if (c.thread_serial == thread && c.first_ts <= after)
 			from = off;
 	if (from == UINT64_MAX)
 		return -1;
+	l.until_off = UINT64_MAX;
 	i = (from - MP_HEADER_SIZE) / l.unit;
 	while (!f.found && !next_chunk(fd, &l, &i, &c, &off))
 		if (c.thread_serial == thread &&

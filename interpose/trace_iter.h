@@ -71,10 +71,12 @@ int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t
  * The FORK record a parent wrote for a child, found from the child: the
  * first record of thread serial thread (the one that forked) stamped at
  * or after after (its atfork handler's instant: that thread writes
- * nothing in between). 0 with its timestamp in *ts when it names
- * child_pid and fork_serial; -1 when not (not written yet, or no trace).
+ * nothing in between; after_off: the file's extent then). 0 with its
+ * timestamp in *ts when it names child_pid and fork_serial; -1 when not
+ * (not written yet, or no trace).
  */
 int mp_trace_fork_ts(int fd, void *buf, size_t len, uint32_t thread, uint64_t after,
-		     int32_t child_pid, uint32_t fork_serial, uint64_t *ts) MP_HIDDEN;
+		     uint64_t after_off, int32_t child_pid, uint32_t fork_serial,
+		     uint64_t *ts) MP_HIDDEN;
 
 #endif /* MEMPROV_TRACE_ITER_H */
