@@ -29,11 +29,7 @@ static int in_cuda_lib(const struct sym_frame *f)
 	return b && (!strncmp(b, "libcudart", 9) || !strncmp(b, "libcuda.", 8));
 }
 
-/*
- * The innermost frame with a source line: Python first (not generated
- * code's, which has no file to open: site_py_frame), else native, a readable file
- * preferred, memprov's and the CUDA libraries' own frames left out.
- */
+/* The Python frame to name: the innermost not of generated code. */
 static size_t site_py_frame(const struct site *s)
 {
 	size_t j;
@@ -44,13 +40,18 @@ static size_t site_py_frame(const struct site *s)
 	return 0;
 }
 
+/*
+ * The innermost frame with a source line: Python first (site_py_frame:
+ * generated code has no file to open), else native, a readable file
+ * preferred, memprov's and the CUDA libraries' own frames left out.
+ */
 static int site_location(const struct site *s, const char **file, int *line)
 {
-	size_t j;
+	size_t j = site_py_frame(s);
 
-	if (s->n_python && s->python[site_py_frame(s)].file) {
-		*file = s->python[site_py_frame(s)].file;
-		*line = (int)s->python[site_py_frame(s)].line;
+	if (s->n_python && s->python[j].file) {
+		*file = s->python[j].file;
+		*line = (int)s->python[j].line;
 		return 1;
 	}
 	for (j = 0; j < s->n_native; j++)

@@ -14,10 +14,10 @@
  * against 190,000 used, a table of 1 MiB instead of 16 in the cache),
  * once it holds FORGET_FROM addresses. A free stamped after the horizon
  * (another thread's chunk read later started before it) waits in its
- * thread's queue until the horizon passes it. Horizons are only known for the process's
- * own trace when every thread is stopped. A free that is the first half
- * of a realloc/mremap waits for its thread's next event: a failed resize
- * leaves the old block valid.
+ * thread's queue until the horizon passes it. Horizons are only known
+ * for the process's own trace when every thread is stopped. A free that
+ * is the first half of a realloc/mremap waits for its thread's next
+ * event: a failed resize leaves the old block valid.
  * Anonymous mappings can be trimmed or split by a partial munmap, so
  * their events (few next to malloc's) are sorted by time and replayed
  * through an ordered set of ranges (a treap).
@@ -56,7 +56,6 @@ struct mev {
 	uint32_t pad;
 };
 
-/* The first half of a resize, waiting for its thread's next event. */
 /* A thread's slot: the first half of a resize; its frees waiting for the horizon. */
 struct stash {
 	uint32_t serial;  /* 0: empty slot */
@@ -96,13 +95,12 @@ struct later {
  */
 #define FORGET_FROM 8192
 
-
 struct lb {
 	struct lentry *tab;
 	size_t cap, used;        /* cap: power of two */
 	const uint64_t *horizon; /* the walk's horizon (0: none), or NULL */
-	const uint64_t *from;    /* the same, before this chunk's records too (the ring's) */
-	uint64_t seen;           /* the horizon the ring was last emptied up to */
+	const uint64_t *from;    /* the same, before this chunk's records too (the queues') */
+	uint64_t seen;           /* the horizon the queues were last emptied up to */
 	/*
 	 * The waiting frees: a queue per thread (in its stash slot), oldest
 	 * first as its records are read, so that a chunk read early with a
