@@ -39,7 +39,11 @@ test_expect_success 'Parla: the growing line, search "PArray", native frames on 
 	assert f["native_shown"] >= 1 and f["native_hidden"] == 0, f
 	assert "PArray._write_back_to_host" in f["names_unfolded"], f["names_unfolded"]
 	t = r["timeline"]
-	assert t["marks"] == 13 and t["labelled"] >= 5, t
+	# how many labels fit depends on how the 12 iterations spread against the
+	# imports before them (4 of 13 on a CI machine, 5 here): at least two,
+	# and the legend says how many when some are left for the hover
+	assert t["marks"] == 13 and 2 <= t["labelled"] <= 13, t
+	assert t["labelled"] == 13 or "13 marks (%d labelled; hover for the others)" % t["labelled"] in r["legend"], r["legend"]
 	assert "judged window: mark #4 \"iter 4\" .. mark #11 \"iter 11\"" in r["legend"], r["legend"]
 	assert any("parray.py:" + os.environ["LINE"] in w for w in r["leaks"]["where"]), r["leaks"]["where"]
 	assert r["page"]["width"] <= r["page"]["window"] and r["page"]["height"] < 3000, r["page"]
