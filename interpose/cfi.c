@@ -9,8 +9,11 @@
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls no other file of memprov.
  */
+#include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cfi.h"
 
@@ -78,7 +81,7 @@ int64_t mp_rd_sleb(struct mp_rd *r)
 /* A DW_EH_PE-encoded pointer: absptr/udata/sdata 2,4,8, pcrel or absolute. */
 uint64_t mp_rd_enc(struct mp_rd *r, uint8_t enc)
 {
-	uintptr_t at = (uintptr_t)r->p;
+	uintptr_t at = (uintptr_t)r->p + (uintptr_t)r->bias;
 	uint64_t v;
 
 	if (enc == 0xff) /* DW_EH_PE_omit */
@@ -142,6 +145,7 @@ struct cie {
 	uint8_t fde_enc;
 	int has_z;
 	const uint8_t *insn, *end;
+	intptr_t bias; /* of insn: see struct mp_rd */
 };
 
 #define STATE_DEPTH 8
@@ -310,18 +314,14 @@ advance:
 	return r->bad ? -1 : 0;
 }
 
-/* Parse the CIE at p (inside [lo, hi)). 0 ok, -1 unsupported. */
-static int cie_parse(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
-		     struct cie *c)
+/* Parse the CIE at r.p (bytes up to r.end). 0 ok, -1 unsupported. */
+static int cie_parse(struct mp_rd r, struct cie *c)
 {
-	struct mp_rd r = { p, hi, 0 };
 	const char *aug;
 	uint64_t len, ra;
 	uint8_t ver;
 	const uint8_t *aug_end = NULL;
 
-	if (p < lo)
-		return -1;
 	len = mp_rd_uint(&r, 4);
 	if (len == 0 || len == 0xffffffffu || !mp_rd_need(&r, len))
 		return -1;
@@ -378,6 +378,7 @@ static int cie_parse(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 		return -1;
 	c->insn = r.p;
 	c->end = r.end;
+	c->bias = r.bias;
 	return 0;
 }
 
@@ -418,15 +419,49 @@ static unsigned row_rule(const struct row *w)
 	}
 }
 
+/* The rule of target from the FDE read by r (past its CIE pointer), of CIE c. */
+MP_REALIGN static unsigned fde_rule(struct mp_rd *r, const struct cie *c, uintptr_t target)
+{
+	struct row init, w;
+	uint64_t range;
+	uintptr_t begin, loc;
+
+	begin = mp_rd_enc(r, c->fde_enc);
+	range = mp_rd_enc(r, c->fde_enc & 0x0f);
+	if (r->bad || target < begin || target - begin >= range)
+		return R_FALLBACK;
+	if (c->has_z) {
+		uint64_t alen = mp_rd_uleb(r);
+
+		if (!mp_rd_need(r, alen))
+			return R_FALLBACK;
+		r->p += alen;
+	}
+	memset(&init, 0, sizeof(init));
+	init.cfa_reg = -1;
+	init.bp_how = HOW_SAME;
+	init.ra_how = HOW_SAME; /* the CIE must say where it is */
+	{
+		struct mp_rd ci = { c->insn, c->end, 0, c->bias };
+		uintptr_t never = 0;
+
+		if (cfi_run(&ci, c, &init, NULL, &never, UINTPTR_MAX))
+			return R_FALLBACK;
+	}
+	w = init;
+	loc = begin;
+	if (cfi_run(r, c, &w, &init, &loc, target))
+		return R_FALLBACK;
+	return row_rule(&w);
+}
+
 /* The FDE at fde for target (inside [lo, hi)): its rule. */
 MP_REALIGN unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 			 uintptr_t target)
 {
-	struct mp_rd r = { fde, hi, 0 };
+	struct mp_rd r = { fde, hi, 0, 0 };
 	struct cie c;
-	struct row init, w;
-	uint64_t len, cie_off, range;
-	uintptr_t begin, loc;
+	uint64_t len, cie_off;
 	const uint8_t *cie_at;
 
 	if (fde < lo)
@@ -440,35 +475,104 @@ MP_REALIGN unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const
 	if (!cie_off || cie_off > (uint64_t)(cie_at - lo))
 		return R_FALLBACK;
 	cie_at -= cie_off;
-	if (cie_parse(cie_at, lo, hi, &c))
+	if (cie_parse((struct mp_rd){ cie_at, hi, 0, 0 }, &c))
 		return R_FALLBACK;
-	begin = mp_rd_enc(&r, c.fde_enc);
-	range = mp_rd_enc(&r, c.fde_enc & 0x0f);
-	if (r.bad || target < begin || target - begin >= range)
-		return R_FALLBACK;
-	if (c.has_z) {
-		uint64_t alen = mp_rd_uleb(&r);
+	return fde_rule(&r, &c, target);
+}
 
-		if (!mp_rd_need(&r, alen))
-			return R_FALLBACK;
-		r.p += alen;
-	}
-	memset(&init, 0, sizeof(init));
-	init.cfa_reg = -1;
-	init.bp_how = HOW_SAME;
-	init.ra_how = HOW_SAME; /* the CIE must say where it is */
-	{
-		struct mp_rd ci = { c.insn, c.end, 0 };
-		uintptr_t never = 0;
+/* ------------------------------------------------------------------ */
+/* FDEs and CIEs read from the module's file                            */
 
-		if (cfi_run(&ci, &c, &init, NULL, &never, UINTPTR_MAX))
-			return R_FALLBACK;
+/* Up to n bytes at file offset off into buf: how many (0 on an error). */
+static size_t pread_raw(int fd, uint64_t off, uint8_t *buf, size_t n)
+{
+	long got;
+	int tries = 0, saved = errno;
+
+	do /* the raw call: libc's pread is a cancellation point */
+		got = syscall(SYS_pread64, fd, buf, n, (off_t)off);
+	while (got < 0 && errno == EINTR && ++tries < 8);
+	errno = saved;
+	return got > 0 ? (size_t)got : 0;
+}
+
+/* Up to n bytes at address at (inside [f->lo, f->hi)) into buf: how many. */
+static size_t file_read(struct mp_cfi_file *f, uintptr_t at, uint8_t *buf, size_t n)
+{
+	if (at < f->lo || at >= f->hi)
+		return 0;
+	if (n > f->hi - at)
+		n = f->hi - at;
+	f->reads++;
+	return pread_raw(f->fd, f->off + (at - f->lo), buf, n);
+}
+
+/* The whole CIE at at (length field included), *n bytes, from the few
+ * kept or read now; NULL when it cannot be read whole. */
+static const uint8_t *file_cie(struct mp_cfi_file *f, uintptr_t at, size_t *n)
+{
+	unsigned i = f->cie_next % MP_CFI_CIES, k;
+	uint32_t len;
+	size_t got;
+
+	for (k = 0; k < MP_CFI_CIES; k++)
+		if (f->cie[k].at == at && f->cie[k].len) {
+			*n = f->cie[k].len;
+			return f->cie[k].b;
+		}
+	f->cie[i].at = 0;
+	got = file_read(f, at, f->cie[i].b, sizeof(f->cie[i].b));
+	if (got < 4)
+		return NULL;
+	memcpy(&len, f->cie[i].b, 4);
+	if (len == 0 || len > got - 4)
+		return NULL;
+	f->cie[i].at = at;
+	f->cie[i].len = (uint16_t)(len + 4);
+	f->cie_next++;
+	*n = len + 4;
+	return f->cie[i].b;
+}
+
+#define FILE_FDE_MAX 512 /* python3.11's longest FDE is 380 bytes, libc's 196 */
+
+/* The FDE at address fde for target, read from the file: 0 and *rule,
+ * or -1 to read it in memory. */
+MP_REALIGN static int file_fde_rule(struct mp_cfi_file *f, uintptr_t fde, uintptr_t target,
+			 unsigned *rule)
+{
+	uint8_t b[FILE_FDE_MAX];
+	struct mp_rd r = { b, b, 0, (intptr_t)(fde - (uintptr_t)b) };
+	const uint8_t *cb;
+	struct cie c;
+	size_t n, cn;
+	uint64_t len, cie_off;
+	uintptr_t cie_at;
+
+	n = file_read(f, fde, b, sizeof(b));
+	if (n < 8)
+		return -1;
+	r.end = b + n;
+	len = mp_rd_uint(&r, 4);
+	if (len == 0 || len == 0xffffffffu) {
+		*rule = R_FALLBACK;
+		return 0;
 	}
-	w = init;
-	loc = begin;
-	if (cfi_run(&r, &c, &w, &init, &loc, target))
-		return R_FALLBACK;
-	return row_rule(&w);
+	if (len > n - 4)
+		return -1; /* longer than the buffer */
+	r.end = r.p + len;
+	cie_off = mp_rd_uint(&r, 4);
+	if (!cie_off || cie_off > fde + 4 - f->lo) {
+		*rule = R_FALLBACK;
+		return 0;
+	}
+	cie_at = fde + 4 - cie_off;
+	cb = file_cie(f, cie_at, &cn);
+	if (!cb)
+		return -1;
+	*rule = cie_parse((struct mp_rd){ cb, cb + cn, 0, (intptr_t)(cie_at - (uintptr_t)cb) }, &c)
+			? R_FALLBACK : fde_rule(&r, &c, target);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -495,10 +599,11 @@ static int load_range(const struct dl_phdr_info *info, uintptr_t addr,
 
 /* Binary search of .eh_frame_hdr's table, then the FDE's rule. */
 static unsigned hdr_rule(const struct dl_phdr_info *info, const ElfW(Phdr) *eh,
-			 uintptr_t target)
+			 uintptr_t target, struct mp_cfi_file *file)
 {
 	const uint8_t *hdr = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
-	struct mp_rd r = { hdr, hdr + eh->p_memsz, 0 };
+	struct mp_rd r = { hdr, hdr + eh->p_memsz, 0, 0 };
+	unsigned rule;
 	uint8_t ver, ptr_enc, cnt_enc, tab_enc;
 	uint64_t count, lo_i, hi_i;
 	uintptr_t frame, seg_lo, seg_hi;
@@ -532,21 +637,101 @@ static unsigned hdr_rule(const struct dl_phdr_info *info, const ElfW(Phdr) *eh,
 		else
 			hi_i = mid;
 	}
+	if (file && file->lo == seg_lo && file->hi == seg_hi) {
+		/* a rule that is not simple, as any bytes that are not an FDE
+		 * give, is read again in memory: the same rule whatever the
+		 * descriptor reads (unwind.c then checks it is still its own) */
+		if (!file_fde_rule(file, (uintptr_t)(hdr + tab[2 * lo_i + 1]), target, &rule) &&
+		    rule != R_FALLBACK)
+			return rule;
+		file->from_memory++;
+	}
 	return mp_cfi_fde_rule(hdr + tab[2 * lo_i + 1], (const uint8_t *)seg_lo,
 			(const uint8_t *)seg_hi, target);
 }
 
-int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target, unsigned *rule)
+/* The module's PT_GNU_EH_FRAME, or NULL. */
+static const ElfW(Phdr) *eh_phdr(const struct dl_phdr_info *info)
 {
 	const ElfW(Phdr) *eh = NULL;
-	uintptr_t lo, hi;
 	int i;
 
-	if (!load_range(info, target, &lo, &hi))
-		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
 			eh = &info->dlpi_phdr[i];
-	*rule = eh ? hdr_rule(info, eh, target) : R_FALLBACK;
+	return eh;
+}
+
+/* Whether the first bytes (up to 256) at file offset off equal those at mem. */
+static int file_same(int fd, uint64_t off, const void *mem, size_t n)
+{
+	uint8_t b[256];
+
+	if (n > sizeof(b))
+		n = sizeof(b);
+	return pread_raw(fd, off, b, n) == n && !memcmp(b, mem, n);
+}
+
+size_t mp_cfi_hdr_size(const struct dl_phdr_info *info)
+{
+	const ElfW(Phdr) *eh = eh_phdr(info);
+
+	return eh ? eh->p_memsz : 0;
+}
+
+int mp_cfi_file_init(struct mp_cfi_file *f, const struct dl_phdr_info *info, int fd)
+{
+	const ElfW(Phdr) *eh = eh_phdr(info);
+	const uint8_t *hdr;
+	struct mp_rd r;
+	uintptr_t frame;
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = fd;
+	if (!eh || eh->p_filesz < eh->p_memsz)
+		return -1;
+	hdr = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
+	r = (struct mp_rd){ hdr, hdr + eh->p_memsz, 0, 0 };
+	if (mp_rd_uint(&r, 1) != 1)
+		return -1;
+	{
+		uint8_t ptr_enc = (uint8_t)mp_rd_uint(&r, 1);
+
+		mp_rd_uint(&r, 2);
+		frame = mp_rd_enc(&r, ptr_enc);
+	}
+	if (r.bad || !load_range(info, frame, &f->lo, &f->hi))
+		return -1;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && info->dlpi_addr + ph->p_vaddr == f->lo)
+			f->off = ph->p_offset;
+	}
+	/* the file is the one mapped: its unwind table's start and its notes
+	 * (the build-id among them) read the same as in memory */
+	if (!file_same(fd, eh->p_offset, hdr, eh->p_memsz))
+		return -1;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_NOTE && ph->p_filesz == ph->p_memsz &&
+		    !file_same(fd, ph->p_offset, (const void *)(info->dlpi_addr + ph->p_vaddr),
+			       ph->p_memsz))
+			return -1;
+	}
+	return 0;
+}
+
+int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target, unsigned *rule,
+		       struct mp_cfi_file *file)
+{
+	const ElfW(Phdr) *eh = eh_phdr(info);
+	uintptr_t lo, hi;
+
+	if (!load_range(info, target, &lo, &hi))
+		return 0;
+	*rule = eh ? hdr_rule(info, eh, target, file) : R_FALLBACK;
 	return 1;
 }

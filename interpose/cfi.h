@@ -44,10 +44,15 @@
 #define R_WIDE_MAX 0x7fffu
 #define R_WIDE_OFF(r) ((uint64_t)((r) >> R_WIDE_SHIFT) * 8)
 
-/* A bounded reader: any read past end sets bad and returns 0. */
+/*
+ * A bounded reader: any read past end sets bad and returns 0. The byte at
+ * p lies at address p + bias in the module (not 0 for a copy read from
+ * the module's file), which pc-relative pointers are relative to.
+ */
 struct mp_rd {
 	const uint8_t *p, *end;
 	int bad;
+	intptr_t bias;
 };
 
 int mp_rd_need(struct mp_rd *r, size_t n) MP_HIDDEN;
@@ -61,8 +66,52 @@ uint64_t mp_rd_enc(struct mp_rd *r, uint8_t enc) MP_HIDDEN; /* a DW_EH_PE pointe
 unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 			 uintptr_t target) MP_HIDDEN;
 
-/* 1 when the module info holds target, with its rule in *rule; else 0. */
+/*
+ * A module whose FDEs and CIEs are read from its file with pread, not
+ * from its mapping: each page of a file mapping the lookup touches stays
+ * mapped, 64 KiB around it at a time (the kernel's fault-around), and
+ * counts in the program's resident memory; python3.11's 400 KiB of
+ * .eh_frame and libc's 150 KiB were most of memprov's share of a Python
+ * script's RSS. unwind.c opens the file and checks it is the one mapped;
+ * .eh_frame_hdr's table is still read in memory (the binary search needs
+ * it at every step; it is a fifth of .eh_frame's size).
+ *
+ * A lookup changes cie[] (the CIEs read last): one caller at a time
+ * (unwind.c looks up with the loader's lock held). An FDE or CIE longer
+ * than the buffers, a read that fails, and an FDE whose rule is not
+ * simple (what bytes that are not an FDE give) are read in memory
+ * instead, and counted in from_memory.
+ */
+#define MP_CFI_CIES 4
+#define MP_CFI_CIE_MAX 128
+struct mp_cfi_file {
+	int fd;
+	uintptr_t lo, hi; /* the PT_LOAD holding .eh_frame: its file-backed bytes */
+	uint64_t off;     /* the file offset of lo */
+	unsigned cie_next;
+	struct {
+		uintptr_t at; /* 0: empty */
+		uint16_t len;
+		uint8_t b[MP_CFI_CIE_MAX];
+	} cie[MP_CFI_CIES];
+	uint64_t reads, from_memory; /* preads made; FDEs read in memory all the same */
+};
+
+/* The size of the module's .eh_frame_hdr (8 bytes per FDE), 0 if none. */
+size_t mp_cfi_hdr_size(const struct dl_phdr_info *info) MP_HIDDEN;
+
+/*
+ * Set f up to read the .eh_frame of module info from fd, its file: 0, or
+ * -1 when fd does not read as the module does (the start of its
+ * .eh_frame_hdr and its notes, the build-id among them, differ).
+ */
+int mp_cfi_file_init(struct mp_cfi_file *f, const struct dl_phdr_info *info, int fd) MP_HIDDEN;
+
+/*
+ * 1 when the module info holds target, with its rule in *rule; else 0.
+ * file: where its .eh_frame is read (NULL: in memory).
+ */
 int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target,
-		       unsigned *rule) MP_HIDDEN;
+		       unsigned *rule, struct mp_cfi_file *file) MP_HIDDEN;
 
 #endif /* MEMPROV_CFI_H */

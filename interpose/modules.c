@@ -6,7 +6,7 @@
  * (absolute, links resolved), not the name the object was loaded by. A
  * fixed table remembers what was already recorded: no malloc.
  *
- * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer and sys.
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer, unwind and sys.
  */
 #include <elf.h>
 #include <link.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "modules.h"
+#include "unwind.h"
 #include "writer.h"
 
 #define MAX_MODULES 4096
@@ -238,6 +239,8 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 		nmods++;
 	}
 	emit_module(info, path);
+	if (path != info->dlpi_name)
+		mp_unwind_add_file(info, path);
 	return 0;
 }
 
@@ -266,6 +269,7 @@ void mp_modules_scan(void)
 			mods[j++] = mods[i];
 			continue;
 		}
+		mp_unwind_forget_file(mods[i].base);
 		memset(&r, 0, sizeof(r));
 		r.h.type = MP_REC_UNLOAD;
 		r.h.size = sizeof(r);

@@ -145,6 +145,102 @@ static void big_flush(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Modules whose .eh_frame is read from their file (cfi.h)              */
+
+/*
+ * A module with an .eh_frame_hdr of 12 KiB (1,500 FDEs, an .eh_frame of
+ * some 60 KiB: one fault-around window) or more: python3.11 (80 KiB),
+ * libc (29 KiB), libsqlite3 and bash (about 20 KiB). A smaller one is
+ * mapped whole by the first fault, and an open would cost more than it
+ * saves. At most FILE_SLOTS of them, each with a descriptor of its own
+ * (sys.c's owned descriptors: high, close-on-exec). Whether it is still
+ * memprov's (a program may close it, or dup2 over it) is checked by its
+ * inode at every 64th lookup and after any lookup that had to read in
+ * memory: whatever a descriptor taken over reads, an FDE that does not
+ * parse to a simple rule is read in memory (cfi.c), and pread neither
+ * moves a file's offset nor reads from a pipe or socket. Entries are added and used with the loader's lock
+ * held (a dl_iterate_phdr callback); an unloaded module's entry is only
+ * marked gone, and closed by the next add.
+ */
+#define FILE_SLOTS 16
+#define FILE_MIN_HDR (12 * 1024)
+
+static struct eh_file {
+	uintptr_t base; /* the module's load bias (0 for a fixed-address program) */
+	size_t hdr_size; /* 0: a free entry */
+	int gone;       /* unloaded, or its descriptor is no longer ours */
+	unsigned uses;
+	uint64_t checked_at; /* f.from_memory when the descriptor was last checked */
+	struct mp_owned_fd fd;
+	struct mp_cfi_file f;
+} files[FILE_SLOTS];
+
+MP_REALIGN void mp_unwind_add_file(const struct dl_phdr_info *info, const char *path)
+{
+	size_t hdr = mp_cfi_hdr_size(info);
+	struct eh_file *e = NULL;
+	int i;
+
+	if (!cache || hdr < FILE_MIN_HDR || !path || path[0] != '/')
+		return;
+	for (i = 0; i < FILE_SLOTS; i++) {
+		if (files[i].hdr_size && __atomic_load_n(&files[i].gone, __ATOMIC_ACQUIRE)) {
+			mp_fd_release(&files[i].fd);
+			files[i].hdr_size = 0;
+		}
+		if (files[i].hdr_size && files[i].base == info->dlpi_addr)
+			return; /* a forked child's new scan: the parent's entry holds */
+		if (!files[i].hdr_size && !e)
+			e = &files[i];
+	}
+	if (!e || mp_fd_adopt(&e->fd, mp_sys_open(path, O_RDONLY | O_CLOEXEC, 0)))
+		return;
+	if (mp_cfi_file_init(&e->f, info, e->fd.fd)) {
+		mp_fd_release(&e->fd);
+		return;
+	}
+	e->base = info->dlpi_addr;
+	e->gone = 0;
+	e->uses = 1; /* mp_fd_adopt has just checked it */
+	e->checked_at = 0;
+	e->hdr_size = hdr;
+}
+
+void mp_unwind_forget_file(uintptr_t base)
+{
+	int i;
+
+	for (i = 0; i < FILE_SLOTS; i++)
+		if (__atomic_load_n(&files[i].hdr_size, __ATOMIC_ACQUIRE) && files[i].base == base)
+			__atomic_store_n(&files[i].gone, 1, __ATOMIC_RELEASE);
+}
+
+/* The file to read module info's .eh_frame from, or NULL (its memory). */
+static struct mp_cfi_file *file_of(const struct dl_phdr_info *info)
+{
+	int i;
+
+	for (i = 0; i < FILE_SLOTS; i++) {
+		struct eh_file *e = &files[i];
+
+		if (!e->hdr_size || e->base != info->dlpi_addr || e->gone ||
+		    e->hdr_size != mp_cfi_hdr_size(info))
+			continue;
+		if ((e->uses++ & 63) == 0 || e->checked_at != e->f.from_memory) {
+			e->checked_at = e->f.from_memory;
+			if (!mp_fd_ours(&e->fd)) {
+				/* closed or taken over: never used or closed again */
+				e->fd.fd = -1;
+				e->gone = 1;
+				return NULL;
+			}
+		}
+		return &e->f;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* Finding the rule of an address                                       */
 
 struct find {
@@ -161,7 +257,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	struct find *f = arg;
 
 	(void)size;
-	if (!mp_cfi_module_rule(info, f->target, &f->rule))
+	if (!mp_cfi_module_rule(info, f->target, &f->rule, file_of(info)))
 		return 0;
 	f->rule = big_put(f->target + 1, f->rule);
 	f->found = 1;

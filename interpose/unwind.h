@@ -37,6 +37,17 @@ void mp_unwind_cache_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
  */
 int mp_unwind(void **ip, int max, const struct mp_unwind_args *a) MP_HIDDEN;
 
+/*
+ * Read the .eh_frame of module info from its file, path (absolute), with
+ * pread rather than in memory, when its table is big enough for that to
+ * keep pages out of the program's RSS (cfi.h). Call from a dl_iterate_phdr
+ * callback (the loader's lock held), when the module is first seen.
+ */
+struct dl_phdr_info;
+void mp_unwind_add_file(const struct dl_phdr_info *info, const char *path) MP_HIDDEN;
+/* The module at load bias base is gone: its file is no longer read. */
+void mp_unwind_forget_file(uintptr_t base) MP_HIDDEN;
+
 /* Forget every cached rule (after dlclose: code may reappear at an address). */
 void mp_unwind_flush(void) MP_HIDDEN;
 

@@ -108,6 +108,35 @@ test_expect_success 'numpy: no mismatch; the leak site the same as with MEMPROV_
 	test "$(grep -c "_multiarray_umath.*so+" cutn.txt)" = 5
 '
 
+# cfi.h: the FDEs of a module with a big unwind table are read from its
+# file, not its mapping, so that they do not stay resident (64 KiB a
+# fault) in the program's RSS. tests/py/eh_resident.py counts the
+# resident pages of python3.11's and libc's .eh_frame: 1 or 0 bare, 49
+# and 39 when memprov read them in memory; one fault-around window (16
+# pages) comes with .eh_frame_hdr, still read in memory.
+test_expect_success 'python3.11 and libc: .eh_frame read from the files stays out of RSS; stacks as libunwind' '
+	/usr/bin/python3 "$TOP/tests/py/eh_resident.py" >bare.txt &&
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh.trace" \
+		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" >traced.txt &&
+	cat bare.txt traced.txt &&
+	read x exe y libc <traced.txt && test "$exe" -le 16 && test "$libc" -le 16 &&
+	checked /usr/bin/python3 "$TOP/tests/py/eh_resident.py" &&
+	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
+'
+
+# A program that puts another file over memprov's descriptor (dup2 onto a
+# high number): the descriptor is no longer memprov's (sys.c checks its
+# inode before each use), and the FDEs are read in memory again: libc's
+# .eh_frame becomes resident, and no stack differs.
+test_expect_success 'a descriptor taken over by the program: FDEs read in memory again, stacks the same' '
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh2.trace" \
+		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 >traced.txt &&
+	cat traced.txt &&
+	read x exe y libc <traced.txt && test "$libc" -gt 16 &&
+	checked /usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 &&
+	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
+'
+
 test_expect_success '/bin/true and python3 -c pass: nothing on stderr' '
 	timeout 30 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/t.trace" /bin/true 2>err.txt &&
 	test_cmp /dev/null err.txt &&

@@ -48,7 +48,7 @@ static void leb(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		struct mp_rd r = { t[i].in, t[i].in + t[i].len, 0 };
+		struct mp_rd r = { t[i].in, t[i].in + t[i].len, 0, 0 };
 		uint64_t u = mp_rd_uleb(&r);
 
 		CHECK(r.bad == t[i].bad, "uleb case %zu: bad %d", i, r.bad);
@@ -69,20 +69,23 @@ static void encodings(void)
 	int32_t s32 = -100;
 
 	memcpy(b, &s16, 2);
-	r = (struct mp_rd){ b, b + 2, 0 };
+	r = (struct mp_rd){ b, b + 2, 0, 0 };
 	CHECK((int64_t)mp_rd_enc(&r, 0x0a) == -2 && !r.bad, "sdata2");
 	memcpy(b, &s32, 4);
-	r = (struct mp_rd){ b, b + 4, 0 };
+	r = (struct mp_rd){ b, b + 4, 0, 0 };
 	CHECK((int64_t)mp_rd_enc(&r, 0x0b) == -100, "sdata4");
-	r = (struct mp_rd){ b, b + 4, 0 };
+	r = (struct mp_rd){ b, b + 4, 0, 0 };
 	CHECK(mp_rd_enc(&r, 0x1b) == (uint64_t)(uintptr_t)b - 100, "pcrel sdata4");
-	r = (struct mp_rd){ b, b + 3, 0 };
+	/* a copy read from the file: pc-relative to where the bytes lie in the module */
+	r = (struct mp_rd){ b, b + 4, 0, 0x1000 };
+	CHECK(mp_rd_enc(&r, 0x1b) == (uint64_t)(uintptr_t)b + 0x1000 - 100, "pcrel sdata4, bias");
+	r = (struct mp_rd){ b, b + 3, 0, 0 };
 	mp_rd_enc(&r, 0x03);
 	CHECK(r.bad, "udata4 with 3 bytes left must fail");
-	r = (struct mp_rd){ b, b + 8, 0 };
+	r = (struct mp_rd){ b, b + 8, 0, 0 };
 	mp_rd_enc(&r, 0x33); /* datarel: not in .eh_frame */
 	CHECK(r.bad, "datarel must be refused");
-	r = (struct mp_rd){ b, b + 8, 0 };
+	r = (struct mp_rd){ b, b + 8, 0, 0 };
 	CHECK(mp_rd_enc(&r, 0xff) == 0 && r.p == b && !r.bad, "omit");
 }
 

@@ -1,0 +1,73 @@
+"""eh_resident.py - resident pages of the .eh_frame of this Python
+executable and of libc, read from /proc/self/pagemap after a workload
+that allocates from many distinct native stacks. Prints
+"exe PAGES libc PAGES".
+
+    python3 eh_resident.py [dup2]
+
+dup2: first puts /dev/null over every descriptor open on the executable
+or libc (memprov's, which it reads .eh_frame through), as a program
+that dup2()s over a high descriptor would, then loads and unloads a
+library (dlclose empties memprov's cache of unwind rules: every rule is
+looked up again), and imports a few modules (stacks through libc)."""
+import os, struct, sys, json, re
+
+def eh_frame(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    def sh(i):
+        return struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+    stroff = sh(shstrndx)[4]
+    for i in range(shnum):
+        s = sh(i)
+        name = data[stroff + s[0]:data.index(b"\0", stroff + s[0])]
+        if name == b".eh_frame":
+            return s[4], s[5]  # file offset, size
+    raise SystemExit("no .eh_frame in " + path)
+
+def resident(path):
+    off, size = eh_frame(path)
+    pm = open("/proc/self/pagemap", "rb")
+    n = 0
+    for line in open("/proc/self/maps"):
+        p = line.split()
+        if len(p) < 6 or os.path.realpath(p[5]) != path:
+            continue
+        lo, hi = (int(x, 16) for x in p[0].split("-"))
+        moff = int(p[2], 16)
+        # the part of .eh_frame this mapping holds, page by page
+        a = max(off, moff)
+        b = min(off + size, moff + hi - lo)
+        page = a // 4096 * 4096
+        while page < b:
+            va = lo + page - moff
+            pm.seek(va // 4096 * 8)
+            if struct.unpack("<Q", pm.read(8))[0] >> 63:
+                n += 1
+            page += 4096
+    return n
+
+def work(depth, k):
+    if depth:
+        return work(depth - 1, k)
+    text = json.dumps({"k%d" % i: [i] * (k % 7) for i in range(50)})
+    return len(re.findall(r"k\d+", text)) + len(json.loads(text))
+
+if sys.argv[1:] == ["dup2"]:
+    mine = {os.path.realpath(sys.executable)}
+    mine |= {os.path.realpath(l.split()[5]) for l in open("/proc/self/maps") if "libc.so" in l}
+    null = os.open("/dev/null", os.O_RDONLY)
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            if os.path.realpath("/proc/self/fd/%d" % fd) in mine:
+                os.dup2(null, fd)
+        except OSError:
+            pass
+    import ctypes, _ctypes
+    _ctypes.dlclose(ctypes.CDLL("libz.so.1")._handle)
+    import decimal, email.parser, xml.dom.minidom, unittest, argparse  # new stacks
+total = sum(work(d, k) for d in range(30) for k in range(20))
+libc = [l.split()[5] for l in open("/proc/self/maps") if "libc.so" in l][0]
+print("exe %d libc %d" % (resident(os.path.realpath(sys.executable)), resident(os.path.realpath(libc))))
