@@ -158,9 +158,10 @@ static void big_flush(void)
  * inode at every 64th lookup and after any lookup that had to read in
  * memory: whatever a descriptor taken over reads, an FDE that does not
  * parse to a simple rule is read in memory (cfi.c), and pread neither
- * moves a file's offset nor reads from a pipe or socket. Entries are added and used with the loader's lock
- * held (a dl_iterate_phdr callback); an unloaded module's entry is only
- * marked gone, and closed by the next add.
+ * moves a file's offset nor reads from a pipe or socket. Entries are
+ * added and used with the loader's lock held (a dl_iterate_phdr
+ * callback); an unloaded module's entry is only marked gone, and closed
+ * by the next add.
  */
 #define FILE_SLOTS 16
 #define FILE_MIN_HDR (12 * 1024)
