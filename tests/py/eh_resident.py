@@ -9,7 +9,8 @@ dup2: first puts /dev/null over every descriptor open on the executable
 or libc (memprov's, which it reads .eh_frame through), as a program
 that dup2()s over a high descriptor would, then loads and unloads a
 library (dlclose empties memprov's cache of unwind rules: every rule is
-looked up again), and imports a few modules (stacks through libc)."""
+looked up again), imports a few modules and calls into libc (new
+stacks through libc)."""
 import os, struct, sys, json, re
 
 def eh_frame(path):
@@ -68,6 +69,12 @@ if sys.argv[1:] == ["dup2"]:
     import ctypes, _ctypes
     _ctypes.dlclose(ctypes.CDLL("libz.so.1")._handle)
     import decimal, email.parser, xml.dom.minidom, unittest, argparse  # new stacks
+    import grp, pwd, socket, time  # allocations from deep inside libc
+    pwd.getpwall(), grp.getgrall(), os.listdir("/usr/lib"), time.strftime("%c")
+    try:
+        socket.getaddrinfo("localhost", 80)
+    except OSError:
+        pass
 total = sum(work(d, k) for d in range(30) for k in range(20))
 libc = [l.split()[5] for l in open("/proc/self/maps") if "libc.so" in l][0]
 print("exe %d libc %d" % (resident(os.path.realpath(sys.executable)), resident(os.path.realpath(libc))))
