@@ -112,14 +112,15 @@ test_expect_success 'numpy: no mismatch; the leak site the same as with MEMPROV_
 # file, not its mapping, so that they do not stay resident (64 KiB a
 # fault) in the program's RSS. tests/py/eh_resident.py counts the
 # resident pages of python3.11's and libc's .eh_frame: 1 or 0 bare, 49
-# and 39 when memprov read them in memory; one fault-around window (16
-# pages) comes with .eh_frame_hdr, still read in memory.
+# and 39 when memprov read them in memory; now python3.11's 1 and libc's
+# 1 to 14 (the fault-around window of libc's .eh_frame_hdr, still read
+# in memory, reaches into .eh_frame; the kernel maps what it finds there).
 test_expect_success 'python3.11 and libc: .eh_frame read from the files stays out of RSS; stacks as libunwind' '
 	/usr/bin/python3 "$TOP/tests/py/eh_resident.py" >bare.txt &&
 	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh.trace" \
 		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" >traced.txt &&
 	cat bare.txt traced.txt &&
-	read x exe y libc <traced.txt && test "$exe" -le 16 && test "$libc" -le 16 &&
+	read x exe y libc <traced.txt && test "$exe" -le 16 && test "$libc" -le 24 &&
 	checked /usr/bin/python3 "$TOP/tests/py/eh_resident.py" &&
 	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
 '
@@ -132,7 +133,7 @@ test_expect_success 'a descriptor taken over by the program: FDEs read in memory
 	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh2.trace" \
 		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 >traced.txt &&
 	cat traced.txt &&
-	read x exe y libc <traced.txt && test "$libc" -gt 16 &&
+	read x exe y libc <traced.txt && test "$libc" -gt 24 &&
 	checked /usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 &&
 	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
 '
