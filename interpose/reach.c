@@ -288,16 +288,20 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 			 * (milliseconds; the thread caches keep serving) count
 			 * for both. Cut at the instant before the fork, the
 			 * scan kept the blocks they freed and called them lost.
+			 * What they allocated meanwhile may be missing from the
+			 * child's copy of the pointer that holds it (its page
+			 * copied before the store): never called lost here.
 			 */
 			if (!rt_fork_ts(anc[k].fd, anc[k].thread, anc[k].until_ts, anc[k].until_off,
 					anc[k].child_pid, anc[k].fork_serial, &ts))
-				src[n++] = (struct rl_source){ anc[k].fd, ts, UINT64_MAX, 0 };
+				src[n++] = (struct rl_source){ anc[k].fd, ts, UINT64_MAX, 0,
+							       anc[k].until_ts };
 			else
 				src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts,
-							       anc[k].until_off, 0 };
+							       anc[k].until_off, 0, 0 };
 		}
 		src[n] = (struct rl_source){ fd, UINT64_MAX, UINT64_MAX,
-					     j->st.stopped == j->st.threads };
+					     j->st.stopped == j->st.threads, 0 };
 		r = rl_build(&j->live, src, n + 1, j->deadline, &read);
 		if (na && read == na)
 			j->st.notes |= MP_REACH_N_INHERITED;

@@ -75,7 +75,8 @@ struct rblock {
 	uint64_t size;
 	uint8_t kind;   /* enum mp_kind */
 	uint8_t state;  /* reach_mark.c's state, then enum mp_reach_class */
-	uint8_t pad[6];
+	uint8_t unsure; /* allocated while an ancestor's fork copied its memory (rl_source) */
+	uint8_t pad[5];
 };
 
 /* The blocks live at the scan, sorted by (group, addr). */
@@ -91,6 +92,14 @@ struct rl_source {
 	int fd;
 	uint64_t until, until_off;
 	int settled; /* no thread writes it while it is read (all are stopped) */
+	/*
+	 * An ancestor's allocations stamped after this (0: none), up to
+	 * until: made while fork copied its address space, page by page,
+	 * with its other threads running. The child's copy may hold the
+	 * pointer stored next, or the one before: such a block is never
+	 * called lost (reach_mark.c takes it as a root).
+	 */
+	uint64_t unsure_after;
 };
 
 /*

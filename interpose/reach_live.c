@@ -39,7 +39,8 @@ struct lentry {
 	int32_t device;
 	uint8_t kind;
 	uint8_t live;     /* the latest event is an allocation */
-	uint8_t pad[2];
+	uint8_t unsure;   /* that allocation is in an ancestor's fork (rl_source) */
+	uint8_t pad;
 };
 
 enum { TAG_HEAP = 1, TAG_PINNED = 2, TAG_GPU = 3, TAG_REG = 4 };
@@ -113,6 +114,7 @@ struct lb {
 	size_t later_cap, later_top, later_n; /* later_top: entries ever handed out */
 	uint32_t later_free;     /* free list (index + 1) */
 	uint32_t serial;         /* the thread of the record being read */
+	uint64_t unsure_after;   /* the source's (rl_source); 0: none */
 	struct mev *ev;
 	size_t n_ev, ev_cap;
 	struct stash *st;
@@ -312,6 +314,7 @@ static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int 
 	e->ts = ts;
 	e->live = (uint8_t)alloc;
 	if (alloc) {
+		e->unsure = lb->unsure_after && ts > lb->unsure_after;
 		e->size = size;
 		e->kind = (uint8_t)kind;
 		e->device = device;
@@ -688,6 +691,7 @@ static void tcollect(struct lb *lb, int32_t t, struct rblock *out, size_t *n)
 		out[*n].addr = lb->t[t].start;
 		out[*n].size = lb->t[t].end - lb->t[t].start;
 		out[*n].kind = MP_KIND_MMAP;
+		out[*n].unsure = 0;
 	}
 	(*n)++;
 	tcollect(lb, lb->t[t].r, out, n);
@@ -746,6 +750,7 @@ static int collect(struct lb *lb, struct rlive *out)
 			b->addr = e->key & ADDR_MASK;
 			b->size = e->size;
 			b->kind = e->kind;
+			b->unsure = e->unsure;
 		}
 		rsort(out->b + out->first[g], out->n - out->first[g], sizeof(*out->b), block_less);
 	}
@@ -818,6 +823,7 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 
 		lb.horizon = hp ? &hz.now : NULL;
 		lb.from = hp ? &hz.from : NULL;
+		lb.unsure_after = src[k].unsure_after;
 		rk = rt_walk(src[k].fd, src[k].until, src[k].until_off, deadline, hp, on_record, &lb);
 		lb.horizon = NULL;
 		lb.later_n = lb.later_top = 0; /* the queues go with stash_end's slots */

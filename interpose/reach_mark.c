@@ -234,6 +234,22 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 		if (r)
 			goto out;
 	}
+	/*
+	 * Blocks an ancestor allocated while its fork copied the address
+	 * space (rl_source): whether the child's copy holds the pointer to
+	 * one depends on which page fork copied first. Not reached: still
+	 * reachable, and a root for what they point to.
+	 */
+	k.program = 1;
+	k.no_mmap = 0;
+	for (i = 0; i < l->n; i++)
+		if (l->b[i].unsure && l->b[i].state == RS_UNREACHED) {
+			l->b[i].state = RS_REACHABLE;
+			push(&k, i);
+		}
+	r = drain(&k);
+	if (r)
+		goto out;
 	for (i = 0; i < l->n; i++) {
 		if (l->b[i].state != RS_UNREACHED)
 			continue;
