@@ -153,7 +153,8 @@ static void big_flush(void)
  * libc (29 KiB), libsqlite3 and bash (about 20 KiB). A smaller one is
  * mapped whole by the first fault, and an open would cost more than it
  * saves. At most FILE_SLOTS of them, each with a descriptor of its own
- * (sys.c's owned descriptors: high, close-on-exec). Whether it is still
+ * (sys.c's owned descriptors: high, close-on-exec), and none when the
+ * program may open fewer than FILE_MIN_NOFILE files. Whether it is still
  * memprov's (a program may close it, or dup2 over it) is checked by its
  * inode at every 64th lookup and after any lookup that had to read in
  * memory: whatever a descriptor taken over reads, an FDE that does not
@@ -165,6 +166,7 @@ static void big_flush(void)
  */
 #define FILE_SLOTS 16
 #define FILE_MIN_HDR (12 * 1024)
+#define FILE_MIN_NOFILE 256 /* descriptors the program may open, at least */
 
 static struct eh_file {
 	uintptr_t base; /* the module's load bias (0 for a fixed-address program) */
@@ -182,7 +184,12 @@ MP_REALIGN void mp_unwind_add_file(const struct dl_phdr_info *info, const char *
 	struct eh_file *e = NULL;
 	int i;
 
+	struct rlimit rl;
+
 	if (!cache || hdr < FILE_MIN_HDR || !path || path[0] != '/')
+		return;
+	/* under a small descriptor limit, memory is cheaper than descriptors */
+	if (getrlimit(RLIMIT_NOFILE, &rl) || (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < FILE_MIN_NOFILE))
 		return;
 	for (i = 0; i < FILE_SLOTS; i++) {
 		if (files[i].hdr_size && __atomic_load_n(&files[i].gone, __ATOMIC_ACQUIRE)) {

@@ -138,6 +138,21 @@ test_expect_success 'a descriptor taken over by the program: FDEs read in memory
 	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
 '
 
+# Under a small descriptor limit the tables are read in memory: the
+# program keeps its descriptors.
+test_expect_success 'descriptors on python3.11 and libc, none under ulimit -n 64' '
+	cat >fds.py <<-\EOF &&
+	import os
+	print(sum(os.path.basename(os.readlink("/proc/self/fd/" + f)) in ("python3.11", "libc.so.6")
+	          for f in os.listdir("/proc/self/fd") if os.path.exists("/proc/self/fd/" + f)))
+	EOF
+	env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/fd1.trace" /usr/bin/python3 fds.py >n1 &&
+	(ulimit -n 64 && env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/fd2.trace" \
+		/usr/bin/python3 fds.py >n2) &&
+	echo 2 >expect && test_cmp expect n1 &&
+	echo 0 >expect && test_cmp expect n2
+'
+
 test_expect_success '/bin/true and python3 -c pass: nothing on stderr' '
 	timeout 30 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/t.trace" /bin/true 2>err.txt &&
 	test_cmp /dev/null err.txt &&
