@@ -503,7 +503,6 @@ static size_t file_read(struct mp_cfi_file *f, uintptr_t at, uint8_t *buf, size_
 		return 0;
 	if (n > f->hi - at)
 		n = f->hi - at;
-	f->reads++;
 	return pread_raw(f->fd, f->off + (at - f->lo), buf, n);
 }
 
@@ -536,10 +535,9 @@ static const uint8_t *file_cie(struct mp_cfi_file *f, uintptr_t at, size_t *n)
 
 #define FILE_FDE_MAX 512 /* python3.11's longest FDE is 380 bytes, libc's 196 */
 
-/* The FDE at address fde for target, read from the file: 0 and *rule,
- * or -1 to read it in memory. */
-MP_REALIGN static int file_fde_rule(struct mp_cfi_file *f, uintptr_t fde, uintptr_t target,
-			 unsigned *rule)
+/* The rule of the FDE at address fde for target, read from the file;
+ * R_FALLBACK for anything else, which the caller reads in memory again. */
+MP_REALIGN static unsigned file_fde_rule(struct mp_cfi_file *f, uintptr_t fde, uintptr_t target)
 {
 	uint8_t b[FILE_FDE_MAX];
 	struct mp_rd r = { b, b, 0, (intptr_t)(fde - (uintptr_t)b) };
@@ -551,28 +549,20 @@ MP_REALIGN static int file_fde_rule(struct mp_cfi_file *f, uintptr_t fde, uintpt
 
 	n = file_read(f, fde, b, sizeof(b));
 	if (n < 8)
-		return -1;
+		return R_FALLBACK;
 	r.end = b + n;
 	len = mp_rd_uint(&r, 4);
-	if (len == 0 || len == 0xffffffffu) {
-		*rule = R_FALLBACK;
-		return 0;
-	}
-	if (len > n - 4)
-		return -1; /* longer than the buffer */
+	if (len == 0 || len > n - 4) /* 0xffffffff (64-bit), or longer than the buffer */
+		return R_FALLBACK;
 	r.end = r.p + len;
 	cie_off = mp_rd_uint(&r, 4);
-	if (!cie_off || cie_off > fde + 4 - f->lo) {
-		*rule = R_FALLBACK;
-		return 0;
-	}
+	if (!cie_off || cie_off > fde + 4 - f->lo)
+		return R_FALLBACK;
 	cie_at = fde + 4 - cie_off;
 	cb = file_cie(f, cie_at, &cn);
-	if (!cb)
-		return -1;
-	*rule = cie_parse((struct mp_rd){ cb, cb + cn, 0, (intptr_t)(cie_at - (uintptr_t)cb) }, &c)
-			? R_FALLBACK : fde_rule(&r, &c, target);
-	return 0;
+	if (!cb || cie_parse((struct mp_rd){ cb, cb + cn, 0, (intptr_t)(cie_at - (uintptr_t)cb) }, &c))
+		return R_FALLBACK;
+	return fde_rule(&r, &c, target);
 }
 
 /* ------------------------------------------------------------------ */
@@ -641,8 +631,8 @@ static unsigned hdr_rule(const struct dl_phdr_info *info, const ElfW(Phdr) *eh,
 		/* a rule that is not simple, as any bytes that are not an FDE
 		 * give, is read again in memory: the same rule whatever the
 		 * descriptor reads (unwind.c then checks it is still its own) */
-		if (!file_fde_rule(file, (uintptr_t)(hdr + tab[2 * lo_i + 1]), target, &rule) &&
-		    rule != R_FALLBACK)
+		rule = file_fde_rule(file, (uintptr_t)(hdr + tab[2 * lo_i + 1]), target);
+		if (rule != R_FALLBACK)
 			return rule;
 		file->from_memory++;
 	}

@@ -94,7 +94,7 @@ struct mp_cfi_file {
 		uint16_t len;
 		uint8_t b[MP_CFI_CIE_MAX];
 	} cie[MP_CFI_CIES];
-	uint64_t reads, from_memory; /* preads made; FDEs read in memory all the same */
+	uint64_t from_memory; /* FDEs read in memory all the same */
 };
 
 /* The size of the module's .eh_frame_hdr (8 bytes per FDE), 0 if none. */
