@@ -40,45 +40,73 @@ static size_t site_py_frame(const struct site *s)
 	return 0;
 }
 
+/* The C library's own frames (start_thread, __libc_start_call_main,
+ * fopen): their lines say where a thread or the program started, not
+ * which call allocated. */
+static int in_libc(const struct sym_frame *f)
+{
+	const char *b = f->module ? strrchr(f->module, '/') : NULL;
+
+	b = b ? b + 1 : f->module;
+	return b && !strncmp(b, "libc.so", 7);
+}
+
 /*
- * The innermost frame with a source line: Python first (site_py_frame:
- * generated code has no file to open), else native, a readable file
- * preferred, memprov's and the CUDA libraries' own frames left out.
+ * The native frame to name: the innermost with a source line, a readable
+ * file preferred, memprov's, the CUDA libraries' and libc's own frames
+ * left out; -1: none (the site is named by its innermost frame, without
+ * a line: a frame of a library without line tables is a better name
+ * than the line where its thread started).
  */
+static ssize_t site_native_frame(const struct site *s)
+{
+	size_t j;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (j = 0; j < s->n_native; j++) {
+			const struct sym_frame *f = s->native[j];
+
+			if (f->file && f->line > 0 && !f->memprov && !in_cuda_lib(f) &&
+			    !in_libc(f) && (pass || !access(f->file, R_OK)))
+				return (ssize_t)j;
+		}
+	return -1;
+}
+
+/* Where the site allocated: Python first (site_py_frame: generated code
+ * has no file to open), else site_native_frame's line. */
 static int site_location(const struct site *s, const char **file, int *line)
 {
 	size_t j = site_py_frame(s);
+	ssize_t n;
 
 	if (s->n_python && s->python[j].file) {
 		*file = s->python[j].file;
 		*line = (int)s->python[j].line;
 		return 1;
 	}
-	for (j = 0; j < s->n_native; j++)
-		if (s->native[j]->file && s->native[j]->line > 0 && !s->native[j]->memprov &&
-		    !in_cuda_lib(s->native[j]) && !access(s->native[j]->file, R_OK)) {
-			*file = s->native[j]->file;
-			*line = s->native[j]->line;
-			return 1;
-		}
-	for (j = 0; j < s->n_native; j++)
-		if (s->native[j]->file && s->native[j]->line > 0 && !s->native[j]->memprov) {
-			*file = s->native[j]->file;
-			*line = s->native[j]->line;
-			return 1;
-		}
-	return 0;
+	n = site_native_frame(s);
+	if (n < 0)
+		return 0;
+	*file = s->native[n]->file;
+	*line = s->native[n]->line;
+	return 1;
 }
 
 /* "function" of the frame site_location names, for one-line messages. */
 static const char *site_function(const struct site *s, char *buf, size_t len)
 {
+	ssize_t n;
+
 	if (s->n_python)
 		return s->python[site_py_frame(s)].function;
-	if (s->n_native)
-		return s->native[0]->function ? s->native[0]->function :
-						sym_fallback(s->native[0], buf, len);
-	return "(no stack recorded)";
+	if (!s->n_native)
+		return "(no stack recorded)";
+	n = site_native_frame(s);
+	if (n < 0)
+		n = 0;
+	return s->native[n]->function ? s->native[n]->function : sym_fallback(s->native[n], buf, len);
 }
 
 /* The instant leaks are judged at, as words. */

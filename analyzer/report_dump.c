@@ -10,7 +10,7 @@
 
 static void dump_flags(unsigned flags)
 {
-	static const char *const names[] = { "failed", "realloc", "stream", "sampled", "main-end" };
+	static const char *const names[] = { "failed", "realloc", "stream", "sampled", "main-end", "fixed" };
 	unsigned i;
 	int first = 1;
 

@@ -48,7 +48,8 @@
  * chunks) past the end of the file, or still all zero (a process killed,
  * or tracing stopped, right after reserving them); the same STACK id may
  * be written more than once, and another thread may name it first; an
- * anonymous or file MAP_FIXED mmap is preceded by an unmap of its range.
+ * anonymous or file MAP_FIXED mmap is preceded by an unmap of its range
+ * (flagged MP_RF_FIXED; an older memprov wrote no flag there).
  *
  * Every record has a CLOCK_MONOTONIC timestamp in nanoseconds:
  * allocations are stamped after the real call returns, frees before it
@@ -350,6 +351,8 @@ enum mp_rec_flags {
 	MP_RF_STREAM = 1 << 2,  /* GPU_ALLOC/GPU_FREE: stream-ordered */
 	MP_RF_SAMPLED = 1 << 3, /* ALLOC: chosen by sampling; size is the block's */
 	MP_RF_MAIN_END = 1 << 4,/* MARK: the Python main module finished */
+	MP_RF_FIXED = 1 << 5,   /* FREE (munmap): the range a MAP_FIXED mmap replaces;
+				   the thread's next MMAP ALLOC is that mapping */
 };
 
 /*

@@ -233,7 +233,9 @@ MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
 /*
  * Anonymous mappings are MP_KIND_MMAP blocks; file mappings are not
  * recorded. MAP_FIXED replaces whatever was mapped there: recorded as an
- * unmap of the range first.
+ * unmap of the range first, flagged MP_RF_FIXED when the new mapping is
+ * recorded next (anonymous), so that the scan at exit knows it for a
+ * piece of what it replaced (a reservation committed part by part).
  */
 static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int, int, off_t),
 			 void *a, size_t len, int prot, int flags, int fd, off_t off)
@@ -244,7 +246,7 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 
 	if (rec) {
 		if (flags & MAP_FIXED)
-			mp_record_unmap(a, len);
+			mp_record_unmap(a, len, anon ? MP_RF_FIXED : 0);
 		mp_leave();
 	}
 	q = real ? real(a, len, prot, flags, fd, off) : mp_sys_mmap(a, len, prot, flags, fd, off);
@@ -274,7 +276,7 @@ MP_EXPORT int munmap(void *a, size_t len)
 {
 	mp_hooks_need();
 	if (mmap_enter(MP_FN_munmap)) {
-		mp_record_unmap(a, len);
+		mp_record_unmap(a, len, 0);
 		mp_leave();
 	}
 	if (MP_UNLIKELY(!mp_real_munmap))

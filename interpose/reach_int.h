@@ -76,7 +76,15 @@ struct rblock {
 	uint8_t kind;   /* enum mp_kind */
 	uint8_t state;  /* reach_mark.c's state, then enum mp_reach_class */
 	uint8_t unsure; /* allocated while an ancestor's fork copied its memory (rl_source) */
-	uint8_t pad[5];
+	uint8_t pad;
+	/*
+	 * The next piece of the same mapping (a ring; the block's own index
+	 * when alone): a partial munmap, or a MAP_FIXED mmap placed over part
+	 * of it, leaves pieces the program still reaches through the first
+	 * one (a reservation and what is committed in it). reach_mark.c gives
+	 * every piece of a ring the class of the best reached one.
+	 */
+	uint32_t sib;
 };
 
 /* The blocks live at the scan, sorted by (group, addr). */

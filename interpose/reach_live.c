@@ -20,7 +20,11 @@
  * event: a failed resize leaves the old block valid.
  * Anonymous mappings can be trimmed or split by a partial munmap, so
  * their events (few next to malloc's) are sorted by time and replayed
- * through an ordered set of ranges (a treap).
+ * through an ordered set of ranges (a treap). Each range remembers the
+ * mapping it is a piece of (its group): the pieces a partial munmap
+ * leaves, and a MAP_FIXED mmap over part of a mapping (the munmap flagged
+ * MP_RF_FIXED, then the thread's next mapping), are one group, linked in
+ * a ring (rblock.sib) for reach_mark.c.
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_trace, reach_mem and sys.
  */
@@ -54,7 +58,9 @@ struct mev {
 	uint64_t ts, seq;
 	uint64_t addr, len;
 	uint32_t type;
-	uint32_t pad;
+	/* MEV_MAP: seq + 1 of the MAP_FIXED unmap it follows (0: none);
+	   MEV_UNMAP: 1 when it is such an unmap */
+	uint32_t link;
 };
 
 /* A thread's slot: the first half of a resize; its frees waiting for the horizon. */
@@ -65,6 +71,8 @@ struct stash {
 	uint8_t kind;
 	uint8_t pad[3];
 	uint32_t head, tail; /* its queue of waiting frees (index + 1; 0: empty) */
+	uint32_t fixed;      /* seq + 1 of its MAP_FIXED unmap not yet followed by the map */
+	uint32_t pad2;
 };
 
 struct reset {
@@ -78,7 +86,7 @@ struct tnode {
 	uint64_t start, end;
 	uint32_t prio;
 	int32_t l, r;
-	uint32_t pad;
+	uint32_t group; /* the mapping it is a piece of (1, 2, ...) */
 };
 
 /* A free waiting for the horizon to pass it, in its thread's queue. */
@@ -123,6 +131,10 @@ struct lb {
 	size_t n_rs, rs_cap;
 	struct tnode *t;
 	size_t n_t, t_cap;
+	uint32_t *cut;           /* per unmap event (by seq): the group it cut into, 0: none */
+	uint32_t groups;         /* groups given out */
+	size_t fixed_waiting;    /* stash slots whose fixed is set */
+	size_t n_fixed;          /* MAP_FIXED unmaps among the events */
 	int32_t root, free_list;
 	uint32_t rng;
 	uint64_t page;
@@ -323,7 +335,8 @@ static void event(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts, int 
 	}
 }
 
-static void add_mev(struct lb *lb, unsigned type, uint64_t ts, uint64_t addr, uint64_t len)
+static void add_mev(struct lb *lb, unsigned type, uint64_t ts, uint64_t addr, uint64_t len,
+		    uint32_t link)
 {
 	struct mev *m;
 
@@ -337,6 +350,7 @@ static void add_mev(struct lb *lb, unsigned type, uint64_t ts, uint64_t addr, ui
 	m->addr = addr;
 	m->len = len;
 	m->type = type;
+	m->link = link;
 }
 
 static struct stash *stash_find(struct lb *lb, uint32_t serial)
@@ -391,7 +405,7 @@ static struct stash *stash_get(struct lb *lb, uint32_t serial)
 static void free_now(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts)
 {
 	if (kind == MP_KIND_MMAP)
-		add_mev(lb, MEV_FREE, ts, addr, 0);
+		add_mev(lb, MEV_FREE, ts, addr, 0, 0);
 	else
 		event(lb, kind, addr, ts, 0, 0, -1);
 }
@@ -412,15 +426,31 @@ static void stash_done(struct lb *lb, uint32_t serial, int restore)
 		free_now(lb, s->kind, s->addr, s->ts);
 }
 
+/* The seq + 1 of the thread's MAP_FIXED unmap its mapping now follows (0: none). */
+static uint32_t fixed_take(struct lb *lb, uint32_t serial)
+{
+	struct stash *s = lb->fixed_waiting ? stash_find(lb, serial) : NULL;
+	uint32_t f;
+
+	if (!s || !s->fixed)
+		return 0;
+	f = s->fixed;
+	s->fixed = 0;
+	lb->fixed_waiting--;
+	return f;
+}
+
 static void on_alloc(struct lb *lb, uint32_t serial, const struct mp_rec_alloc *a)
 {
+	uint32_t fixed = a->h.kind == MP_KIND_MMAP ? fixed_take(lb, serial) : 0;
+
 	if (a->h.flags & MP_RF_FAILED || !a->addr) {
 		stash_done(lb, serial, (a->h.flags & MP_RF_REALLOC) != 0);
 		return;
 	}
 	stash_done(lb, serial, 0);
 	if (a->h.kind == MP_KIND_MMAP)
-		add_mev(lb, MEV_MAP, a->h.ts, a->addr, a->size);
+		add_mev(lb, MEV_MAP, a->h.ts, a->addr, a->size, fixed);
 	else
 		event(lb, MP_KIND_HEAP, a->addr, a->h.ts, 1, a->size, -1);
 }
@@ -432,9 +462,18 @@ static void on_free(struct lb *lb, uint32_t serial, const struct mp_rec_free *f)
 
 	stash_done(lb, serial, 0);
 	if (f->h.func == MP_FN_munmap) {
-		if (f->h.size >= sizeof(struct mp_rec_unmap))
-			add_mev(lb, MEV_UNMAP, f->h.ts, f->addr,
-				((const struct mp_rec_unmap *)f)->len);
+		int fixed = (f->h.flags & MP_RF_FIXED) != 0;
+
+		fixed_take(lb, serial);
+		if (f->h.size < sizeof(struct mp_rec_unmap))
+			return;
+		add_mev(lb, MEV_UNMAP, f->h.ts, f->addr, ((const struct mp_rec_unmap *)f)->len,
+			(uint32_t)fixed);
+		lb->n_fixed += (size_t)fixed;
+		if (fixed && !lb->err && lb->n_ev < UINT32_MAX && (s = stash_get(lb, serial))) {
+			s->fixed = (uint32_t)lb->n_ev; /* its seq + 1 */
+			lb->fixed_waiting++;
+		}
 		return;
 	}
 	if (!f->addr)
@@ -518,7 +557,7 @@ static int on_record(void *arg, uint32_t serial, const struct mp_rec_head *h)
 }
 
 /* The ordered set of live mappings: a treap keyed by start address. */
-static int32_t tnode_new(struct lb *lb, uint64_t start, uint64_t end)
+static int32_t tnode_new(struct lb *lb, uint64_t start, uint64_t end, uint32_t group)
 {
 	int32_t i;
 
@@ -539,6 +578,7 @@ static int32_t tnode_new(struct lb *lb, uint64_t start, uint64_t end)
 	lb->t[i].start = start;
 	lb->t[i].end = end;
 	lb->t[i].prio = lb->rng;
+	lb->t[i].group = group;
 	lb->t[i].l = lb->t[i].r = -1;
 	return i;
 }
@@ -598,7 +638,7 @@ static int32_t tremove_at(struct lb *lb, uint64_t key)
 	return x;
 }
 
-static void tinsert(struct lb *lb, uint64_t start, uint64_t end)
+static void tinsert(struct lb *lb, uint64_t start, uint64_t end, uint32_t group)
 {
 	int32_t l, r, n, old;
 
@@ -607,29 +647,44 @@ static void tinsert(struct lb *lb, uint64_t start, uint64_t end)
 	old = tremove_at(lb, start); /* its unmap was not seen: the new one wins */
 	if (old >= 0)
 		tfree_all(lb, old);
-	n = tnode_new(lb, start, end);
+	n = tnode_new(lb, start, end, group);
 	if (n < 0)
 		return;
 	tsplit(lb, lb->root, start, &l, &r);
 	lb->root = tmerge(lb, tmerge(lb, l, n), r);
 }
 
-/* Tails [e, end) of the ranges in t that reach past e, collected in ev[]. */
-static void tails_of(struct lb *lb, int32_t t, uint64_t e, uint64_t *tails, int *n)
+/* What is left past an unmapped range: [e, end) of a piece of group. */
+struct tail {
+	uint64_t end;
+	uint32_t group;
+};
+
+/* Tails past e of the ranges in t, in tails[]; *cut: the first one's group. */
+static void tails_of(struct lb *lb, int32_t t, uint64_t e, struct tail *tails, int *n,
+		     uint32_t *cut)
 {
 	if (t < 0)
 		return;
-	tails_of(lb, lb->t[t].l, e, tails, n);
-	if (lb->t[t].end > e && *n < 2)
-		tails[(*n)++] = lb->t[t].end;
-	tails_of(lb, lb->t[t].r, e, tails, n);
+	tails_of(lb, lb->t[t].l, e, tails, n, cut);
+	if (!*cut)
+		*cut = lb->t[t].group;
+	if (lb->t[t].end > e && *n < 2) {
+		tails[*n].end = lb->t[t].end;
+		tails[(*n)++].group = lb->t[t].group;
+	}
+	tails_of(lb, lb->t[t].r, e, tails, n, cut);
 }
 
-/* munmap of [a, e): trims, splits or removes ranges (as the analyzer does). */
-static void tunmap(struct lb *lb, uint64_t a, uint64_t e)
+/*
+ * munmap of [a, e): trims, splits or removes ranges (as the analyzer
+ * does). Returns the group of the first range it cut into (0: none).
+ */
+static uint32_t tunmap(struct lb *lb, uint64_t a, uint64_t e)
 {
 	int32_t l, m, r, p;
-	uint64_t tails[2];
+	struct tail tails[2];
+	uint32_t cut = 0;
 	int nt = 0, i;
 
 	tsplit(lb, lb->root, a, &l, &m);
@@ -638,16 +693,20 @@ static void tunmap(struct lb *lb, uint64_t a, uint64_t e)
 	for (p = l; p >= 0 && lb->t[p].r >= 0; p = lb->t[p].r)
 		;
 	if (p >= 0 && lb->t[p].end > a) {
-		if (lb->t[p].end > e)
-			tails[nt++] = lb->t[p].end;
+		cut = lb->t[p].group;
+		if (lb->t[p].end > e) {
+			tails[nt].end = lb->t[p].end;
+			tails[nt++].group = cut;
+		}
 		lb->t[p].end = a;
 	}
 	/* ranges start in [a, e) and do not overlap: only the last can reach past e */
-	tails_of(lb, m, e, tails, &nt);
+	tails_of(lb, m, e, tails, &nt, &cut);
 	tfree_all(lb, m);
 	lb->root = tmerge(lb, l, r);
 	for (i = 0; i < nt; i++)
-		tinsert(lb, e, tails[i]);
+		tinsert(lb, e, tails[i].end, tails[i].group);
+	return cut;
 }
 
 static int mev_less(const void *x, const void *y)
@@ -657,21 +716,34 @@ static int mev_less(const void *x, const void *y)
 	return a->ts != b->ts ? a->ts < b->ts : a->seq < b->seq;
 }
 
+/*
+ * The events in time order. A mapping is a group of its own, or, after a
+ * MAP_FIXED unmap of its thread, one of the group that unmap cut into
+ * (lb->cut, by the unmap's seq; without the memory for it, a group of
+ * its own).
+ */
 static void mmap_replay(struct lb *lb)
 {
 	size_t i;
 
 	rsort(lb->ev, lb->n_ev, sizeof(*lb->ev), mev_less);
+	if (lb->n_fixed)
+		lb->cut = rmem_alloc(lb->n_ev * sizeof(*lb->cut));
 	for (i = 0; i < lb->n_ev && !lb->err; i++) {
 		const struct mev *m = &lb->ev[i];
+		uint32_t g;
 		int32_t x;
 
 		switch (m->type) {
 		case MEV_MAP:
-			tinsert(lb, m->addr, m->addr + m->len);
+			g = lb->cut && m->link && m->link <= lb->n_ev ? lb->cut[m->link - 1] : 0;
+			tinsert(lb, m->addr, m->addr + m->len, g ? g : ++lb->groups);
 			break;
 		case MEV_UNMAP:
-			tunmap(lb, m->addr, m->addr + (m->len + lb->page - 1) / lb->page * lb->page);
+			g = tunmap(lb, m->addr,
+				   m->addr + (m->len + lb->page - 1) / lb->page * lb->page);
+			if (lb->cut && m->link)
+				lb->cut[m->seq] = g;
 			break;
 		case MEV_FREE:
 			x = tremove_at(lb, m->addr);
@@ -682,6 +754,7 @@ static void mmap_replay(struct lb *lb)
 	}
 }
 
+/* The ranges in address order; sib holds the group until rings() links them. */
 static void tcollect(struct lb *lb, int32_t t, struct rblock *out, size_t *n)
 {
 	if (t < 0)
@@ -692,6 +765,7 @@ static void tcollect(struct lb *lb, int32_t t, struct rblock *out, size_t *n)
 		out[*n].size = lb->t[t].end - lb->t[t].start;
 		out[*n].kind = MP_KIND_MMAP;
 		out[*n].unsure = 0;
+		out[*n].sib = lb->t[t].group;
 	}
 	(*n)++;
 	tcollect(lb, lb->t[t].r, out, n);
@@ -713,6 +787,45 @@ static int reset_after(const struct lb *lb, const struct lentry *e)
 static int block_less(const void *x, const void *y)
 {
 	return ((const struct rblock *)x)->addr < ((const struct rblock *)y)->addr;
+}
+
+struct member {
+	uint32_t group, index;
+};
+
+static int member_less(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+
+	return a->group != b->group ? a->group < b->group : a->index < b->index;
+}
+
+/* Link the mappings b[a .. e) of one group in rings (sib: the group before). */
+static int rings(struct rblock *b, size_t a, size_t e)
+{
+	struct member *m;
+	size_t i, j, n = e - a;
+
+	if (n < 2) {
+		for (i = a; i < e; i++)
+			b[i].sib = (uint32_t)i;
+		return RX_OK;
+	}
+	m = rmem_alloc(n * sizeof(*m));
+	if (!m)
+		return RX_NOMEM;
+	for (i = 0; i < n; i++) {
+		m[i].group = b[a + i].sib;
+		m[i].index = (uint32_t)(a + i);
+	}
+	rsort(m, n, sizeof(*m), member_less);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && m[j].group == m[i].group; j++)
+			b[m[j - 1].index].sib = m[j].index;
+		b[m[j - 1].index].sib = m[i].index;
+	}
+	rmem_free(m);
+	return RX_OK;
 }
 
 /* Fill out with the live blocks, group by group, each sorted by address. */
@@ -738,6 +851,8 @@ static int collect(struct lb *lb, struct rlive *out)
 		out->first[g] = out->n;
 		if (g == RG_MMAP) {
 			tcollect(lb, lb->root, out->b, &out->n);
+			if (rings(out->b, out->first[g], out->n))
+				return RX_NOMEM;
 			continue;
 		}
 		for (i = 0; i < lb->cap; i++) {
@@ -753,6 +868,8 @@ static int collect(struct lb *lb, struct rlive *out)
 			b->unsure = e->unsure;
 		}
 		rsort(out->b + out->first[g], out->n - out->first[g], sizeof(*out->b), block_less);
+		for (i = out->first[g]; i < out->n; i++)
+			out->b[i].sib = (uint32_t)i;
 	}
 	out->first[RG_COUNT] = out->n;
 	return RX_OK;
@@ -769,6 +886,7 @@ static void stash_end(struct lb *lb)
 	if (lb->st)
 		memset(lb->st, 0, lb->st_cap * sizeof(*lb->st));
 	lb->st_used = lb->st_valid = 0;
+	lb->fixed_waiting = 0;
 }
 
 /*
@@ -852,6 +970,7 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 	rmem_free(lb.tab);
 	rmem_free(lb.later);
 	rmem_free(lb.ev);
+	rmem_free(lb.cut);
 	rmem_free(lb.st);
 	rmem_free(lb.rs);
 	rmem_free(lb.t);

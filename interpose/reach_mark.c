@@ -13,6 +13,12 @@
  *    it reaches (an earlier leader included) is indirectly lost; the
  *    leaders left are definitely lost.
  *
+ * The pieces of one mapping (rblock.sib: what a partial munmap or a
+ * MAP_FIXED mmap over part of it left) are one block to these rules: a
+ * piece reached gives the others its class (a JVM reserves its heap and
+ * commits parts of it with MAP_FIXED, and keeps a pointer to the
+ * reservation only). A piece is still scanned only from its own range.
+ *
  * Heap, mmap and pinned blocks are scanned when reached; device, managed
  * and registered blocks are targets only (device memory is not host
  * memory; registered memory is scanned as part of the block it lies in).
@@ -85,6 +91,37 @@ static void push(struct mk *k, size_t i)
 	k->stack[k->sp++] = (uint32_t)i;
 }
 
+/* In this phase, whether state st is an advance for block j. */
+static int advance(const struct mk *k, size_t j, unsigned st)
+{
+	unsigned s = k->l->b[j].state;
+
+	if (k->clique >= 0)
+		return s == RS_UNREACHED && (int64_t)j != k->clique;
+	return s < st;
+}
+
+/* The other pieces of block i's mapping that st advances take it. */
+static void siblings(struct mk *k, size_t i, unsigned st)
+{
+	struct rblock *b = k->l->b;
+	size_t j;
+
+	for (j = b[i].sib; j != i; j = b[j].sib)
+		if (advance(k, j, st)) {
+			b[j].state = (uint8_t)st;
+			push(k, j);
+		}
+}
+
+/* Block i takes state st, to be scanned, and so do its mapping's other pieces. */
+static void mark(struct mk *k, size_t i, unsigned st)
+{
+	k->l->b[i].state = (uint8_t)st;
+	push(k, i);
+	siblings(k, i, st);
+}
+
 static void pointer(struct mk *k, uint64_t v)
 {
 	int g;
@@ -104,21 +141,16 @@ static void pointer(struct mk *k, uint64_t v)
 		if (k->no_mmap && b->kind == MP_KIND_MMAP)
 			continue;
 		if (k->clique >= 0) {
-			if (b->state == RS_UNREACHED && i != k->clique) {
-				b->state = RS_INDIRECT;
-				push(k, (size_t)i);
-			}
+			if (b->state == RS_UNREACHED && i != k->clique)
+				mark(k, (size_t)i, RS_INDIRECT);
 			continue;
 		}
 		if (b->state == RS_REACHABLE)
 			continue;
-		if (v == b->addr && k->definite) {
-			b->state = RS_REACHABLE;
-			push(k, (size_t)i);
-		} else if (b->state == RS_UNREACHED) {
-			b->state = RS_POSSIBLE;
-			push(k, (size_t)i);
-		}
+		if (v == b->addr && k->definite)
+			mark(k, (size_t)i, RS_REACHABLE);
+		else if (b->state == RS_UNREACHED)
+			mark(k, (size_t)i, RS_POSSIBLE);
 	}
 }
 
@@ -243,10 +275,8 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 	k.program = 1;
 	k.no_mmap = 0;
 	for (i = 0; i < l->n; i++)
-		if (l->b[i].unsure && l->b[i].state == RS_UNREACHED) {
-			l->b[i].state = RS_REACHABLE;
-			push(&k, i);
-		}
+		if (l->b[i].unsure && l->b[i].state == RS_UNREACHED)
+			mark(&k, i, RS_REACHABLE);
 	r = drain(&k);
 	if (r)
 		goto out;
@@ -255,6 +285,7 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 			continue;
 		k.clique = (int64_t)i;
 		push(&k, i);
+		siblings(&k, i, RS_INDIRECT);
 		r = drain(&k);
 		if (r)
 			goto out;

@@ -29,9 +29,9 @@ void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,
 	mp_write_free(fn, kind, addr, flags);
 }
 
-void mp_record_unmap(const void *addr, size_t len)
+void mp_record_unmap(const void *addr, size_t len, unsigned flags)
 {
-	mp_write_unmap(addr, len);
+	mp_write_unmap(addr, len, flags);
 }
 
 void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,

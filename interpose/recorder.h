@@ -37,7 +37,8 @@ void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		     size_t size, unsigned flags) MP_HIDDEN;
 void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,
 		    unsigned flags) MP_HIDDEN;
-void mp_record_unmap(const void *addr, size_t len) MP_HIDDEN;
+/* flags: MP_RF_FIXED for the range a MAP_FIXED mmap replaces */
+void mp_record_unmap(const void *addr, size_t len, unsigned flags) MP_HIDDEN;
 
 /* CUDA allocations, for hooks_cuda.c. */
 void mp_record_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,

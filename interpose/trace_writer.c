@@ -393,9 +393,9 @@ void mp_write_free(enum mp_func fn, enum mp_kind kind, const void *addr,
 	write_compact(MP_REC_FREE, flags, fn, kind, (uintptr_t)addr, 0, 0, 1);
 }
 
-void mp_write_unmap(const void *addr, size_t len)
+void mp_write_unmap(const void *addr, size_t len, unsigned flags)
 {
-	write_compact(MP_REC_FREE, 0, MP_FN_munmap, MP_KIND_MMAP, (uintptr_t)addr, len, 0, 2);
+	write_compact(MP_REC_FREE, flags, MP_FN_munmap, MP_KIND_MMAP, (uintptr_t)addr, len, 0, 2);
 }
 
 void mp_write_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,

@@ -122,7 +122,7 @@ void mp_write_alloc(enum mp_func fn, enum mp_kind kind, const void *addr, size_t
 		    unsigned flags, uint64_t stack) MP_HIDDEN;
 void mp_write_free(enum mp_func fn, enum mp_kind kind, const void *addr,
 		   unsigned flags) MP_HIDDEN;
-void mp_write_unmap(const void *addr, size_t len) MP_HIDDEN;
+void mp_write_unmap(const void *addr, size_t len, unsigned flags) MP_HIDDEN;
 void mp_write_gpu_alloc(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 			uint64_t size, uint64_t stream, int device, int result,
 			uint64_t extra, unsigned flags, uint64_t stack) MP_HIDDEN;

@@ -125,6 +125,16 @@ test_expect_success 'mmap blocks: a kept mapping keeps what it points to, a drop
 		"=[s[\"kind\"] for s in j[\"sites\"] if s[\"reach\"][\"definitely_lost\"][\"blocks\"]]==[\"mmap\"]"
 '
 
+test_expect_success 'the pieces of one mapping (MAP_FIXED commits, a partial munmap) share its class' '
+	run reserve reserve &&
+	memprov dump reserve.trace >reserve.dump &&
+	test "$(grep -c "free munmap mmap .*flags=fixed" reserve.dump)" = 1 &&
+	test "$(grep -c "free munmap mmap " reserve.dump)" = 3 &&
+	test "$(classes reserve)" = "1 4096 1 8192 0 0 5 57844" &&
+	jget --check reserve.json \
+		"=(sorted([s[\"kind\"],s[\"reach\"][\"still_reachable\"][\"blocks\"]] for s in j[\"sites\"])==[[\"heap\",1],[\"mmap\",0],[\"mmap\",1],[\"mmap\",3]])==true"
+'
+
 # the blocks of a site whose first frame is FUNC, in CLASS
 in_class() {
 	jget "$1" "=sum(s[\"reach\"][\"$3\"][\"bytes\"] for s in j[\"sites\"] if s[\"frames\"] and s[\"frames\"][0][\"function\"]==\"$2\")"

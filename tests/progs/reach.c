@@ -12,6 +12,13 @@
  *                              possibly lost
  *   mmap                       an anonymous mapping kept (holding the only
  *                              pointer to a 300 B block), one dropped
+ *   reserve                    16 pages reserved (PROT_NONE), pages 4-7
+ *                              committed with MAP_FIXED (holding the only
+ *                              pointer to a 500 B block), pages 10-11
+ *                              unmapped, the reservation's start kept: 4
+ *                              pieces and the block still reachable; 4
+ *                              pages mapped, page 1 unmapped, dropped: 1
+ *                              piece definitely lost, 1 indirectly
  *   threads                    a 111 B block whose only pointer is in a
  *                              register of another thread, a 222 B block
  *                              whose only pointer is on another thread's
@@ -151,6 +158,26 @@ static void maps(void)
 		exit(2);
 	m[3] = malloc(300);
 	keep_map = m;
+}
+
+static void *keep_reserve;
+
+static void reserve(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *r = mmap(NULL, 16 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *l = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void **c;
+
+	if (r == MAP_FAILED || l == MAP_FAILED)
+		exit(2);
+	c = mmap(r + 4 * pg, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0);
+	if (c == MAP_FAILED || munmap(r + 10 * pg, 2 * pg) || munmap(l + pg, pg))
+		exit(2);
+	c[7] = malloc(500);
+	keep_reserve = r;
+	__asm__ volatile("" : : "r"(l) : "memory");
 }
 
 /* Keeps its block's address only in r12, spinning until the process exits. */
@@ -639,6 +666,8 @@ int main(int argc, char **argv)
 		interior();
 	else if (!strcmp(mode, "mmap"))
 		maps();
+	else if (!strcmp(mode, "reserve"))
+		reserve();
 	else if (!strcmp(mode, "threads"))
 		threads();
 	else if (!strcmp(mode, "vecthreads"))
