@@ -203,15 +203,28 @@ static struct replay_live *snapshot_classes(const struct replay *r, unsigned mas
 	return live;
 }
 
+/* The executable is CPython's own (python, python3, python3.11d, ...). */
+static int python_exe(const struct replay *r)
+{
+	const char *b = strrchr(r->trace->hdr.exe, '/');
+
+	b = b ? b + 1 : r->trace->hdr.exe;
+	return !strncmp(b, "python", 6);
+}
+
 /*
- * Choose what the verdict counts (see enum gate_rule). A process that ran
- * CPython is a Python program, whether or not its main module ended.
+ * Choose what the verdict counts (see enum gate_rule). A Python program:
+ * its main module ended (an application embedding CPython that runs a
+ * script, as a bundled one does), or the executable is CPython's and it
+ * loaded its library, whether or not its main module ended (killed, or
+ * os._exit). An application that embeds CPython and never ran a main
+ * module (gdb) is a native program.
  */
 static void choose_rule(const struct gate_opts *o, struct result *res, const struct growth *g,
 			const struct classifier *cat)
 {
 	res->rule = GATE_RULE_LIVE;
-	if (g->main_end_ts || cat->py_minor >= 0) {
+	if (g->main_end_ts || (cat->py_minor >= 0 && python_exe(&g->r))) {
 		res->rule_why = GATE_WHY_PYTHON;
 	} else if (o->flags & GATE_REACHABLE) {
 		res->rule_why = GATE_WHY_REACHABLE;

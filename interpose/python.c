@@ -70,6 +70,13 @@ static Py_ssize_t py_extra_index = -1;
 static int py_profile_off = -1;      /* offset of c_profilefunc in PyThreadState */
 static PyObject *py_hook;            /* threading._profile_hook we install */
 static int py_main_ended;
+/*
+ * The executable is CPython's own (python3.11, python3, python): only
+ * then is a __main__ module the program's main one. An application that
+ * embeds CPython runs its snippets in __main__ too (gdb: at start-up):
+ * their end is not the program's.
+ */
+static int py_cpython_exe;
 static volatile int py_forked;       /* set in a forked child until handled */
 static int py_walk_wanted;           /* MEMPROV_PYTHON_MODE=walk (default) */
 static int py_walk_on;               /* verified: frames come from python_walk.c */
@@ -482,7 +489,7 @@ static void py_main_end(void)
 {
 	int g;
 
-	if (py_main_ended)
+	if (py_main_ended || !py_cpython_exe)
 		return;
 	py_main_ended = 1;
 	g = py_guard();
@@ -760,6 +767,19 @@ static void py_parse_marks(void)
 	}
 }
 
+static int exe_is_cpython(void)
+{
+	char path[512];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	const char *b;
+
+	if (n <= 0)
+		return 1; /* not known: as before */
+	path[n] = 0;
+	b = strrchr(path, '/');
+	return !strncmp(b ? b + 1 : path, "python", 6);
+}
+
 /* Install the profile function everywhere. Pending call: main thread, GIL. */
 static int py_install(void *arg)
 {
@@ -776,6 +796,7 @@ static int py_install(void *arg)
 	if (py_main_interp != api.PyInterpreterState_Main())
 		goto out; /* not the main interpreter: leave it alone */
 	py_main_thread = pthread_self();
+	py_cpython_exe = exe_is_cpython();
 	if (pthread_key_create(&py_key, py_thread_free) ||
 	    pthread_atfork(NULL, NULL, py_fork_child))
 		goto out;

@@ -58,6 +58,7 @@ numpy for /usr/bin/python3|python3-numpy|pyhas numpy
 psutil for /usr/bin/python3|python3-psutil|pyhas psutil
 pytest for /usr/bin/python3|python3-pytest|pyhas pytest
 jsonschema for /usr/bin/python3|python3-jsonschema|pyhas jsonschema
+CPython as a shared library (an application embedding it)|libpython3.11|[ -e /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 ]
 valgrind|valgrind|has valgrind
 xmllint|libxml2-utils|has xmllint
 strace|strace|has strace

@@ -9,6 +9,8 @@
 # on Debian's python3 and the pyenv Pythons (3.10 to 3.13), in walk mode
 # and in profile mode; and through the pyenv shim first on PATH, where the
 # trace `memprov run` names must be Python's, not the launcher's.
+# An application embedding CPython (tests/progs/embedpy.c) is a native
+# program.
 . "$(dirname "$0")/test-lib.sh"
 
 RM=$TOP/tests/py/runmodes
@@ -120,6 +122,30 @@ if /usr/bin/python3 -c 'import pytest' 2>/dev/null; then
 	done
 else
 	echo "skip - $TEST_NAME: /usr/bin/python3 has no pytest"
+fi
+
+# An application that embeds CPython (tests/progs/embedpy.c, as gdb does:
+# libpython loaded at start, snippets run in __main__) is a native
+# program: no end of a main module, its own leak lost at exit. The same
+# executable named python* is taken for CPython's.
+PYLIB=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
+if [ -e "$PYLIB" ] && [ -x "$BIN/embedpy" ]; then
+	test_expect_success 'an application embedding CPython is a native program' '
+		rm -f "$TRASH/e.trace" &&
+		env LD_PRELOAD="$MEMPROV_LIB $PYLIB" MEMPROV_OUTPUT="$TRASH/e.trace" "$BIN/embedpy" >out.txt &&
+		test "$(cat out.txt)" = 15 &&
+		memprov dump "$TRASH/e.trace" >e.dump &&
+		! grep -q "flags=main-end" e.dump &&
+		{ memprov check --json "$TRASH/e.trace" >e.json; test $? = 1; } &&
+		/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check e.json traces.0.rule=lost traces.0.rule_reason=native \
+			traces.0.leak_bytes=4321 traces.0.offenders.0.bytes=4321 &&
+		cp "$BIN/embedpy" "$TRASH/python-embed" &&
+		rm -f "$TRASH/p.trace" &&
+		env LD_PRELOAD="$MEMPROV_LIB $PYLIB" MEMPROV_OUTPUT="$TRASH/p.trace" "$TRASH/python-embed" >/dev/null &&
+		memprov dump "$TRASH/p.trace" | grep -q "flags=main-end"
+	'
+else
+	echo "skip - $TEST_NAME: no $PYLIB (Debian package libpython3.11)"
 fi
 
 test_done
