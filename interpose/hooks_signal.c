@@ -295,6 +295,29 @@ static int ours(const struct sigaction *a)
 }
 
 /*
+ * A vfork child (CPython's subprocess: vfork, then it sets the handlers
+ * it was given back to SIG_DFL before exec) runs in its parent's memory
+ * but has signal dispositions of its own. The table is the parent's: the
+ * child reads it, never writes it, or a signal the parent then receives
+ * would find SIG_DFL in the table behind its trampoline and be lost.
+ */
+static int in_vfork_child(void)
+{
+	return mp_header && mp_header->pid != (int32_t)syscall(SYS_getpid);
+}
+
+/* sigaction in a vfork child: the kernel's only, what the program sees kept. */
+static int install_in_child(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction prev;
+	int r = mp_real_sigaction(sig, act, &prev);
+
+	if (!r && old)
+		*old = ours(&prev) ? user[sig].act : prev;
+	return r;
+}
+
+/*
  * Install the program's action act for sig (NULL: query), with the
  * trampoline in place of a handler function; *old gets what the program
  * installed before. The table is updated before the kernel, so that a
@@ -308,6 +331,8 @@ MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigac
 
 	if (sig <= 0 || sig >= _NSIG)
 		return mp_real_sigaction(sig, act, old);
+	if (MP_UNLIKELY(in_vfork_child()))
+		return install_in_child(sig, act, old);
 	before = user[sig];
 	wrap = act && is_handler(act);
 	if (act && (ours(act) || (void *)act->sa_handler == (void *)trampoline ||
@@ -379,6 +404,8 @@ static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
 		prev = before->act.sa_flags & SA_SIGINFO ?
 			       (sighandler_t)(void *)before->act.sa_sigaction :
 			       before->act.sa_handler;
+	if (in_vfork_child())
+		return prev; /* the table is the parent's (install) */
 	if (h != SIG_IGN && h != SIG_ERR && mp_tracing &&
 	    !mp_real_sigaction(sig, NULL, &cur) && cur.sa_handler == h)
 		install(sig, &cur, NULL);

@@ -108,6 +108,27 @@ test_expect_success 'siglongjmp out of a handler 2000 times, inside the hooks to
 	test "$mmaps" -ge "$maps"
 '
 
+test_expect_success 'a vfork child that resets the handlers leaves the parent its own' '
+	traced vs "$BIN/harm" vforksig >vs.out 2>vs.err && test ! -s vs.err &&
+	test "$(cat vs.out)" = "hup=1 usr1=1 child-saw-dfl=1"
+'
+
+test_expect_success 'Python: a signal from a subprocess reaches the handler (its vfork child resets handlers)' '
+	cat >sighup.py <<-\EOF &&
+	import os, signal, subprocess, sys, time
+	got = []
+	signal.signal(signal.SIGHUP, lambda s, f: got.append(s))
+	for i in range(3):
+	    subprocess.run([sys.executable, "-c", "import os, signal; os.kill(%d, signal.SIGHUP)" % os.getpid()])
+	    deadline = time.monotonic() + 10
+	    while len(got) <= i and time.monotonic() < deadline:
+	        time.sleep(0.01)
+	print(len(got))
+	EOF
+	traced py /usr/bin/python3 sighup.py >py.out &&
+	test "$(cat py.out)" = 3
+'
+
 test_expect_success 'quick_exit: the trace says exited with the status' '
 	{ traced qe "$BIN/harm" quickexit; test $? = 3; } &&
 	memprov leaks --json qe.trace >qe.json &&

@@ -43,6 +43,11 @@
  *                         stack 8 bytes off the ABI's 16-byte alignment
  *                         (as hand-written assembly may): keeps 100
  *                         blocks of 1000 B; prints "kept=100"
+ *   harm vforksig         handlers for SIGHUP and SIGUSR1; a vfork child
+ *                         sets them back to SIG_DFL (sigaction, signal)
+ *                         and asks for them (as CPython's subprocess does
+ *                         before exec), then _exits; the parent raises
+ *                         both: prints "hup=1 usr1=1 child-saw-dfl=1"
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -385,6 +390,57 @@ static int mode_misaligned(void)
 	return 0;
 }
 
+/* ---- a vfork child resets handlers ---- */
+
+static volatile sig_atomic_t n_hup, n_usr1;
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	n_hup++;
+}
+
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	n_usr1++;
+}
+
+static int mode_vforksig(void)
+{
+	struct sigaction sa, dfl, now;
+	static volatile int child_saw_dfl;
+	int st;
+	pid_t pid;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (signal(SIGHUP, on_hup) == SIG_ERR || sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	pid = vfork();
+	if (pid == 0) {
+		/* only async-signal-safe calls, in the parent's memory */
+		signal(SIGHUP, SIG_DFL);
+		sigaction(SIGUSR1, &dfl, NULL);
+		child_saw_dfl = !sigaction(SIGUSR1, NULL, &now) && now.sa_handler == SIG_DFL &&
+				signal(SIGHUP, SIG_DFL) == SIG_DFL;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	raise(SIGHUP);
+	raise(SIGUSR1);
+	printf("hup=%d usr1=%d child-saw-dfl=%d\n", (int)n_hup, (int)n_usr1, child_saw_dfl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -410,8 +466,10 @@ int main(int argc, char **argv)
 		return mode_quickexit();
 	if (!strcmp(m, "misaligned"))
 		return mode_misaligned();
+	if (!strcmp(m, "vforksig"))
+		return mode_vforksig();
 	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
 			"       fsize BYTES | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
-			"       misaligned\n");
+			"       misaligned | vforksig\n");
 	return 2;
 }
