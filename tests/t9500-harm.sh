@@ -129,6 +129,16 @@ test_expect_success 'Python: a signal from a subprocess reaches the handler (its
 	test "$(cat py.out)" = 3
 '
 
+test_expect_success 'a crash handler on a small alternate stack that aborts: the process dies of SIGABRT' '
+	{ "$BIN/harm" crashabort 2>crash-bare.err; bare=$?; } &&
+	{ traced crash "$BIN/harm" crashabort 2>crash.err; st=$?; } &&
+	echo "bare $bare traced $st" &&
+	test "$bare" = 134 && test "$st" = 134 &&
+	test "$(head -1 crash.err)" = overflow &&
+	memprov stats crash.trace >crash.stats &&
+	grep -q "^ended: killed or still running" crash.stats
+'
+
 test_expect_success 'quick_exit: the trace says exited with the status' '
 	{ traced qe "$BIN/harm" quickexit; test $? = 3; } &&
 	memprov leaks --json qe.trace >qe.json &&

@@ -48,6 +48,11 @@
  *                         and asks for them (as CPython's subprocess does
  *                         before exec), then _exits; the parent raises
  *                         both: prints "hup=1 usr1=1 child-saw-dfl=1"
+ *   harm crashabort       a stack overflow caught by a SIGSEGV handler on
+ *                         a small alternate stack (the CPU's minimum
+ *                         signal frame and 4 KiB), which says "overflow"
+ *                         and calls abort(), as Rust's runtime does: the
+ *                         process dies of SIGABRT
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -390,6 +396,46 @@ static int mode_misaligned(void)
 	return 0;
 }
 
+/* ---- a crash handler on a small alternate stack ---- */
+
+static void on_overflow(int sig)
+{
+	static const char m[] = "overflow\n";
+
+	(void)sig;
+	if (write(2, m, sizeof(m) - 1) < 0)
+		_exit(5);
+	abort();
+}
+
+static __attribute__((noinline)) int recurse(int n)
+{
+	volatile char buf[512];
+
+	buf[0] = (char)n;
+	return n ? recurse(n + 1) + buf[0] : 0;
+}
+
+static int mode_crashabort(void)
+{
+	unsigned long min = getauxval(AT_MINSIGSTKSZ);
+	struct sigaction sa;
+	stack_t ss;
+
+	ss.ss_size = (min > 2048 ? min : 2048) + 4096;
+	ss.ss_sp = malloc(ss.ss_size);
+	ss.ss_flags = 0;
+	if (!ss.ss_sp || sigaltstack(&ss, NULL))
+		return 2;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_overflow;
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 2;
+	return recurse(1);
+}
+
 /* ---- a vfork child resets handlers ---- */
 
 static volatile sig_atomic_t n_hup, n_usr1;
@@ -468,8 +514,10 @@ int main(int argc, char **argv)
 		return mode_misaligned();
 	if (!strcmp(m, "vforksig"))
 		return mode_vforksig();
+	if (!strcmp(m, "crashabort"))
+		return mode_crashabort();
 	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
 			"       fsize BYTES | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
-			"       misaligned | vforksig\n");
+			"       misaligned | vforksig | crashabort\n");
 	return 2;
 }
