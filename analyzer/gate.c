@@ -214,11 +214,11 @@ static int python_exe(const struct replay *r)
 
 /*
  * Choose what the verdict counts (see enum gate_rule). A Python program:
- * its main module ended (an application embedding CPython that runs a
- * script, as a bundled one does), or the executable is CPython's and it
- * loaded its library, whether or not its main module ended (killed, or
- * os._exit). An application that embeds CPython and never ran a main
- * module (gdb) is a native program.
+ * the trace marks the end of its main module (memprov marks it in
+ * CPython's own executable only; an older one marked it wherever a
+ * __main__ module ran), or the executable is CPython's and it loaded its
+ * library, whether or not its main module ended (killed, or os._exit).
+ * An application that embeds CPython (gdb) is a native program.
  */
 static void choose_rule(const struct gate_opts *o, struct result *res, const struct growth *g,
 			const struct classifier *cat)
