@@ -131,9 +131,14 @@ test_expect_success 'the stopped trace is readable and gives the diagnosis up to
 	test "$(j gs.json s[\"state\"])" = stopped &&
 	test "$(j gs.json s[\"damaged\"])" = False &&
 	last=$(j gs.json s[\"window\"][\"last\"]) &&
-	# the calibrating run predicts the iteration; the address space the
-	# interpreter uses by then varies by a few pages between runs
-	test $last -ge $((i - 3)) && test $last -le $((i + 3)) &&
+	# the window ends at the last iteration the stopped trace marked
+	marked=$(memprov dump stop.trace | sed -n "s/.* mark .*label=.iter \([0-9]*\).*/\1/p" | tail -n 1) &&
+	echo "window ends at $last, last mark iter $marked, calibrated $i" &&
+	test "$last" = "$marked" &&
+	# the calibrating run predicts that iteration only roughly: the
+	# Parla threads fill their trace chunks in another order each run
+	# (a clean-clone CI run stopped 6 iterations early)
+	test $last -ge $((i - 20)) && test $last -le $((i + 20)) &&
 	test "$(j gs.json "s[\"suspects\"][0][\"python\"][0]")" = "$WB" &&
 	j gs.json "s[\"suspects\"][0][\"slope_bytes\"]" >slope && cat slope &&
 	within5 "$(cat slope)" 131072 &&
