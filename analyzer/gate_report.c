@@ -20,12 +20,19 @@
 #define GATE_FRAMES 8       /* frames shown per site in text */
 #define GATE_MAX_ANNOT 50   /* annotations per trace */
 
-/* Frames of the CUDA runtime or driver: the program's call is the place to name. */
-static int in_cuda_lib(const struct sym_frame *f)
+/* The file name of a frame's module, without its directory (NULL: none). */
+static const char *module_name(const struct sym_frame *f)
 {
 	const char *b = f->module ? strrchr(f->module, '/') : NULL;
 
-	b = b ? b + 1 : f->module;
+	return b ? b + 1 : f->module;
+}
+
+/* Frames of the CUDA runtime or driver: the program's call is the place to name. */
+static int in_cuda_lib(const struct sym_frame *f)
+{
+	const char *b = module_name(f);
+
 	return b && (!strncmp(b, "libcudart", 9) || !strncmp(b, "libcuda.", 8));
 }
 
@@ -45,9 +52,8 @@ static size_t site_py_frame(const struct site *s)
  * which call allocated. */
 static int in_libc(const struct sym_frame *f)
 {
-	const char *b = f->module ? strrchr(f->module, '/') : NULL;
+	const char *b = module_name(f);
 
-	b = b ? b + 1 : f->module;
 	return b && !strncmp(b, "libc.so", 7);
 }
 
