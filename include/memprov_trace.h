@@ -54,7 +54,11 @@
  * Every record has a CLOCK_MONOTONIC timestamp in nanoseconds:
  * allocations are stamped after the real call returns, frees before it
  * starts, so merging all threads by timestamp never shows an address
- * handed out twice. Within a chunk, timestamps never decrease.
+ * handed out twice. Within a chunk, timestamps never decrease. While a
+ * process has recorded from one writer context only, the stamps are
+ * CLOCK_MONOTONIC_COARSE's (never ahead of CLOCK_MONOTONIC, a tick's
+ * steps): many records of a chunk share a stamp, and their order is the
+ * chunk's.
  *
  * Records, version 1: each is the struct below as is, starting with
  * struct mp_rec_head, whose size field gives the whole record's length (a

@@ -63,6 +63,7 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
+	mp_stamp_after(fork_ts); /* the FORK record and what follows it */
 	mp_gate_open();
 }
 

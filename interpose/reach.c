@@ -257,6 +257,7 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 		j->st.stack_only += th[i].how == RT_STACK_ONLY;
 	}
 	j->scan_ts = mp_now();
+	mp_stamp_after(j->scan_ts); /* what comes after the scan is stamped after it */
 	if (sigsetjmp(fault_jmp, 1)) {
 		fault_net(0);
 		rmaps_close(&maps);

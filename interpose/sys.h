@@ -27,8 +27,11 @@
 #define MP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds (vDSO: no syscall). */
+/* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds (vDSO: no syscall);
+ * mp_now_coarse: CLOCK_MONOTONIC_COARSE, the monotonic clock at the last
+ * tick (never ahead of mp_now; 7 ns a read here against 24). */
 uint64_t mp_now(void) MP_HIDDEN;
+uint64_t mp_now_coarse(void) MP_HIDDEN;
 uint64_t mp_now_real(void) MP_HIDDEN;
 
 /* Raw system calls: never through memprov's own mmap/munmap hooks, and

@@ -50,6 +50,47 @@ static struct {
 } rss = { UINT64_MAX, 0, { 0 } };
 static struct mp_owned_fd statm_fd = { -1, 0, 0 };
 
+/*
+ * Timestamps. What a stamp must get right is the order of events across
+ * writer contexts: a free is stamped before the real free starts, an
+ * allocation after the real call returned, so that the reader never sees
+ * an address handed out twice. While one writer context has ever
+ * recorded, nothing can be out of order across contexts, and records are
+ * stamped with the coarse clock (the monotonic clock at the last tick, 4
+ * ms steps here: 7 ns a read against 24, two reads a malloc/free pair).
+ * A coarse stamp is never ahead of the real time, so when a second
+ * context (a thread, or a signal handler's) starts and every stamp from
+ * then on is precise, each of its events is stamped after every coarse
+ * one that happened before it: the second context's first record sets
+ * `multi` before it reads the clock, and an allocation that reuses an
+ * address that context freed reads `multi` after the allocator handed the
+ * address over (the allocator's own synchronization orders the two).
+ * The floor keeps coarse stamps after the instants memprov takes with the
+ * precise clock and compares with records: the trace's start, a fork (the
+ * child's scan replays the parent's trace up to its FORK record) and the
+ * scan at exit (blocks allocated after it are not classified). A forked
+ * child stamps as its parent did (mp_writer_fork_child).
+ */
+static int multi;          /* a second writer context has recorded */
+static uint64_t floor_ns;  /* no coarse stamp before it */
+
+static inline uint64_t stamp(void)
+{
+	uint64_t t, f;
+
+	if (MP_UNLIKELY(__atomic_load_n(&multi, __ATOMIC_RELAXED)))
+		return mp_now();
+	t = mp_now_coarse();
+	f = __atomic_load_n(&floor_ns, __ATOMIC_RELAXED);
+	return t > f ? t : f;
+}
+
+void mp_stamp_after(uint64_t t)
+{
+	if (__atomic_load_n(&floor_ns, __ATOMIC_RELAXED) <= t)
+		__atomic_store_n(&floor_ns, t + 1, __ATOMIC_RELAXED);
+}
+
 
 /* Blocks a context's chunk number seq asks for: small first, so that a
  * short-lived thread costs one block. */
@@ -201,6 +242,8 @@ MP_REALIGN static void thread_start(void)
 
 	mp_self.tid = (uint32_t)syscall(SYS_gettid);
 	mp_self.w.serial = mp_atomic_add_relaxed_u32(&thread_serials, 1) + 1;
+	if (mp_self.w.serial > 1 && !__atomic_load_n(&multi, __ATOMIC_RELAXED))
+		__atomic_store_n(&multi, 1, __ATOMIC_RELAXED); /* see stamp() */
 	exit_hook_arm();
 	memset(&r, 0, sizeof(r));
 	r.h.type = MP_REC_THREAD;
@@ -298,6 +341,7 @@ void mp_rss_open(void)
 {
 	if (!exit_key_made && !pthread_key_create(&exit_key, thread_exit))
 		exit_key_made = 1;
+	mp_stamp_after(mp_now()); /* after the header's start */
 	rss.interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
 	rss.next_ns = UINT64_MAX;
 	if (!rss.interval_ns ||
@@ -317,7 +361,7 @@ static inline __attribute__((always_inline)) int record_start(enum mp_rec_type t
 		return 0;
 	if (MP_UNLIKELY(!mp_self.w.serial))
 		thread_start();
-	*ts = mp_now();
+	*ts = stamp();
 	/* the THREAD record stays a thread's first */
 	if (MP_UNLIKELY(*ts >= __atomic_load_n(&rss.next_ns, __ATOMIC_RELAXED)) &&
 	    type != MP_REC_THREAD)
@@ -531,5 +575,13 @@ void mp_writer_fork_child(void)
 	rss.next_ns = UINT64_MAX;
 	thread_serials = 0;
 	mark_serials = 0;
+	/*
+	 * multi stays as it was in the parent: a child of a process with
+	 * threads keeps precise stamps. Its scan takes the other threads'
+	 * events between the fork and the parent's FORK record as its own
+	 * past and orders them against its own events by time; coarse
+	 * stamps (up to a tick behind) put the child's first events before
+	 * them (t2215, children of a busy multithreaded parent).
+	 */
 	memset(&mp_self.w, 0, sizeof(mp_self.w));
 }

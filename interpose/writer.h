@@ -140,6 +140,7 @@ void mp_record_fork(pid_t child, uint32_t serial) MP_HIDDEN;
 void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
 void mp_rss_open(void) MP_HIDDEN;           /* once the trace is open: sampling, thread exit */
 void mp_writer_fork_child(void) MP_HIDDEN;  /* after mp_trace_fork_child */
+void mp_stamp_after(uint64_t t) MP_HIDDEN;   /* every later record stamped after t */
 
 /*
  * A record that has no serializer (module records), stamped now: rec is

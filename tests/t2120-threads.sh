@@ -81,4 +81,26 @@ test_expect_success '8 x 2000: live heap beyond the program'"'"'s own is what va
 	test $(( (${mpx#* } - ${vgx#* }) % 16 )) = 0
 '
 
+# Stamps: while one thread records, the coarse clock (a tick's steps:
+# many records share a stamp, at most one distinct stamp a millisecond
+# even at 1,000 ticks a second); from a second thread's first record on,
+# the precise clock (each thread's stamps strictly increase).
+test_expect_success 'one thread: its records share coarse stamps' '
+	"$MEMPROV_CLI" run -o awk.trace -- awk "BEGIN { for (i = 0; i < 200000; i++) a[i] = i \" x\"; print length(a) }" >awk.out &&
+	test "$(cat awk.out)" = 200000 &&
+	"$MEMPROV_CLI" dump awk.trace |
+		awk "\$2 == \"T1\" && \$4 == \"alloc\" { n++; if (!(\$1 in seen)) { seen[\$1] = 1; d++ }; if (!f) f = \$1; l = \$1 }
+		     END { print n, d, int((l - f) / 1000000) }" >awk.st && cat awk.st &&
+	read n d ms <awk.st &&
+	test "$n" -ge 200000 && test "$d" -le $((ms + 2)) && test $((n / d)) -ge 100
+'
+
+test_expect_success 'two threads: every stamp of each thread after the last' '
+	"$MEMPROV_CLI" run -o two.trace -- "$BIN/churn" 2 20000 >/dev/null &&
+	"$MEMPROV_CLI" dump two.trace |
+		awk "\$2 != \"T1\" && (\$4 == \"alloc\" || \$4 == \"free\") { n++; if ((\$2 in last) && \$1 <= last[\$2]) same++; last[\$2] = \$1 }
+		     END { print n, same + 0 }" >two.st && cat two.st &&
+	read n same <two.st && test "$n" -ge 20000 && test "$same" = 0
+'
+
 test_done
