@@ -79,6 +79,15 @@ static int is_handler(const struct sigaction *a)
 	       a->sa_handler != SIG_ERR;
 }
 
+/* The program has a handler of its own: memprov's loader-lock sections
+ * block signals from now on (sys.h, mp_signals_block). */
+static void handler_seen(void)
+{
+	if (!__atomic_load_n(&mp_handlers_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&mp_handlers_seen, 1, __ATOMIC_RELAXED);
+}
+
+static int ours(const struct sigaction *a);
 static int quiet_abort_begin(int sig, const siginfo_t *si);
 static void quiet_abort_end(void);
 
@@ -327,10 +336,14 @@ void mp_signal_watch_deaths(void)
 
 	if (!mp_real_sigaction)
 		return;
-	for (i = 0; i < sizeof(deadly) / sizeof(deadly[0]); i++)
-		if (!mp_real_sigaction(deadly[i], NULL, &cur) && !(cur.sa_flags & SA_SIGINFO) &&
-		    cur.sa_handler == SIG_DFL)
+	for (i = 0; i < sizeof(deadly) / sizeof(deadly[0]); i++) {
+		if (mp_real_sigaction(deadly[i], NULL, &cur))
+			continue;
+		if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
 			watch_death(deadly[i], &cur, NULL);
+		else if (is_handler(&cur) && !ours(&cur))
+			handler_seen(); /* installed before memprov's hooks were */
+	}
 }
 
 /* Is this kernel action one of memprov's own (the program never sees them)? */
@@ -427,6 +440,8 @@ MP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		errno = ENOSYS;
 		return -1;
 	}
+	if (act && is_handler(act))
+		handler_seen();
 	if (!mp_tracing && !user[sig > 0 && sig < _NSIG ? sig : 0].wrapped)
 		return mp_real_sigaction(sig, act, old);
 	return install(sig, act, old);
@@ -470,6 +485,8 @@ static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
 			errno = ENOSYS;                                       \
 			return SIG_ERR;                                       \
 		}                                                             \
+		if (h != SIG_DFL && h != SIG_IGN && h != SIG_ERR)            \
+			handler_seen();                                       \
 		if (sig <= 0 || sig >= _NSIG)                                 \
 			return mp_real_##name(sig, h);                        \
 		before = user[sig];                                           \

@@ -249,10 +249,11 @@ void mp_modules_scan(void)
 {
 	struct mp_rec_unload r;
 	sigset_t old;
+	int blocked;
 	int i, j;
 
 	/* no handler may leave by longjmp while the locks are held */
-	mp_signals_block(&old);
+	blocked = mp_signals_block(&old);
 	pthread_mutex_lock(&mods_lock);
 	for (i = 0; i < nmods; i++)
 		mods[i].seen = 0;
@@ -278,7 +279,7 @@ void mp_modules_scan(void)
 	}
 	nmods = j;
 	pthread_mutex_unlock(&mods_lock);
-	mp_signals_restore(&old);
+	mp_signals_restore(&old, blocked);
 }
 
 void mp_modules_reset(void)

@@ -94,17 +94,23 @@ char *mp_utoa(char *buf, uint64_t v)
 	return buf;
 }
 
-void mp_signals_block(sigset_t *old)
+int mp_handlers_seen;
+
+int mp_signals_block(sigset_t *old)
 {
 	sigset_t all;
 
+	if (!__atomic_load_n(&mp_handlers_seen, __ATOMIC_RELAXED))
+		return 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, old);
+	return 1;
 }
 
-void mp_signals_restore(const sigset_t *old)
+void mp_signals_restore(const sigset_t *old, int blocked)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 static uintptr_t parse_hex(const char **s)

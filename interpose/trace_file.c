@@ -337,17 +337,17 @@ static int grow_to(uint64_t end)
 static int reserve_space(uint64_t end)
 {
 	sigset_t old;
-	int cs, ret;
+	int cs, ret, blocked;
 
 	if (MP_LIKELY(end <= __atomic_load_n(&space_end, __ATOMIC_ACQUIRE)))
 		return 0;
-	mp_signals_block(&old);
+	blocked = mp_signals_block(&old);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	pthread_mutex_lock(&space_lock);
 	ret = grow_to(end);
 	pthread_mutex_unlock(&space_lock);
 	pthread_setcancelstate(cs, NULL);
-	mp_signals_restore(&old);
+	mp_signals_restore(&old, blocked);
 	return ret;
 }
 

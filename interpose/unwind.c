@@ -305,6 +305,7 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	uint32_t i = cache_slot(ip, slot_shift()), p;
 	uint64_t e;
 	sigset_t old;
+	int blocked;
 
 	if (ip >= IP_MAX || ip <= 1)
 		return R_FALLBACK; /* cannot be cached (the walk counts on 0, 1) */
@@ -312,9 +313,9 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	 * signal handler that interrupts us and leaves by longjmp */
 	if (!mp_gate_enter())
 		return R_FALLBACK; /* fork from this very thread: not cached */
-	mp_signals_block(&old);
+	blocked = mp_signals_block(&old);
 	dl_iterate_phdr(find_module, &f);
-	mp_signals_restore(&old);
+	mp_signals_restore(&old, blocked);
 	mp_gate_leave();
 	e = (uint64_t)ip << R_BITS | f.rule;
 	if (slot_shift() != 64 - CACHE_BITS &&
@@ -390,11 +391,12 @@ static int maps_line(uintptr_t lo, uintptr_t hi, const char *s, void *arg)
 static __attribute__((noinline)) void stack_find(void)
 {
 	sigset_t old;
+	int blocked;
 	int found;
 
 	/* once per thread, and slow: a handler that interrupted it and left
 	 * by longjmp would leave the state half-set for good */
-	mp_signals_block(&old);
+	blocked = mp_signals_block(&old);
 	found = mp_maps_each(maps_line, __builtin_frame_address(0));
 	/* A glibc thread's descriptor sits at the top of its stack: the
 	 * tighter bound, should the mapping have merged with a neighbour. */
@@ -402,7 +404,7 @@ static __attribute__((noinline)) void stack_find(void)
 	    (uintptr_t)pthread_self() < stk_hi)
 		stk_hi = (uintptr_t)pthread_self();
 	stk_state = found ? 1 : -1;
-	mp_signals_restore(&old);
+	mp_signals_restore(&old, blocked);
 }
 
 /* ------------------------------------------------------------------ */

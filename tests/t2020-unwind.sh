@@ -161,4 +161,21 @@ test_expect_success '/bin/true and python3 -c pass: nothing on stderr' '
 	test_cmp /dev/null err.txt
 '
 
+# The unwind cache's misses take the loader's lock; signals are held off
+# around it only once the program has a handler of its own (one that
+# leaves by longjmp could leave the lock held). `ls` installs none: no
+# rt_sigprocmask of memprov's (171 in `ls -d /` when every miss blocked
+# them); python3 installs SIGINT's: its misses still block them.
+test_expect_success 'no handler of the program: misses block no signals; with one, they do' '
+	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
+	strace -f -e trace=rt_sigprocmask -o ls.st env LD_PRELOAD="$MEMPROV_LIB" \
+		MEMPROV_OUTPUT="$TRASH/sm.%p.trace" ls -d / >/dev/null &&
+	n=$(grep -c "rt_sigprocmask(SIG_BLOCK, ~\[" ls.st || :) &&
+	strace -f -e trace=rt_sigprocmask -o py.st env LD_PRELOAD="$MEMPROV_LIB" \
+		MEMPROV_OUTPUT="$TRASH/sm.%p.trace" /usr/bin/python3 -c "import json" &&
+	p=$(grep -c "rt_sigprocmask(SIG_BLOCK, ~\[" py.st || :) &&
+	echo "ls: $n blocks of every signal, python3: $p" &&
+	test "$n" -le 4 && test "$p" -ge 20
+'
+
 test_done
