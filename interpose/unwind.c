@@ -361,6 +361,19 @@ void mp_unwind_flush(void)
 /* ------------------------------------------------------------------ */
 /* This thread's stack                                                  */
 
+/* The main thread's stack grows down from hi to its rlimit (1 GiB at
+ * most); nothing else is mapped in that range. Its low end, or lo if
+ * lower. */
+static uintptr_t main_stack_lo(uintptr_t hi, uintptr_t lo)
+{
+	struct rlimit rl;
+	uintptr_t room = (uintptr_t)1 << 30;
+
+	if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur < room)
+		room = rl.rlim_cur;
+	return hi - room < lo ? hi - room : lo;
+}
+
 /* One line of /proc/self/maps: does it hold sp (arg)? */
 static int maps_line(uintptr_t lo, uintptr_t hi, const char *s, void *arg)
 {
@@ -369,19 +382,30 @@ static int maps_line(uintptr_t lo, uintptr_t hi, const char *s, void *arg)
 	if (sp < lo || sp >= hi)
 		return 0;
 	stk_hi = hi;
-	stk_lo = lo;
-	if (strstr(s, "[stack]")) {
-		/* The main thread's stack grows down to its rlimit; nothing
-		 * else is mapped in that range. */
-		struct rlimit rl;
-		uintptr_t room = (uintptr_t)1 << 30;
-
-		if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur < room)
-			room = rl.rlim_cur;
-		if (hi - room < lo)
-			stk_lo = hi - room;
-	}
+	stk_lo = strstr(s, "[stack]") ? main_stack_lo(hi, lo) : lo;
 	return 1;
+}
+
+/*
+ * The main thread's stack without reading /proc/self/maps (a short
+ * process paid for that read at its first allocation): its frames lie
+ * below the stack pointer the program started with (__libc_stack_end,
+ * set by the loader), and the page that holds it is mapped. 0 when this
+ * thread is not the main one or runs elsewhere (a forked child of
+ * another thread, a coroutine's stack).
+ */
+extern void *__libc_stack_end;
+
+static int main_stack(uintptr_t here)
+{
+	uintptr_t top = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
+
+	if (!__libc_stack_end || here >= top || top - here >= ((uintptr_t)1 << 30) ||
+	    syscall(SYS_gettid) != getpid())
+		return 0;
+	stk_hi = top;
+	stk_lo = main_stack_lo(top, here);
+	return here >= stk_lo;
 }
 
 /*
@@ -394,6 +418,10 @@ static __attribute__((noinline)) void stack_find(void)
 	int blocked;
 	int found;
 
+	if (main_stack((uintptr_t)__builtin_frame_address(0))) {
+		stk_state = 1;
+		return;
+	}
 	/* once per thread, and slow: a handler that interrupted it and left
 	 * by longjmp would leave the state half-set for good */
 	blocked = mp_signals_block(&old);
