@@ -392,7 +392,8 @@ static void free_result(struct result *res)
 static void gate_trace(const struct gate_opts *o, struct suppressions *supp, struct trace *t,
 		       struct result *res, struct gate_totals *tot)
 {
-	struct growth_opts go = { .flags = GROWTH_END_LIVE | GROWTH_END_ALL | GROWTH_TESTS,
+	struct growth_opts go = { .flags = GROWTH_END_LIVE | GROWTH_END_ALL | GROWTH_TESTS |
+					   GROWTH_NO_PEAK,
 				  .points = 20, .skip = o->skip, .after = o->after, .min_bytes = 1,
 				  .mode = SITE_DEFAULT, .supp = supp,
 				  .cat_flags = (o->flags & GATE_ALL) ? CAT_ALL : 0 };

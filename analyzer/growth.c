@@ -323,7 +323,9 @@ int growth_collect(struct growth *g, struct trace *t, const struct growth_opts *
 		g->o.flags &= ~GROWTH_PROGRESS;
 	replay_init(&g->r, t);
 	inherit_seed(&g->r);
-	g->r.on_record = on_record;
+	if (!(g->o.flags & GROWTH_NO_PEAK) ||
+	    (g->o.flags & (GROWTH_SERIES | GROWTH_PROGRESS)) || o->timeline_points)
+		g->r.on_record = on_record;
 	g->r.on_mark = on_mark;
 	g->r.arg = g;
 	replay_run(&g->r);

@@ -78,6 +78,9 @@ enum growth_flags {
 				      program's only, the rest counted in end_cat) */
 	GROWTH_TESTS = 1 << 4,     /* a trace with test marks: one step per test (its
 				      test-end mark), from the first test on */
+	GROWTH_NO_PEAK = 1 << 5,   /* no peak and no RSS figures wanted (check): without
+				      GROWTH_SERIES, a progress line or a timeline, no
+				      work per record (9% of check's instructions) */
 };
 
 /* Why the window starts where it does (growth_window_why). */
