@@ -74,14 +74,15 @@ static struct mp_owned_fd statm_fd = { -1, 0, 0 };
  * with records: the trace's start, a fork (the child's scan replays the
  * parent's trace up to its FORK record) and the scan at exit (blocks
  * allocated after it are not classified). A forked child of a process
- * whose threads recorded stamps precisely (mp_writer_fork_child).
+ * in which more than one context recorded stamps precisely
+ * (mp_writer_fork_child).
  */
 #define SWITCH_MAX 2000 /* handovers in a second before precise stamps for good */
 
 static int multi;             /* precise stamps for good */
 static uint32_t last_ctx;     /* the serial of the context that recorded last */
 static uint32_t switches;     /* handovers since switch_sec began */
-static uint64_t switch_sec;   /* the second (coarse clock) they are counted in */
+static uint64_t switch_sec;   /* the second of the monotonic clock they are counted in */
 static uint64_t floor_ns;     /* no coarse stamp before it */
 
 /* This context records after another one did: it is the last now. */
