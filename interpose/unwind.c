@@ -398,14 +398,19 @@ extern void *__libc_stack_end;
 
 static int main_stack(uintptr_t here)
 {
-	uintptr_t top = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
+	uintptr_t top = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095, lo;
 
-	if (!__libc_stack_end || here >= top || top - here >= ((uintptr_t)1 << 30) ||
-	    syscall(SYS_gettid) != getpid())
+	if (!__libc_stack_end || here >= top || syscall(SYS_gettid) != getpid())
+		return 0;
+	/* Only inside the range the stack may grow into, where nothing else
+	 * is mapped: a coroutine's stack mapped 200 MiB below would make the
+	 * range span holes the walk must never read. */
+	lo = main_stack_lo(top, top);
+	if (here < lo)
 		return 0;
 	stk_hi = top;
-	stk_lo = main_stack_lo(top, here);
-	return here >= stk_lo;
+	stk_lo = lo;
+	return 1;
 }
 
 /*
