@@ -55,11 +55,10 @@
  * allocations are stamped after the real call returns, frees before it
  * starts, so merging all threads by timestamp never shows an address
  * handed out twice. A thread's timestamps never decrease, within a chunk
- * and from one of its chunks to the next. While the writer context that
- * records is the one that recorded last, its stamps are
- * CLOCK_MONOTONIC_COARSE's (never ahead of CLOCK_MONOTONIC, a tick's
- * steps): many records of a chunk share a stamp, and their order is the
- * chunk's; a context that records after another takes a precise one.
+ * and from one of its chunks to the next. While a process has recorded
+ * from one writer context only, the stamps are CLOCK_MONOTONIC_COARSE's
+ * (never ahead of CLOCK_MONOTONIC, a tick's steps): many records of a
+ * chunk share a stamp, and their order is the chunk's.
  *
  * Records, version 1: each is the struct below as is, starting with
  * struct mp_rec_head, whose size field gives the whole record's length (a

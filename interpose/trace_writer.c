@@ -54,53 +54,29 @@ static struct mp_owned_fd statm_fd = { -1, 0, 0 };
  * Timestamps. What a stamp must get right is the order of events across
  * writer contexts: a free is stamped before the real free starts, an
  * allocation after the real call returned, so that the reader never sees
- * an address handed out twice. While the context that records is the one
- * that recorded last, nothing of another context can come between, and
- * its records are stamped with the coarse clock (the monotonic clock at
- * the last tick, 4 ms steps here: 7 ns a read against 24, two reads a
- * malloc/free pair); a chunk's stamps never go back, so they stay after
- * the context's last precise one. A context that records after another
- * one did makes itself the last (last_ctx) and takes a precise stamp:
- * coarse and precise stamps are never ahead of the real time, so that
- * stamp is after every stamp taken before it. A free's context sets
- * last_ctx before it reads the clock and before the real free; an
- * allocation that reuses the address reads last_ctx after the allocator
- * handed it over (the allocator's own synchronization orders the two),
- * finds another context there and stamps precisely too. A program whose
- * threads take turns all the time (more than SWITCH_MAX handovers in a
- * second: every record would move last_ctx's cache line between cores)
- * gets precise stamps for good (multi). The floor keeps coarse stamps
- * after the instants memprov takes with the precise clock and compares
- * with records: the trace's start, a fork (the child's scan replays the
- * parent's trace up to its FORK record) and the scan at exit (blocks
- * allocated after it are not classified). A forked child of a process
- * in which more than one context recorded stamps precisely
- * (mp_writer_fork_child).
+ * an address handed out twice. While one writer context has ever
+ * recorded, nothing can be out of order across contexts, and records are
+ * stamped with the coarse clock (the monotonic clock at the last tick, 4
+ * ms steps here: 7 ns a read against 24, two reads a malloc/free pair).
+ * A coarse stamp is never ahead of the real time, so when a second
+ * context (a thread, or a signal handler's) starts and every stamp from
+ * then on is precise, each of its events is stamped after every coarse
+ * one that happened before it: the second context's first record sets
+ * `multi` before it reads the clock, and an allocation that reuses an
+ * address that context freed reads `multi` after the allocator handed the
+ * address over (the allocator's own synchronization orders the two).
+ * A chunk starts at its context's last stamp (a precise one, an RSS
+ * sample's, may be ahead of the coarse clock): a context's stamps never
+ * go back, and the scan at exit, which keeps the latest stamp of each
+ * address, would otherwise take a free for later than an allocation.
+ * The floor keeps coarse stamps after the instants memprov takes with the
+ * precise clock and compares with records: the trace's start, a fork (the
+ * child's scan replays the parent's trace up to its FORK record) and the
+ * scan at exit (blocks allocated after it are not classified). A forked
+ * child stamps as its parent did (mp_writer_fork_child).
  */
-#define SWITCH_MAX 2000 /* handovers in a second before precise stamps for good */
-
-static int multi;             /* precise stamps for good */
-static uint32_t last_ctx;     /* the serial of the context that recorded last */
-static uint32_t switches;     /* handovers since switch_sec began */
-static uint64_t switch_sec;   /* the second of the monotonic clock they are counted in */
-static uint64_t floor_ns;     /* no coarse stamp before it */
-
-/* This context records after another one did: it is the last now. */
-static __attribute__((noinline)) uint64_t stamp_handover(uint32_t me)
-{
-	uint64_t t, sec;
-
-	__atomic_store_n(&last_ctx, me, __ATOMIC_RELAXED);
-	t = mp_now();
-	sec = t / 1000000000u;
-	if (__atomic_load_n(&switch_sec, __ATOMIC_RELAXED) != sec) {
-		__atomic_store_n(&switch_sec, sec, __ATOMIC_RELAXED);
-		__atomic_store_n(&switches, 0, __ATOMIC_RELAXED);
-	} else if (__atomic_add_fetch(&switches, 1, __ATOMIC_RELAXED) > SWITCH_MAX) {
-		__atomic_store_n(&multi, 1, __ATOMIC_RELAXED);
-	}
-	return t;
-}
+static int multi;          /* a second writer context has recorded */
+static uint64_t floor_ns;  /* no coarse stamp before it */
 
 static inline uint64_t stamp(void)
 {
@@ -108,8 +84,6 @@ static inline uint64_t stamp(void)
 
 	if (MP_UNLIKELY(__atomic_load_n(&multi, __ATOMIC_RELAXED)))
 		return mp_now();
-	if (MP_UNLIKELY(__atomic_load_n(&last_ctx, __ATOMIC_RELAXED) != mp_self.w.serial))
-		return stamp_handover(mp_self.w.serial);
 	t = mp_now_coarse();
 	f = __atomic_load_n(&floor_ns, __ATOMIC_RELAXED);
 	return t > f ? t : f;
@@ -274,6 +248,8 @@ MP_REALIGN static void thread_start(void)
 
 	mp_self.tid = (uint32_t)syscall(SYS_gettid);
 	mp_self.w.serial = mp_atomic_add_relaxed_u32(&thread_serials, 1) + 1;
+	if (mp_self.w.serial > 1 && !__atomic_load_n(&multi, __ATOMIC_RELAXED))
+		__atomic_store_n(&multi, 1, __ATOMIC_RELAXED); /* see stamp() */
 	exit_hook_arm();
 	memset(&r, 0, sizeof(r));
 	r.h.type = MP_REC_THREAD;
@@ -603,18 +579,15 @@ void mp_writer_fork_child(void)
 	/* /proc/self was resolved at open: this fd shows the parent */
 	mp_fd_release(&statm_fd);
 	rss.next_ns = UINT64_MAX;
-	/*
-	 * A child of a process in which more than one context recorded
-	 * keeps precise stamps: its scan takes the other threads' events
-	 * between the fork and the parent's FORK record as its own past and
-	 * orders them against its own events by time; coarse stamps (up to
-	 * a tick behind) put the child's first events before them (t2215,
-	 * children of a busy multithreaded parent).
-	 */
-	if (thread_serials > 1)
-		multi = 1;
-	last_ctx = 0;
 	thread_serials = 0;
 	mark_serials = 0;
+	/*
+	 * multi stays as it was in the parent: a child of a process with
+	 * threads keeps precise stamps. Its scan takes the other threads'
+	 * events between the fork and the parent's FORK record as its own
+	 * past and orders them against its own events by time; coarse
+	 * stamps (up to a tick behind) put the child's first events before
+	 * them (t2215, children of a busy multithreaded parent).
+	 */
 	memset(&mp_self.w, 0, sizeof(mp_self.w));
 }

@@ -135,9 +135,9 @@ sys.exit(\"no trace segment starts within iterations 8-300: change MANY\")
 	grep -q "^memprov: cannot map the trace file (address space limit?): tracing stopped; the program goes on$" stop.err &&
 	grep -q "^memprov: trace written to $TRASH/stop.trace$" stop.err &&
 	n=$(sed -n "s/^parla_evict: out of host memory (MemoryError) in iteration \([0-9]*\)$/\1/p" stop.out) &&
-	# the program went on past the last iteration the trace marked
-	# (how far depends on where its next 1 MiB arena falls: one
-	# iteration with the trace of 2026-12-03, nine before it)
+	# the program went on past the last iteration the trace marked (how
+	# far depends on where its next 1 MiB arena falls: one iteration or
+	# nine, as the size of the trace moves the segment)
 	marked=$(memprov dump stop.trace | sed -n "s/.* mark .*label=.iter \([0-9]*\).*/\1/p" | tail -n 1) &&
 	echo "last mark iter $marked, died in iteration $n" &&
 	test "$n" -gt "$marked"
