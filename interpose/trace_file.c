@@ -90,6 +90,7 @@ static int n_ancestors;
 static char trace_path[4096];           /* absolute */
 static int stopped;
 static void *segs[MAX_SEGS];            /* published with release (CAS) */
+static uint64_t segs_end;               /* segs[i] is NULL from here on */
 static uint64_t space_end;              /* bytes of the file fallocated */
 static uint64_t resident;               /* trace bytes mapped and present */
 static int populate_off;                /* MADV_POPULATE_WRITE is not known */
@@ -351,6 +352,16 @@ static int reserve_space(uint64_t end)
 	return ret;
 }
 
+/* segs_end up to at least end (after segs[end - 1] was published). */
+static void raise_segs_end(uint64_t end)
+{
+	uint64_t cur = mp_atomic_load_relaxed_u64(&segs_end);
+
+	while (cur < end && !__atomic_compare_exchange_n(&segs_end, &cur, end, 0, __ATOMIC_RELEASE,
+							  __ATOMIC_RELAXED))
+		;
+}
+
 /*
  * Map segment si (first block, n blocks). No lock: threads that need the
  * same segment at once may each map it; the first published mapping is
@@ -379,6 +390,7 @@ static char *segment(uint64_t si, uint64_t first, uint64_t n)
 		mp_sys_munmap(p, (size_t)(n * BLOCK));
 		p = expected;
 	}
+	raise_segs_end(si + 1);
 	return p;
 }
 
@@ -819,12 +831,15 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread
 	mp_tracing = 0;
 	mp_trace_ok = 0;
 	pthread_mutex_init(&space_lock, NULL); /* another thread's, perhaps held */
-	for (i = 0; i < MAX_SEGS; i++) {
+	/* up to the last one mapped: the table is 512 KiB of bss, and reading
+	 * it whole faulted in 128 pages in every forked child */
+	for (i = 0; i < segs_end; i++) {
 		if (!segs[i])
 			continue;
 		mp_sys_munmap(segs[i], seg_len(i));
 		segs[i] = NULL;
 	}
+	segs_end = 0;
 	if (mp_header)
 		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
 	mp_header = NULL;

@@ -64,6 +64,13 @@ test_expect_success 'exec: the new image names exec_child and its command line' 
 		totals.heap.blocks=1 totals.heap.bytes=555
 '
 
+test_expect_success 'a forked child takes few page faults in the fork handlers: under 100 (178 when they read the whole 512 KiB segment table)' '
+	test -x "$BIN/pagefaults" &&
+	timeout 30 env MEMPROV_OUTPUT=$TRASH/pf.%p LD_PRELOAD=$MEMPROV_LIB "$BIN/pagefaults" fork >pf.out &&
+	n=$(sed -n "s/^child_faults=//p" pf.out) && echo "child faults: $n" &&
+	test -n "$n" && test "$n" -lt 100
+'
+
 test_expect_success '_exit: the trace ends cleanly, with status 7 and the leak' '
 	st=0 && memprov run -o exit.trace -- "$BIN/forkexec" _exit 2>err || st=$? &&
 	test $st = 7 &&
