@@ -685,7 +685,7 @@ enum mp_reach_notes {
  *   52 threads_stopped     registers and stack scanned
  *   56 threads_stack_only  stack scanned from its pointer, no registers
  *   60 unreadable   root ranges that could not be read
- *   64 root_bytes   bytes of roots scanned
+ *   64 root_bytes   bytes of roots read (pages never written are skipped)
  *   72 block_bytes  bytes of blocks scanned
  *   80 classes[c]   blocks and bytes per enum mp_reach_class (0 unused)
  */

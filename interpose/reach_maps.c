@@ -7,10 +7,12 @@
  * other threads are stopped. File mappings can raise SIGBUS where the file
  * was truncated, so they are copied through process_vm_readv (or
  * /proc/self/mem), which fails with an error instead of a signal; so is
- * everything when some thread could not be stopped. Pages of anonymous
- * memory that were never touched (/proc/self/pagemap: neither present nor
- * swapped) hold zeros and are skipped, so a huge sparse reservation costs
- * its page-map entries, not its size.
+ * everything when some thread could not be stopped. Pages that cannot
+ * hold a pointer are skipped, as /proc/self/pagemap tells: never touched
+ * (neither present nor swapped), or in a private file mapping still the
+ * file's page (never written); so a huge sparse reservation costs its
+ * page-map entries, not its size, and a library's data costs the pages
+ * the process wrote. The map itself is parsed through a small buffer.
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls reach_mem and sys.
  */
@@ -24,7 +26,11 @@
 #include "reach_int.h"
 
 #define SAFE_BUF (64 << 10)
-#define PAGEMAP_MIN (64u << 10)  /* ranges this big consult the page map */
+#define MAPS_BUF 8192            /* the map is parsed through this */
+#define PAGEMAP_MIN (8u << 10)   /* anonymous ranges this big consult the page map */
+#define PM_PRESENT 63            /* /proc/self/pagemap entry bits */
+#define PM_SWAPPED 62
+#define PM_FILE 61               /* a file page or shared anonymous memory */
 #define PAGEMAP_BATCH 4096       /* entries per read: 16 MiB of addresses */
 
 static uint64_t *safe_buf;
@@ -103,58 +109,75 @@ static int parse_line(const char *p, const char *end, struct rvma *v)
 	return v->end > v->start;
 }
 
-static int read_file(const char *path, char **buf, size_t *cap, size_t *len)
+/* One map line into m->v; -1 when out of memory. */
+static int add_line(struct rmaps *m, size_t *vcap, const char *p, const char *end)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	*len = 0;
-	if (fd < 0)
+	if (rmem_grow((void **)&m->v, vcap, sizeof(*m->v), m->n + 1))
 		return -1;
-	for (;;) {
-		ssize_t n;
-
-		if (rmem_grow((void **)buf, cap, 1, *len + 16384)) {
-			close(fd);
-			return RX_NOMEM;
-		}
-		n = read(fd, *buf + *len, *cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		*len += (size_t)n;
-	}
-	close(fd);
+	if (parse_line(p, end, &m->v[m->n]))
+		m->n++;
 	return 0;
 }
 
 int rmaps_read(struct rmaps *m, int vm_readv)
 {
-	char *buf = NULL;
-	size_t cap = 0, len, vcap = 0;
-	const char *p, *end;
+	/*
+	 * Parsed as it is read, through one small buffer: a whole copy of
+	 * the map (grown by doubling) cost a short process a dozen pages,
+	 * each faulted in. A line is at most a path (PATH_MAX) and its
+	 * fields, so one that fills the buffer is cut there: its fields
+	 * and the start of its path are all the parser needs.
+	 */
+	size_t cap = MAPS_BUF, len = 0, vcap = 0;
+	char *buf = rmem_alloc(cap);
 	struct iovec l, r;
 	uint64_t probe = 0, got = 1;
-	int ret;
+	int fd, eof = 0, skip = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->pagemap_fd = m->mem_fd = -1;
-	ret = read_file("/proc/self/maps", &buf, &cap, &len);
-	if (ret)
-		return ret == RX_NOMEM ? RX_NOMEM : RX_NOTRACE;
-	for (p = buf, end = buf + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		if (!nl)
-			nl = end;
-		if (rmem_grow((void **)&m->v, &vcap, sizeof(*m->v), m->n + 1)) {
-			rmem_free(buf);
-			return RX_NOMEM;
-		}
-		if (parse_line(p, nl, &m->v[m->n]))
-			m->n++;
-		p = nl + 1;
+	if (!buf)
+		return RX_NOMEM;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rmem_free(buf);
+		return RX_NOTRACE;
 	}
+	while (!eof || len) {
+		const char *p = buf, *end, *nl;
+		ssize_t n = 0;
+
+		if (!eof && len < cap) {
+			n = read(fd, buf + len, cap - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				eof = 1;
+			else
+				len += (size_t)n;
+		}
+		end = buf + len;
+		while (p < end) {
+			int cut;
+
+			nl = memchr(p, '\n', (size_t)(end - p));
+			if (!nl && !eof && !(p == buf && len == cap))
+				break; /* the rest of this line is still to be read */
+			if (!nl)
+				nl = end; /* the last line, or one as long as the buffer */
+			cut = nl == end && !eof;
+			if (!skip && add_line(m, &vcap, p, nl)) {
+				close(fd);
+				rmem_free(buf);
+				return RX_NOMEM;
+			}
+			skip = cut; /* the rest of a cut line is not a line */
+			p = nl < end ? nl + 1 : end;
+		}
+		len = (size_t)(end - p);
+		memmove(buf, p, len);
+	}
+	close(fd);
 	rmem_free(buf);
 	/* pages faulted as used: a small process reads a page or two of each */
 	safe_buf = rmem_buffer(SAFE_BUF);
@@ -253,18 +276,25 @@ static void words_piece(const struct rmaps *m, uint64_t a, uint64_t b, int safe,
 }
 
 /*
- * [a, b) less the pages never touched: a page that is neither present
- * nor swapped out was never written (an anonymous page reads as zeros, a
- * private file page as the file, which holds no heap address), so it
- * holds no pointer to a block. Reading it would only fault it in.
+ * [a, b) less the pages that cannot hold a pointer to a block: a page
+ * that is neither present nor swapped out was never written (anonymous
+ * memory reads as zeros, a private file page as the file, and no file
+ * holds a heap address), and in a private file mapping (a library's data
+ * and bss) a present page still shared with the file was never written
+ * either. Reading such a page would only fault it in: ten microseconds a
+ * page on a VM, more than the page map costs for the whole range. A
+ * written page of a private file mapping is the process's own copy, no
+ * longer backed by the file, so it is read in place as anonymous memory.
  */
-static void words_touched(const struct rmaps *m, uint64_t a, uint64_t b, int safe, rwords_fn fn,
-			  void *arg, uint32_t *unreadable)
+static void words_touched(const struct rmaps *m, const struct rvma *v, uint64_t a, uint64_t b,
+			  rwords_fn fn, void *arg, uint32_t *unreadable)
 {
 	uint64_t page = 4096, pa;
+	int priv_file = v->type == RV_FILE && !(v->prot & RP_SHARED);
+	int safe = m->all_safe || (v->type == RV_FILE && !priv_file);
 
-	if (b - a < PAGEMAP_MIN || m->pagemap_fd < 0) {
-		words_piece(m, a, b, safe, fn, arg, unreadable);
+	if (m->pagemap_fd < 0 || (b - a < PAGEMAP_MIN && !priv_file)) {
+		words_piece(m, a, b, safe || v->type == RV_FILE, fn, arg, unreadable);
 		return;
 	}
 	pa = a & ~(page - 1);
@@ -277,21 +307,24 @@ static void words_touched(const struct rmaps *m, uint64_t a, uint64_t b, int saf
 			n = PAGEMAP_BATCH;
 		got = pread(m->pagemap_fd, pm_buf, n * 8, (off_t)(pa / page * 8));
 		if (got < (ssize_t)(n * 8)) {
-			/* no page map here: read it all */
-			words_piece(m, pa > a ? pa : a, b, safe, fn, arg, unreadable);
+			/* no page map here: read it all, through the copy where a file backs it */
+			words_piece(m, pa > a ? pa : a, b, safe || v->type == RV_FILE, fn, arg,
+				    unreadable);
 			return;
 		}
 		for (i = 0; i <= n; i++) {
-			int touched = i < n && (pm_buf[i] >> 62) != 0;
-			uint64_t p = pa + i * page;
+			uint64_t e = i < n ? pm_buf[i] : 0, p = pa + i * page;
+			int touched = (e >> PM_SWAPPED) & 1;
 
+			if ((e >> PM_PRESENT) & 1)
+				touched = !priv_file || !((e >> PM_FILE) & 1);
 			if (touched && !run)
 				run = p;
 			if (!touched && run) {
-				uint64_t s = run > a ? run : a, e = p < b ? p : b;
+				uint64_t s = run > a ? run : a, t = p < b ? p : b;
 
-				if (e > s)
-					words_piece(m, s, e, safe, fn, arg, unreadable);
+				if (t > s)
+					words_piece(m, s, t, safe, fn, arg, unreadable);
 				run = 0;
 			}
 		}
@@ -329,8 +362,7 @@ int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, voi
 		}
 		e = v->end < b ? v->end : b;
 		if ((v->prot & RP_R) && v->type != RV_SKIP) {
-			words_touched(m, a, e, v->type == RV_FILE || m->all_safe, fn, arg,
-				      unreadable);
+			words_touched(m, v, a, e, fn, arg, unreadable);
 		}
 		if (mp_now() > deadline)
 			return RX_TIMEOUT;

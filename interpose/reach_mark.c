@@ -45,6 +45,7 @@ struct mk {
 	int no_mmap;   /* ... and keeps no anonymous mapping alive (the loader's) */
 	int definite;  /* it is a root, or a block reached by start pointers */
 	int64_t clique; /* -1: marking from the roots; else the leader */
+	uint64_t read;  /* bytes words() was given */
 	uint64_t deadline;
 	int err;
 };
@@ -160,6 +161,7 @@ static void words(void *arg, const uint64_t *w, size_t n)
 	uint64_t lo = k->all_lo, hi = k->all_hi;
 	size_t i;
 
+	k->read += 8 * (uint64_t)n;
 	for (i = 0; i < n; i++) {
 		uint64_t v = w[i];
 
@@ -257,8 +259,9 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 		k.program = (rr->r[i].flags & RR_PROGRAM) != 0;
 		k.no_mmap = (rr->r[i].flags & RR_NO_MMAP) != 0;
 		k.definite = 1;
-		st->root_bytes += rr->r[i].end - rr->r[i].start;
+		k.read = 0;
 		r = rmaps_words(m, rr->r[i].start, rr->r[i].end, words, &k, &st->unreadable, deadline);
+		st->root_bytes += k.read; /* the pages read, not the range */
 		if (st->unreadable != before)
 			st->notes |= MP_REACH_N_UNREADABLE;
 		if (!r)

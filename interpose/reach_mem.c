@@ -44,7 +44,7 @@ static struct {
 	int kept;     /* rmem_forget'ed: never unmapped */
 } maps[MAX_MAPS];
 static uint64_t used, peak, limit;
-static int failed, pool_at = -1, pools;
+static int failed, pool_at = -1, pools, n_slots; /* slots below n_slots were ever used */
 
 /* memprov's other mappings (the stack-id set, the unwind cache). */
 static struct {
@@ -63,7 +63,9 @@ void rmem_own(uintptr_t addr, size_t len)
 
 void rmem_init(uint64_t lim)
 {
-	memset(maps, 0, sizeof(maps));
+	/* only the slots used (a forked child's copy): the table is 10 KiB of bss */
+	memset(maps, 0, (size_t)n_slots * sizeof(maps[0]));
+	n_slots = 0;
 	used = peak = 0;
 	limit = lim;
 	failed = 0;
@@ -82,7 +84,7 @@ static int slot_of(const void *p)
 {
 	int i;
 
-	for (i = 0; i < MAX_MAPS; i++)
+	for (i = 0; i < n_slots; i++)
 		if (maps[i].p == p && p && !maps[i].pool)
 			return i;
 	return -1;
@@ -94,7 +96,7 @@ static int pool_of(const void *p)
 	uintptr_t a = (uintptr_t)p;
 	int i;
 
-	for (i = 0; i < MAX_MAPS; i++)
+	for (i = 0; i < n_slots; i++)
 		if (maps[i].pool && a >= (uintptr_t)maps[i].p && a < (uintptr_t)maps[i].p + maps[i].len)
 			return i;
 	return -1;
@@ -121,6 +123,8 @@ static void *alloc(size_t len, int populate)
 	}
 	memset(&maps[i], 0, sizeof(maps[i]));
 	maps[i].p = p;
+	if (i >= n_slots)
+		n_slots = i + 1;
 	maps[i].len = len;
 	used += len;
 	if (used > peak)
@@ -154,6 +158,8 @@ static void *pool_cut(size_t len)
 			return NULL;
 		memset(&maps[i], 0, sizeof(maps[i]));
 		maps[i].p = p;
+		if (i >= n_slots)
+			n_slots = i + 1;
 		maps[i].len = plen;
 		maps[i].pool = 1;
 		pool_at = i;
@@ -201,7 +207,11 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 		failed = 1;
 		return -1;
 	}
-	len = page_round(ncap * elem);
+	len = ncap * elem;
+	/* a pool piece is cut to its size: six small arrays share a page, not six */
+	len = len <= POOL_PIECE && (!*pp || pool_of(*pp) >= 0)
+		      ? (len + POOL_ALIGN - 1) & ~(size_t)(POOL_ALIGN - 1)
+		      : page_round(len);
 	if (!*pp) {
 		q = rmem_alloc(len);
 		if (!q)
@@ -286,7 +296,7 @@ void rmem_release(void)
 {
 	int i;
 
-	for (i = 0; i < MAX_MAPS; i++) {
+	for (i = 0; i < n_slots; i++) {
 		if (maps[i].pool && !maps[i].kept)
 			mp_sys_munmap(maps[i].p, maps[i].len);
 		else if (maps[i].p && !maps[i].pool)
@@ -312,7 +322,7 @@ int rmem_is_own(uint64_t addr)
 {
 	int i;
 
-	for (i = 0; i < MAX_MAPS; i++)
+	for (i = 0; i < n_slots; i++)
 		if (maps[i].p && addr >= (uintptr_t)maps[i].p &&
 		    addr < (uintptr_t)maps[i].p + maps[i].len)
 			return 1;
@@ -325,7 +335,7 @@ size_t rmem_own_ranges(uint64_t (*out)[2], size_t max)
 	size_t n = 0;
 	int i;
 
-	for (i = 0; i < MAX_MAPS && n < max; i++) {
+	for (i = 0; i < n_slots && n < max; i++) {
 		if (!maps[i].p)
 			continue;
 		out[n][0] = (uintptr_t)maps[i].p;

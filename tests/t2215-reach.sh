@@ -107,6 +107,23 @@ test_expect_success 'stats: the totals per class; diff: each side'"'"'s, and eac
 		"=[(s[\"a\"][\"reach\"][\"definitely_lost\"][\"blocks\"], s[\"b\"][\"reach\"][\"indirectly_lost\"][\"blocks\"]) for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] in (\"drop3\", \"list\")]==[[0, 9], [3, 0]]"
 '
 
+test_expect_success 'maps lines of 3,800 characters before the program: parsed, and a written page of a private file mapping is a root' '
+	c=$(printf "%0200d" 0) && d=. && for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do d="$d/$c"; done &&
+	mkdir -p "$d" && : >"$d/f" && f=$(cd "$d" && pwd)/f &&
+	test ${#f} -gt 3600 &&
+	run longmaps longmaps "$f" 40 &&
+	test "$(classes longmaps)" = "3 300 0 0 0 0 6 1640"
+'
+
+test_expect_success 'a megabyte of initialized data only read is not scanned (its pages are the file): root bytes under 512 KiB, the kept blocks reachable' '
+	timeout 60 env MEMPROV_OUTPUT="$TRASH/data.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		"$BIN/pagefaults" data &&
+	memprov leaks --json data.trace >data.json &&
+	test "$(classes data)" = "0 0 0 0 0 0 5 320" &&
+	memprov dump data.trace | sed -n "s/.* root_bytes=\([0-9]*\) .*/\1/p" >rb &&
+	cat rb && test -s rb && test "$(cat rb)" -lt 524288
+'
+
 test_expect_success 'a lost cycle: one leader definitely lost, the other indirectly' '
 	run cycle cycle &&
 	test "$(classes cycle)" = "1 48 1 48 0 0 0 0"

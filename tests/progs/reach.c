@@ -34,6 +34,9 @@
  *   seccomp                    threads, under an allow-all seccomp filter
  *   atexit                     basic, then an atexit handler keeps 777 B
  *                              (still reachable: the scan comes after it)
+ *   longmaps FILE N            basic, with FILE mapped N times below the
+ *                              program and once more, written, holding the
+ *                              only pointer to a 640 B block
  *   forget [exit]              basic, then an atexit handler drops the 5
  *                              kept pointers: 8 blocks definitely lost, as
  *                              valgrind and LeakSanitizer say (they look
@@ -62,6 +65,7 @@
 #include <pthread.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -652,6 +656,32 @@ static void spread(long n)
 		keep[i] = malloc(200); /* SPREAD-KEEP */
 }
 
+/*
+ * longmaps FILE N: FILE (a path of some thousand characters) mapped N
+ * times below the program, so that its lines open /proc/self/maps and the
+ * scan parses past them to the program's own; once more privately and
+ * writable, its first page holding the only pointer to a 640 B block.
+ */
+static void longmaps(const char *file, int n)
+{
+	int fd = open(file, O_RDWR), i;
+	char *w;
+
+	if (fd < 0 || ftruncate(fd, 8192))
+		exit(3);
+	for (i = 0; i < n; i++)
+		if (mmap((void *)(0x10000000ul + 0x4000ul * (unsigned long)i), 4096, PROT_READ,
+			 MAP_PRIVATE, fd, 0) == MAP_FAILED)
+			exit(3);
+	w = mmap((void *)(0x10000000ul + 0x4000ul * (unsigned long)n), 8192,
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (w == MAP_FAILED)
+		exit(3);
+	close(fd);
+	*(void **)w = malloc(640); /* LONGMAPS-LINE */
+	basic("return");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
@@ -698,6 +728,8 @@ int main(int argc, char **argv)
 		latefree(argc > 2 ? atol(argv[2]) : 100000);
 	else if (!strcmp(mode, "forkbusy"))
 		forkbusy(argc > 2 ? atoi(argv[2]) : 4);
+	else if (!strcmp(mode, "longmaps") && argc > 3)
+		longmaps(argv[2], atoi(argv[3]));
 	else if (!strcmp(mode, "churnkeep"))
 		churnkeep(argc > 2 ? atol(argv[2]) : 100000);
 	else
