@@ -7,6 +7,9 @@
  * Used by t2120-threads.sh.
  *
  *   churn [THREADS [OPS]]     (defaults 8 and 100000)
+ *
+ * THREADS 0 runs one worker's operations in the main thread, which then
+ * is the only thread that ever allocates.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -141,21 +144,29 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
 	int nt = argc > 1 ? atoi(argv[1]) : 8;
+	int in_main = nt == 0;
 	long ops = argc > 2 ? atol(argv[2]) : 100000;
-	struct worker *w = calloc(nt, sizeof(*w));
+	struct worker *w;
 	size_t blocks = 0, bytes = 0;
 	char line[128];
 	int len;
 
+	if (in_main)
+		nt = 1;
+	w = calloc(nt, sizeof(*w));
 	if (!w || nt < 1 || pthread_barrier_init(&start, NULL, nt))
 		return 2;
 	for (int i = 0; i < nt; i++) {
 		w[i].seed = 7919u * (i + 1);
 		w[i].ops = ops;
+		if (in_main) {
+			run(&w[i]);
+			break;
+		}
 		if (pthread_create(&w[i].t, NULL, run, &w[i]))
 			return 2;
 	}
-	for (int i = 0; i < nt; i++)
+	for (int i = 0; i < nt && !in_main; i++)
 		pthread_join(w[i].t, NULL);
 	for (int i = 0; i < nt; i++)
 		for (int j = 0; j < SLOTS; j++)
