@@ -68,6 +68,7 @@
  * made a multiprocessing pool pay that for nothing.
  */
 #define REACH_INHERIT_MAX (64ull << 20)
+#define REACH_KEEP_MAX (4ull << 20) /* a scan this small is not unmapped */
 
 struct job {
 	int ran;
@@ -295,13 +296,13 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 			 */
 			if (!rt_fork_ts(anc[k].fd, anc[k].thread, anc[k].until_ts, anc[k].until_off,
 					anc[k].child_pid, anc[k].fork_serial, &ts))
-				src[n++] = (struct rl_source){ anc[k].fd, ts, UINT64_MAX, 0,
+				src[n++] = (struct rl_source){ anc[k].fd, NULL, ts, UINT64_MAX, 0,
 							       anc[k].until_ts };
 			else
-				src[n++] = (struct rl_source){ anc[k].fd, anc[k].until_ts,
+				src[n++] = (struct rl_source){ anc[k].fd, NULL, anc[k].until_ts,
 							       anc[k].until_off, 0, 0 };
 		}
-		src[n] = (struct rl_source){ fd, UINT64_MAX, UINT64_MAX,
+		src[n] = (struct rl_source){ fd, mp_trace_view, UINT64_MAX, UINT64_MAX,
 					     j->st.stopped == j->st.threads, 0 };
 		r = rl_build(&j->live, src, n + 1, j->deadline, &read);
 		if (na && read == na)
@@ -491,6 +492,13 @@ MP_REALIGN void mp_reach_at_exit(void)
 			for (kind = 1; kind < MP_KIND_COUNT; kind++)
 				write_blocks(&j, cls, kind);
 	write_summary(&j, t0);
-	rmem_release();
+	/*
+	 * The process ends next (the scan runs in the last destructor or at
+	 * _exit): a small scan's mappings go with it. Unmapping them cost a
+	 * short process more than its marking (a system call and a TLB flush
+	 * each: 7 for ls); a large scan gives its memory back first.
+	 */
+	if (rmem_peak() > REACH_KEEP_MAX)
+		rmem_release();
 	errno = saved;
 }

@@ -20,6 +20,7 @@
 
 #include "../include/memprov_trace.h"
 #include "sys.h"
+#include "trace_iter.h"
 
 /* Results of the steps: 0, or one of these. */
 enum {
@@ -55,7 +56,7 @@ size_t rmem_own_ranges(uint64_t (*out)[2], size_t max) MP_HIDDEN;
 typedef int (*rt_fn)(void *arg, uint32_t serial, const struct mp_rec_head *h);
 struct mp_iter_horizon;
 /* hz (NULL: none): trace_iter.h's horizons, for a trace nobody writes meanwhile */
-int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
+int rt_walk(int fd, mp_iter_view view, uint64_t until, uint64_t until_off, uint64_t deadline,
 	    struct mp_iter_horizon *hz, rt_fn fn, void *arg) MP_HIDDEN;
 /*
  * Where to read an ancestor's trace (on fd) up to: the FORK record its
@@ -98,6 +99,7 @@ struct rlive {
  * process it was forked from, up to the fork (the memory it inherited). */
 struct rl_source {
 	int fd;
+	mp_iter_view view; /* the process's own: its bytes in the writer's mappings */
 	uint64_t until, until_off;
 	int settled; /* no thread writes it while it is read (all are stopped) */
 	/*

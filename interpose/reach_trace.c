@@ -2,8 +2,8 @@
  * reach_trace.c - read this process's own trace back for the reachability
  * scan: trace_iter.c's walk (every format version memprov writes) into
  * memory the scan mapped itself, with the scan's time bound checked as
- * records go by. The file is read with pread, never through the writer's
- * mappings (finished chunks have left the address space).
+ * records go by. The file is read with pread, or where the caller's view
+ * says, in the writer's own mappings (a short trace, at exit).
  *
  * Records come chunk by chunk in file order: each thread's records in its
  * own order, threads interleaved. Callers that need "the latest event for
@@ -33,7 +33,7 @@ static int one(void *arg, uint32_t serial, const struct mp_rec_head *h)
 	return w->fn(w->arg, serial, h);
 }
 
-int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
+int rt_walk(int fd, mp_iter_view view, uint64_t until, uint64_t until_off, uint64_t deadline,
 	    struct mp_iter_horizon *hz, rt_fn fn, void *arg)
 {
 	struct walk w = { fn, arg, deadline, 0 };
@@ -45,7 +45,7 @@ int rt_walk(int fd, uint64_t until, uint64_t until_off, uint64_t deadline,
 	buf = rmem_buffer(MP_ITER_BUF); /* a short trace uses a page or two of it */
 	if (!buf)
 		return RX_NOMEM;
-	r = mp_trace_iter_before(fd, buf, MP_ITER_BUF, until, until_off, hz, one, &w);
+	r = mp_trace_iter_before(fd, view, buf, MP_ITER_BUF, until, until_off, hz, one, &w);
 	rmem_free(buf);
 	/* fn's own results are RX_ codes, never -1 */
 	return r == -1 ? RX_NOTRACE : r;

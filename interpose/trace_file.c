@@ -448,6 +448,28 @@ struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *by
 	return (struct mp_chunk_head *)seg;
 }
 
+#define VIEW_MAX (1u << 20) /* mp_trace_view's reach: a short process's trace */
+
+const void *mp_trace_view(uint64_t off, size_t len)
+{
+	uint64_t end = off + len, b, first, n, si;
+	char *seg;
+
+	if (!mp_header || end < off || end > VIEW_MAX ||
+	    end > __atomic_load_n(&space_end, __ATOMIC_ACQUIRE))
+		return NULL;
+	if (end <= MP_HEADER_SIZE)
+		return (const char *)mp_header + off;
+	if (off < MP_HEADER_SIZE)
+		return NULL;
+	b = (off - MP_HEADER_SIZE) / BLOCK;
+	si = seg_of(b, &first, &n);
+	if (si >= __atomic_load_n(&segs_end, __ATOMIC_ACQUIRE) || end > MP_HEADER_SIZE + (first + n) * BLOCK)
+		return NULL;
+	seg = mp_atomic_load_acquire_ptr(&segs[si]);
+	return seg ? seg + (off - MP_HEADER_SIZE - first * BLOCK) : NULL;
+}
+
 /* A chunk in use again after mp_chunk_release (its thread wrote more). */
 void mp_chunk_present(void *c, uint32_t bytes)
 {

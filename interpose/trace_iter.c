@@ -55,30 +55,59 @@ static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uin
 
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg)
 {
-	return mp_trace_iter_before(fd, buf, len, UINT64_MAX, UINT64_MAX, NULL, fn, arg);
+	return mp_trace_iter_before(fd, NULL, buf, len, UINT64_MAX, UINT64_MAX, NULL, fn, arg);
 }
 
 struct layout {
+	int fd;
+	mp_iter_view view;             /* or NULL */
 	uint32_t version;
 	uint64_t unit, n;              /* block size; blocks handed out */
 	uint64_t until, until_off;
 };
 
+/* n bytes at off: in memory through the view, else read into dst; NULL
+ * when fewer could be read. */
+static const void *bytes_at(const struct layout *l, void *dst, size_t n, uint64_t off)
+{
+	const void *p = l->view ? l->view(off, n) : NULL;
+
+	if (p)
+		return p;
+	return read_at(l->fd, dst, n, off) == n ? dst : NULL;
+}
+
+/* A chunk's records (up to c->used bytes after its head at off), walked. */
+static int walk_at(const struct layout *l, const struct mp_chunk_head *c, uint64_t off,
+		   uint8_t *data, void *rec, uint64_t until, mp_iter_fn fn, void *arg)
+{
+	const void *p = l->view ? l->view(off + sizeof(*c), c->used) : NULL;
+
+	if (p)
+		return walk_chunk(c, l->version, p, c->used, rec, until, fn, arg);
+	return walk_chunk(c, l->version, data, read_at(l->fd, data, c->used, off + sizeof(*c)),
+			  rec, until, fn, arg);
+}
+
 /*
  * The next chunk to read at or after block *i: its head in *c and its
  * file offset in *off, *i moved past it. 0, or -1 when there is none.
  */
-static int next_chunk(int fd, const struct layout *l, uint64_t *i, struct mp_chunk_head *c,
+static int next_chunk(const struct layout *l, uint64_t *i, struct mp_chunk_head *c,
 		      uint64_t *off)
 {
 	while (*i < l->n) {
+		const void *p;
 		uint64_t size;
 
 		*off = MP_HEADER_SIZE + *i * l->unit;
 		if (*off >= l->until_off)
 			return -1; /* handed out after the instant */
-		if (read_at(fd, c, sizeof(*c), *off) != sizeof(*c))
+		p = bytes_at(l, c, sizeof(*c), *off);
+		if (!p)
 			return -1; /* reserved past the end of the file */
+		if (p != c)
+			memcpy(c, p, sizeof(*c));
 		size = l->version >= 2 ? c->size : l->unit;
 		if (c->magic != MP_CHUNK_MAGIC || !size || size % l->unit ||
 		    size > MP_DEFAULT_CHUNK_SIZE || c->used > size - sizeof(*c)) {
@@ -100,13 +129,13 @@ static int next_chunk(int fd, const struct layout *l, uint64_t *i, struct mp_chu
  * h->ts[k], as suffix minima, and its offset h->off[k]; h->n chunks, 0
  * when they do not fit.
  */
-static void horizons(int fd, const struct layout *l, struct mp_iter_horizon *h)
+static void horizons(const struct layout *l, struct mp_iter_horizon *h)
 {
 	struct mp_chunk_head c;
 	uint64_t i = 0, off, k = 0, min = UINT64_MAX;
 
 	h->n = 0;
-	while (!next_chunk(fd, l, &i, &c, &off)) {
+	while (!next_chunk(l, &i, &c, &off)) {
 		if (k == h->cap)
 			return; /* too many: no horizons */
 		h->off[k] = off;
@@ -122,14 +151,19 @@ static void horizons(int fd, const struct layout *l, struct mp_iter_horizon *h)
 	}
 }
 
-/* The file's layout from its header (read into buf); -1: not a trace this memprov reads. */
-static int layout_of(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
-		     struct layout *l)
+/* The file's layout from its header (read into buf, or seen through
+ * view); -1: not a trace this memprov reads. */
+static int layout_of(int fd, mp_iter_view view, void *buf, size_t len, uint64_t until,
+		     uint64_t until_off, struct layout *l)
 {
-	struct mp_file_header *hdr = buf;
+	const struct mp_file_header *hdr;
 
-	if (fd < 0 || len < MP_ITER_BUF || read_at(fd, hdr, MP_HEADER_SIZE, 0) != MP_HEADER_SIZE ||
-	    memcmp(hdr->magic, MP_MAGIC, MP_MAGIC_LEN) || hdr->version < MP_VERSION_OLDEST ||
+	l->fd = fd;
+	l->view = view;
+	if (fd < 0 || len < MP_ITER_BUF)
+		return -1;
+	hdr = bytes_at(l, buf, MP_HEADER_SIZE, 0);
+	if (!hdr || memcmp(hdr->magic, MP_MAGIC, MP_MAGIC_LEN) || hdr->version < MP_VERSION_OLDEST ||
 	    hdr->version > MP_VERSION || hdr->header_size != MP_HEADER_SIZE)
 		return -1;
 	l->version = hdr->version;
@@ -142,8 +176,8 @@ static int layout_of(int fd, void *buf, size_t len, uint64_t until, uint64_t unt
 	return 0;
 }
 
-int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
-			 struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg)
+int mp_trace_iter_before(int fd, mp_iter_view view, void *buf, size_t len, uint64_t until,
+			 uint64_t until_off, struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg)
 {
 	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
 	void *rec = data + MP_DEFAULT_CHUNK_SIZE;
@@ -151,13 +185,13 @@ int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t
 	struct layout l;
 	uint64_t i = 0, off, k = 0;
 
-	if (layout_of(fd, buf, len, until, until_off, &l))
+	if (layout_of(fd, view, buf, len, until, until_off, &l))
 		return -1;
 	if (hz) {
 		hz->now = hz->from = 0;
-		horizons(fd, &l, hz);
+		horizons(&l, hz);
 	}
-	while (!next_chunk(fd, &l, &i, &c, &off)) {
+	while (!next_chunk(&l, &i, &c, &off)) {
 		int r;
 
 		/*
@@ -171,8 +205,7 @@ int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t
 		if (hz)
 			hz->from = hz->now < c.first_ts ? hz->now : c.first_ts;
 		k++;
-		r = walk_chunk(&c, l.version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
-			       until, fn, arg);
+		r = walk_at(&l, &c, off, data, rec, until, fn, arg);
 		if (r)
 			return r;
 	}
@@ -210,23 +243,22 @@ int mp_trace_fork_ts(int fd, void *buf, size_t len, uint32_t thread, uint64_t af
 	struct layout l;
 	uint64_t i = 0, off, from = UINT64_MAX;
 
-	if (!thread || layout_of(fd, buf, len, UINT64_MAX, after_off, &l))
+	if (!thread || layout_of(fd, NULL, buf, len, UINT64_MAX, after_off, &l))
 		return -1;
 	/*
 	 * The thread's last chunk started by then (taken before then too, in
 	 * the file's first after_off bytes): the record is in it or after.
 	 */
-	while (!next_chunk(fd, &l, &i, &c, &off))
+	while (!next_chunk(&l, &i, &c, &off))
 		if (c.thread_serial == thread && c.first_ts <= after)
 			from = off;
 	if (from == UINT64_MAX)
 		return -1;
 	l.until_off = UINT64_MAX;
 	i = (from - MP_HEADER_SIZE) / l.unit;
-	while (!f.found && !next_chunk(fd, &l, &i, &c, &off))
+	while (!f.found && !next_chunk(&l, &i, &c, &off))
 		if (c.thread_serial == thread &&
-		    walk_chunk(&c, l.version, data, read_at(fd, data, c.used, off + sizeof(c)), rec,
-			       UINT64_MAX, fork_one, &f) < 0)
+		    walk_at(&l, &c, off, data, rec, UINT64_MAX, fork_one, &f) < 0)
 			break;
 	if (f.found != 1)
 		return -1;

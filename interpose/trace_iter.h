@@ -16,8 +16,10 @@
  *	buf = (memory of MP_ITER_BUF bytes the caller mapped itself);
  *	r = mp_trace_iter(fd, buf, MP_ITER_BUF, one, arg);
  *
- * fd: the trace, read with pread (never through the writer's mappings:
- * finished chunks have left the address space). Records come chunk by
+ * fd: the trace, read with pread; or, where the caller passes a view,
+ * through memory the view names (the writer's own mappings of a short
+ * trace: a page fault maps sixteen pages back from the page cache, where
+ * pread faulted in a buffer page for each four kilobytes). Records come chunk by
  * chunk in file order: each thread's records in its own order, threads
  * interleaved, so a caller that needs "the latest event for an address"
  * compares timestamps (h->ts). A record pointer is valid during the call
@@ -38,6 +40,9 @@
 #define MP_ITER_BUF (MP_HEADER_SIZE + MP_DEFAULT_CHUNK_SIZE + MP_MAX_RECORD + 64)
 
 typedef int (*mp_iter_fn)(void *arg, uint32_t serial, const struct mp_rec_head *rec);
+
+/* Bytes [off, off + len) of the trace, readable in memory; NULL: pread them. */
+typedef const void *(*mp_iter_view)(uint64_t off, size_t len);
 
 /*
  * Horizons, for a caller that forgets what no later record can change:
@@ -63,9 +68,10 @@ struct mp_iter_horizon {
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg) MP_HIDDEN;
 /* The same, for the records stamped before until in the chunks that
  * start before byte until_off only (later chunks are not read), with
- * horizons when hz is not NULL. */
-int mp_trace_iter_before(int fd, void *buf, size_t len, uint64_t until, uint64_t until_off,
-			 struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg) MP_HIDDEN;
+ * horizons when hz is not NULL, read through view where it says. */
+int mp_trace_iter_before(int fd, mp_iter_view view, void *buf, size_t len, uint64_t until,
+			 uint64_t until_off, struct mp_iter_horizon *hz, mp_iter_fn fn,
+			 void *arg) MP_HIDDEN;
 
 /*
  * The FORK record a parent wrote for a child, found from the child: the

@@ -124,6 +124,16 @@ test_expect_success 'a megabyte of initialized data only read is not scanned (it
 	cat rb && test -s rb && test "$(cat rb)" -lt 524288
 '
 
+test_expect_success 'a short trace is read back in the writer mappings: no pread of it at exit, the same classes' '
+	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
+	timeout 120 strace -y -e trace=pread64 -o view.strace env MEMPROV_OUTPUT="$TRASH/view.trace" \
+		LD_PRELOAD="$MEMPROV_LIB" "$BIN/reach" basic >/dev/null &&
+	memprov leaks --json view.trace >view.json &&
+	test "$(classes view)" = "3 300 0 0 0 0 5 1000" &&
+	n=$(grep -c "view.trace>" view.strace) ; echo "preads of the trace: $n" &&
+	test "$n" = 0
+'
+
 test_expect_success 'a lost cycle: one leader definitely lost, the other indirectly' '
 	run cycle cycle &&
 	test "$(classes cycle)" = "1 48 1 48 0 0 0 0"
