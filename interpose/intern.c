@@ -38,6 +38,10 @@ int mp_intern_init(void)
 		set = NULL;
 		return -1;
 	}
+	/* level 0's pages (every process with a stack uses them), by writes:
+	 * a lookup's read first would cost a read fault, then a write fault */
+	for (size_t i = 0; i < (1u << 10); i += 4096 / sizeof(*set))
+		__atomic_store_n(&set[i], 0, __ATOMIC_RELAXED);
 	return 0;
 }
 

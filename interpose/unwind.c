@@ -38,14 +38,18 @@
 
 /*
  * Cache: entry = ip << 17 | rule; ip < 2^47 (user space) and never 0,
- * so an entry in use is never 0. Its slots are taken from the first 2^12
- * (32 KiB, 8 pages) until 2^11 rules were cached, then from all 2^16:
- * each new rule in a big table touches a new page, and a short-lived
- * process paid a page fault for most of them. An entry says which ip it
- * holds, so one found at a slot of the old size is still right.
+ * so an entry in use is never 0. Its slots are taken from the first 2^9
+ * (4 KiB, one page, written at start so that it costs one page fault,
+ * not a read fault then a write fault) until 2^8 rules were cached, then
+ * from the first 2^12 (8 pages) until 2^11, then from all 2^16: each new
+ * rule in a big table touches a new page, and a short-lived process paid
+ * a page fault for most of them (ls: 16 faults for its 8 pages of 2^12
+ * slots, one now). An entry says which ip it holds, so one found at a
+ * slot of the old size is still right.
  */
 #define CACHE_BITS 16
-#define CACHE_BITS_FIRST 12
+#define CACHE_BITS_FIRST 9
+#define CACHE_BITS_SECOND 12
 #define CACHE_SIZE (1u << CACHE_BITS)
 #define CACHE_PROBES 4
 #define IP_MAX ((uintptr_t)1 << 47)
@@ -299,6 +303,41 @@ uint64_t mp_unwind_hash_frames(void *const *ip, int n)
 	return h;
 }
 
+/*
+ * n rules are cached: the slots in use grow to the stage for n (never
+ * shrink). The thread that grows them copies the rules of the old stage's
+ * slots to their slots of the new one: found again there, not derived
+ * again (a rule_miss walks the loaded objects and their CFI: deriving
+ * 2,000 rules again cost a Python start-up a millisecond). A copy that
+ * finds its run full is dropped; a lookup meanwhile may miss and derive.
+ */
+static void cache_grow(uint32_t n)
+{
+	unsigned want = 64 - (n >= (1u << CACHE_BITS_SECOND) / 2 ? CACHE_BITS :
+			      n >= (1u << CACHE_BITS_FIRST) / 2 ? CACHE_BITS_SECOND : CACHE_BITS_FIRST);
+	unsigned cur = slot_shift();
+	uint32_t i, p, j;
+
+	do {
+		if (want >= cur)
+			return;
+	} while (!__atomic_compare_exchange_n(&cache_shift, &cur, want, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	for (i = 0; i < (1u << (64 - cur)) + CACHE_PROBES; i++) { /* runs may go past the end */
+		uint64_t e = mp_atomic_load_relaxed_u64(&cache[i]);
+
+		if (!e)
+			continue;
+		j = cache_slot((uintptr_t)(e >> R_BITS), want);
+		for (p = 0; p < CACHE_PROBES; p++) {
+			uint64_t *slot = &cache[(j + p) & (CACHE_SIZE - 1)];
+
+			if (mp_atomic_load_relaxed_u64(slot) == e || mp_atomic_cas_relaxed_u64(slot, 0, e))
+				break;
+		}
+	}
+}
+
 static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 {
 	struct find f = { ip - 1, R_FALLBACK, 0 };
@@ -318,9 +357,8 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	mp_signals_restore(&old, blocked);
 	mp_gate_leave();
 	e = (uint64_t)ip << R_BITS | f.rule;
-	if (slot_shift() != 64 - CACHE_BITS &&
-	    __atomic_fetch_add(&cache_fill, 1, __ATOMIC_RELAXED) >= (1u << CACHE_BITS_FIRST) / 2)
-		__atomic_store_n(&cache_shift, 64 - CACHE_BITS, __ATOMIC_RELAXED);
+	if (slot_shift() != 64 - CACHE_BITS)
+		cache_grow(__atomic_add_fetch(&cache_fill, 1, __ATOMIC_RELAXED));
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t *slot = &cache[(i + p) & (CACHE_SIZE - 1)];
 
@@ -596,6 +634,8 @@ int mp_unwind_init(void)
 		cache = NULL;
 		return -1;
 	}
+	/* the first stage's page, by a write: one fault, not a read then a write */
+	__atomic_store_n(&cache[0], 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
