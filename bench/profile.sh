@@ -3,6 +3,7 @@
 #
 #   bench/profile.sh perf [THREADS OPS]        sampled CPU time (perf record -g)
 #   bench/profile.sh callgrind [THREADS OPS]   instruction counts, repeatable
+#   bench/profile.sh startup [RUNS [ROUNDS]]   what one short process costs
 #
 # perf prints the share of samples per object and the top functions (self
 # time) of churn run under LD_PRELOAD=libmemprov.so. callgrind prints the
@@ -20,7 +21,7 @@ tool=${1:-perf}
 threads=${2:-1}
 unset LD_PRELOAD MEMPROV_OUTPUT
 
-for f in "$LIB" "$CHURN"; do
+for f in "$LIB" $([ "$tool" = startup ] || echo "$CHURN"); do
 	[ -e "$f" ] || { echo "profile.sh: $f is missing: run 'make' and 'make bench-progs'" >&2; exit 2; }
 done
 rm -rf "$OUT" && mkdir -p "$OUT" || exit 2
@@ -59,8 +60,40 @@ callgrind)
 	callgrind_annotate --inclusive=yes "$traced_out" 2>/dev/null |
 		grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^=].*(libmemprov|libunwind|vdso)' | head -n 12
 	;;
+startup)
+	# What one short process costs, phase by phase: the same command bare,
+	# with the preload object loaded and idle (MEMPROV_DISABLE=1), tracing
+	# without the scan at exit (MEMPROV_REACH=0), and with everything; the
+	# differences are loading, recording and the scan. perf stat's mean
+	# over RUNS runs (default 300), the four variants interleaved in ROUNDS
+	# rounds (default 3). Elapsed time, not CPU time: the process's own
+	# CPU time is what varies most between runs here.
+	n=${2:-300}
+	rounds=${3:-3}
+	command -v perf >/dev/null || { echo "profile.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
+	one() { # label, then env assignments: the mean elapsed microseconds
+		local label=$1 d
+		shift
+		d=$(mktemp -d "$OUT/run.XXXXXX") || exit 2
+		perf stat -r "$n" env "$@" MEMPROV_OUTPUT="$d/m.%p.trace" /bin/ls -d / 2>&1 >/dev/null |
+			awk -v l="$label" '/seconds time elapsed/ { printf "%s %.0f\n", l, $1 * 1e6 }'
+		rm -rf "$d"
+	}
+	echo "ls -d /, $n runs a variant, $rounds rounds: microseconds a process (mean elapsed, env and ls)"
+	for r in $(seq "$rounds"); do
+		{
+			one bare A=1
+			one loaded LD_PRELOAD="$LIB" MEMPROV_DISABLE=1
+			one traced LD_PRELOAD="$LIB" MEMPROV_REACH=0
+			one full LD_PRELOAD="$LIB"
+		} | awk -v r="$r" '{ v[$1] = $2 } END {
+			printf "round %d: bare %d, loaded +%d, recording +%d, scan at exit +%d: %d us over bare\n",
+				r, v["bare"], v["loaded"] - v["bare"], v["traced"] - v["loaded"],
+				v["full"] - v["traced"], v["full"] - v["bare"] }'
+	done
+	;;
 *)
-	echo "usage: profile.sh perf|callgrind [THREADS OPS]" >&2
+	echo "usage: profile.sh perf|callgrind [THREADS OPS] | startup [RUNS [ROUNDS]]" >&2
 	exit 2
 	;;
 esac
