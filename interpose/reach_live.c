@@ -942,7 +942,8 @@ MP_REALIGN int rl_build(struct rlive *out, const struct rl_source *src, int n, u
 		lb.horizon = hp ? &hz.now : NULL;
 		lb.from = hp ? &hz.from : NULL;
 		lb.unsure_after = src[k].unsure_after;
-		rk = rt_walk(src[k].fd, src[k].view, src[k].until, src[k].until_off, deadline, hp, on_record, &lb);
+		rk = rt_walk(src[k].fd, src[k].view, src[k].until, src[k].until_off, deadline, hp,
+			     on_record, &lb);
 		lb.horizon = NULL;
 		lb.later_n = lb.later_top = 0; /* the queues go with stash_end's slots */
 		lb.later_free = 0;

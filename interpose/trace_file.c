@@ -464,7 +464,8 @@ const void *mp_trace_view(uint64_t off, size_t len)
 		return NULL;
 	b = (off - MP_HEADER_SIZE) / BLOCK;
 	si = seg_of(b, &first, &n);
-	if (si >= __atomic_load_n(&segs_end, __ATOMIC_ACQUIRE) || end > MP_HEADER_SIZE + (first + n) * BLOCK)
+	if (si >= __atomic_load_n(&segs_end, __ATOMIC_ACQUIRE) ||
+	    end > MP_HEADER_SIZE + (first + n) * BLOCK)
 		return NULL;
 	seg = mp_atomic_load_acquire_ptr(&segs[si]);
 	return seg ? seg + (off - MP_HEADER_SIZE - first * BLOCK) : NULL;

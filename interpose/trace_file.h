@@ -35,15 +35,15 @@ void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
  * blocks of MP_BLOCK_SIZE or fewer, never fewer than min; its length in
  * *bytes. NULL when tracing stopped.
  */
+struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes) MP_HIDDEN;
 /*
  * Bytes [off, off + len) of the trace in this process's own mappings of
  * it, for reading back at exit; NULL where they are not mapped, lie past
- * the space the file was given, or past the first VIEW_MAX bytes (a
+ * the space the file was given, or past the first MiB (a
  * long trace is read with pread: read through the mappings, its pages
  * would come back into the process's resident memory).
  */
 const void *mp_trace_view(uint64_t off, size_t len) MP_HIDDEN;
-struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes) MP_HIDDEN;
 /* The writer is done with chunk c (bytes long): its pages leave the
  * address space, its data stays in the file. */
 void mp_chunk_release(void *c, uint32_t bytes) MP_HIDDEN;
