@@ -307,9 +307,10 @@ uint64_t mp_unwind_hash_frames(void *const *ip, int n)
  * n rules are cached: the slots in use grow to the stage for n (never
  * shrink). The thread that grows them copies the rules of the old stage's
  * slots to their slots of the new one: found again there, not derived
- * again (a rule_miss walks the loaded objects and their CFI: deriving
- * 2,000 rules again cost a Python start-up a millisecond). A copy that
- * finds its run full is dropped; a lookup meanwhile may miss and derive.
+ * again (a rule_miss walks the loaded objects and their CFI; a Python
+ * start-up derives 1,303 rules for the 1,265 it caches, where every rule
+ * cached before a stage change was derived twice). A copy that finds its
+ * run full is dropped; a lookup meanwhile may miss and derive.
  */
 static void cache_grow(uint32_t n)
 {
