@@ -55,9 +55,11 @@ size_t rmem_own_ranges(uint64_t (*out)[2], size_t max) MP_HIDDEN;
  * order; a nonzero return stops the walk. */
 typedef int (*rt_fn)(void *arg, uint32_t serial, const struct mp_rec_head *h);
 struct mp_iter_horizon;
-/* hz (NULL: none): trace_iter.h's horizons, for a trace nobody writes meanwhile */
+/* hz (NULL: none): trace_iter.h's horizons, for a trace nobody writes
+ * meanwhile; heap (NULL: none): the compact heap records in batches,
+ * as trace_iter.h gives them, the others through fn */
 int rt_walk(int fd, mp_iter_view view, uint64_t until, uint64_t until_off, uint64_t deadline,
-	    struct mp_iter_horizon *hz, rt_fn fn, void *arg) MP_HIDDEN;
+	    struct mp_iter_horizon *hz, rt_fn fn, mp_iter_heap_fn heap, void *arg) MP_HIDDEN;
 /*
  * Where to read an ancestor's trace (on fd) up to: the FORK record its
  * forking thread (serial thread) wrote for child_pid's fork fork_serial

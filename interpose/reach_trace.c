@@ -19,6 +19,7 @@
 
 struct walk {
 	rt_fn fn;
+	mp_iter_heap_fn heap;
 	void *arg;
 	uint64_t deadline;
 	uint32_t n;
@@ -33,10 +34,21 @@ static int one(void *arg, uint32_t serial, const struct mp_rec_head *h)
 	return w->fn(w->arg, serial, h);
 }
 
-int rt_walk(int fd, mp_iter_view view, uint64_t until, uint64_t until_off, uint64_t deadline,
-	    struct mp_iter_horizon *hz, rt_fn fn, void *arg)
+static int batch(void *arg, uint32_t serial, const struct mp_iter_heap *ev, size_t n)
 {
-	struct walk w = { fn, arg, deadline, 0 };
+	struct walk *w = arg;
+	uint32_t before = w->n;
+
+	w->n += (uint32_t)n;
+	if (w->n / CLOCK_EVERY != before / CLOCK_EVERY && mp_now() > w->deadline)
+		return RX_TIMEOUT;
+	return w->heap(w->arg, serial, ev, n);
+}
+
+int rt_walk(int fd, mp_iter_view view, uint64_t until, uint64_t until_off, uint64_t deadline,
+	    struct mp_iter_horizon *hz, rt_fn fn, mp_iter_heap_fn heap, void *arg)
+{
+	struct walk w = { fn, heap, arg, deadline, 0 };
 	void *buf;
 	int r;
 
@@ -45,7 +57,8 @@ int rt_walk(int fd, mp_iter_view view, uint64_t until, uint64_t until_off, uint6
 	buf = rmem_buffer(MP_ITER_BUF); /* a short trace uses a page or two of it */
 	if (!buf)
 		return RX_NOMEM;
-	r = mp_trace_iter_before(fd, view, buf, MP_ITER_BUF, until, until_off, hz, one, &w);
+	r = mp_trace_iter_before(fd, view, buf, MP_ITER_BUF, until, until_off, hz, one,
+				 heap ? batch : NULL, &w);
 	rmem_free(buf);
 	/* fn's own results are RX_ codes, never -1 */
 	return r == -1 ? RX_NOTRACE : r;

@@ -31,9 +31,45 @@ static size_t read_at(int fd, void *buf, size_t len, uint64_t off)
 	return got;
 }
 
+/*
+ * The compact heap records from d on, batched for heap: 1 when the chunk
+ * ends here (a damaged record, or one stamped at or after until), 0 when
+ * the next record is for the general path (or the batch is full), or
+ * heap's nonzero return in *r.
+ */
+static int heap_run(struct mp_dec *d, uint32_t serial, uint64_t until, mp_iter_heap_fn heap,
+		    void *arg, int *r)
+{
+	struct mp_iter_heap ev[MP_ITER_BATCH];
+	struct mp_rec_alloc a;
+	const char *why;
+	size_t n = 0;
+	int end = 0;
+
+	while (n < MP_ITER_BATCH && d->end - d->p >= 64) {
+		int st = mp_dec_compact(d, &a.h, &why);
+
+		if (st < 0)
+			break; /* not a compact heap record */
+		if (st != MP_DEC_OK || a.h.ts >= until) {
+			end = 1; /* damage ends the chunk; its records are in time order */
+			break;
+		}
+		ev[n].ts = a.h.ts;
+		ev[n].addr = a.addr;
+		ev[n].size = a.size;
+		ev[n].alloc = a.h.type == MP_REC_ALLOC;
+		ev[n].pad = 0;
+		n++;
+	}
+	*r = n ? heap(arg, serial, ev, n) : 0;
+	return end;
+}
+
 /* The records of one chunk (its head and used bytes in data). */
 static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uint8_t *data,
-		      size_t used, void *rec, uint64_t until, mp_iter_fn fn, void *arg)
+		      size_t used, void *rec, uint64_t until, mp_iter_fn fn, mp_iter_heap_fn heap,
+		      void *arg)
 {
 	const struct mp_rec_head *h;
 	const char *why;
@@ -41,21 +77,30 @@ static int walk_chunk(const struct mp_chunk_head *c, uint32_t version, const uin
 	int r;
 
 	mp_dec_init(&d, version, data, used, c->first_ts);
-	while (mp_dec_next(&d, &h, rec, MP_MAX_RECORD, &why) == MP_DEC_OK) {
+	for (;;) {
+		if (heap && version >= 2) {
+			const uint8_t *at = d.p;
+
+			if (heap_run(&d, c->thread_serial, until, heap, arg, &r) || r)
+				return r;
+			if (d.p != at)
+				continue; /* a full batch, or the general path's turn next */
+		}
+		if (mp_dec_next(&d, &h, rec, MP_MAX_RECORD, &why) != MP_DEC_OK)
+			return 0;
 		if (h->ts >= until)
-			break; /* a chunk's records are in time order */
+			return 0; /* a chunk's records are in time order */
 		if (h->type >= MP_REC_TYPE_COUNT)
 			continue; /* a type this memprov does not know */
 		r = fn(arg, c->thread_serial, h);
 		if (r)
 			return r;
 	}
-	return 0;
 }
 
 int mp_trace_iter(int fd, void *buf, size_t len, mp_iter_fn fn, void *arg)
 {
-	return mp_trace_iter_before(fd, NULL, buf, len, UINT64_MAX, UINT64_MAX, NULL, fn, arg);
+	return mp_trace_iter_before(fd, NULL, buf, len, UINT64_MAX, UINT64_MAX, NULL, fn, NULL, arg);
 }
 
 struct layout {
@@ -79,14 +124,15 @@ static const void *bytes_at(const struct layout *l, void *dst, size_t n, uint64_
 
 /* A chunk's records (up to c->used bytes after its head at off), walked. */
 static int walk_at(const struct layout *l, const struct mp_chunk_head *c, uint64_t off,
-		   uint8_t *data, void *rec, uint64_t until, mp_iter_fn fn, void *arg)
+		   uint8_t *data, void *rec, uint64_t until, mp_iter_fn fn, mp_iter_heap_fn heap,
+		   void *arg)
 {
 	const void *p = l->view ? l->view(off + sizeof(*c), c->used) : NULL;
 
 	if (p)
-		return walk_chunk(c, l->version, p, c->used, rec, until, fn, arg);
+		return walk_chunk(c, l->version, p, c->used, rec, until, fn, heap, arg);
 	return walk_chunk(c, l->version, data, read_at(l->fd, data, c->used, off + sizeof(*c)),
-			  rec, until, fn, arg);
+			  rec, until, fn, heap, arg);
 }
 
 /*
@@ -177,7 +223,8 @@ static int layout_of(int fd, mp_iter_view view, void *buf, size_t len, uint64_t 
 }
 
 int mp_trace_iter_before(int fd, mp_iter_view view, void *buf, size_t len, uint64_t until,
-			 uint64_t until_off, struct mp_iter_horizon *hz, mp_iter_fn fn, void *arg)
+			 uint64_t until_off, struct mp_iter_horizon *hz, mp_iter_fn fn,
+			 mp_iter_heap_fn heap, void *arg)
 {
 	uint8_t *data = (uint8_t *)buf + MP_HEADER_SIZE;
 	void *rec = data + MP_DEFAULT_CHUNK_SIZE;
@@ -205,7 +252,7 @@ int mp_trace_iter_before(int fd, mp_iter_view view, void *buf, size_t len, uint6
 		if (hz)
 			hz->from = hz->now < c.first_ts ? hz->now : c.first_ts;
 		k++;
-		r = walk_at(&l, &c, off, data, rec, until, fn, arg);
+		r = walk_at(&l, &c, off, data, rec, until, fn, heap, arg);
 		if (r)
 			return r;
 	}
@@ -258,7 +305,7 @@ int mp_trace_fork_ts(int fd, void *buf, size_t len, uint32_t thread, uint64_t af
 	i = (from - MP_HEADER_SIZE) / l.unit;
 	while (!f.found && !next_chunk(&l, &i, &c, &off))
 		if (c.thread_serial == thread &&
-		    walk_at(&l, &c, off, data, rec, UINT64_MAX, fork_one, &f) < 0)
+		    walk_at(&l, &c, off, data, rec, UINT64_MAX, fork_one, NULL, &f) < 0)
 			break;
 	if (f.found != 1)
 		return -1;
