@@ -28,8 +28,9 @@
  * Version 2: a chunk is 1 to MP_CHUNK_MAX_BLOCKS whole blocks, its length
  * in head.size; header.next_chunk counts the blocks handed out. A thread's
  * first chunk is one block (4 KiB), its second MP_CHUNK_SECOND_BLOCKS,
- * later ones MP_CHUNK_MAX_BLOCKS (64 KiB), so a short-lived thread or
- * process costs one block. A block whose chunk magic is 0 is a hole (a
+ * later ones 8 blocks (32 KiB; a reader takes up to MP_CHUNK_MAX_BLOCKS,
+ * which memprov wrote before), so a short-lived thread or process costs
+ * one block. A block whose chunk magic is 0 is a hole (a
  * range reserved but never written: a process killed right after
  * reserving it): readers step over it one block at a time; a valid chunk
  * head is always found at a block boundary.

@@ -48,9 +48,9 @@ test_expect_success '3 million allocations: the trace adds a few chunks per thre
 	read bare0 rss0 trace0 <fig.small && read bare rss trace <fig.big &&
 	echo "fixed cost $((rss0 - bare0)) B; at 3M allocations $((rss - bare)) B; trace pages $trace B" &&
 	# main and 2 threads: the header page, and per thread its chunk and
-	# at most one finished one (released once it is 64 KiB), 64 KiB each
-	test $trace -gt 0 && test $trace -le $((4096 + 3 * 2 * 65536)) &&
-	test $((rss - bare)) -le $((rss0 - bare0 + 3 * 3 * 65536))
+	# at most one finished one (released once it is 32 KiB), 32 KiB each
+	test $trace -gt 0 && test $trace -le $((4096 + 3 * 2 * 32768)) &&
+	test $((rss - bare)) -le $((rss0 - bare0 + 3 * 3 * 32768))
 '
 
 # The threads' own arenas and stacks make about 1 MiB of resident memory
