@@ -121,9 +121,10 @@ static void retire_flush(struct mp_writer *w)
  * 3,500 events, and one madvise per chunk costs nothing measurable
  * (churn1 and churn2, 6 runs each side by side, CPU time within the noise
  * of one per four chunks) while a call-heavy Python script's peak RSS is
- * 130 KiB lower than with four chunks at a time, and 140 KiB lower again
- * with chunks of 32 KiB than of 64 (bench/pycalls.py 800, 5 runs each:
- * 9,626 KB against 9,768, bare 8,807).
+ * 130 KiB lower than with four chunks at a time, and 70 to 140 KiB lower
+ * again with chunks of 32 KiB than of 64 (bench/pycalls.py 800, two
+ * batches of interleaved runs, means: 9,626 KB against 9,768 with bare at
+ * 8,807; 9,672 against 9,744 with bare at 8,760).
  */
 static void retire(struct mp_writer *w, void *c, uint32_t bytes)
 {
