@@ -74,6 +74,19 @@ test_expect_success 'trace read back from inside: heap records in batches, the s
 	test "$n" -gt $((records / 4)) && test "$n" -lt "$records"
 '
 
+# The same on the fuzzer's seeds: damaged, cut and hostile traces of both
+# versions (a damaged record ends its chunk on either path)
+test_expect_success 'trace read back from inside: heap batches on the fuzz seeds, the same records' '
+	n=0 &&
+	for f in "$TOP"/fuzz/corpus/trace/*; do
+		"$BIN/test-iter" "$f" >one; a=$? &&
+		"$BIN/test-iter" --heap "$f" >batched; b=$? &&
+		test $a = $b && head -n 2 batched >got && test_cmp one got || return 1
+		n=$((n + 1))
+	done &&
+	echo "$n traces" && test $n -ge 50
+'
+
 test_expect_success 'trace read back from inside: versions 1 and 2 from tracegen' '
 	cat >desc <<-EOF &&
 	thread 1
