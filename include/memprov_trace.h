@@ -30,10 +30,10 @@
  * first chunk is one block (4 KiB), its second MP_CHUNK_SECOND_BLOCKS,
  * later ones 8 blocks (32 KiB; a reader takes up to MP_CHUNK_MAX_BLOCKS,
  * which memprov wrote before), so a short-lived thread or process costs
- * one block. A block whose chunk magic is 0 is a hole (a
- * range reserved but never written: a process killed right after
- * reserving it): readers step over it one block at a time; a valid chunk
- * head is always found at a block boundary.
+ * one block. A block whose chunk magic is 0 is a hole (a range reserved
+ * but never written: a process killed right after reserving it): readers
+ * step over it one block at a time; a valid chunk head is always found at
+ * a block boundary.
  * Version 1: every chunk is header.chunk_size bytes (64 KiB), next_chunk
  * counts chunks, head.size is 0.
  *
