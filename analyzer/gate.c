@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -482,8 +483,20 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		return res.status;
 	}
 	res.t = &t;
-	if (t.hdr.state == MP_STATE_EXEC) {
+	/*
+	 * A process killed by SIGPIPE was writing to a pipe whose reader had
+	 * gone (`git log | head`): the usual end of a pipeline's writer, with
+	 * no scan at exit. Gating all it held (as for other deaths) would
+	 * fail such a pipeline every time; there is no verdict to give.
+	 */
+	if (t.hdr.state == MP_STATE_KILLED && t.hdr.term_signal == SIGPIPE) {
 		res.skipped = 1;
+		res.skip_why = "killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict";
+	} else if (t.hdr.state == MP_STATE_EXEC) {
+		res.skipped = 1;
+		res.skip_why = "replaced by exec (its memory went with it)";
+	}
+	if (res.skipped) {
 		tot->skipped++;
 		gate_write(o, supp, &res, tot);
 	} else {

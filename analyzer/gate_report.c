@@ -371,7 +371,7 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 	put_text(stdout, report_command(res->t), ESC_TEXT);
 	printf("): ");
 	if (res->skipped) {
-		printf("not gated: replaced by exec (its memory went with it)\n");
+		printf("not gated: %s\n", res->skip_why);
 		return;
 	}
 	printf("%s%s%s\n", color(stdout, res->status ? COLOR_FAIL : COLOR_OK), res->status ? "FAIL" : "ok",
@@ -487,6 +487,8 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 	json_str(f, report_command(res->t));
 	fprintf(f, ",\"status\":\"%s\"", res->skipped ? "skipped" : res->status ? "fail" : "ok");
 	if (res->skipped) {
+		fprintf(f, ",\"reason\":");
+		json_str(f, res->skip_why);
 		fprintf(f, "}");
 		return;
 	}
@@ -687,7 +689,9 @@ static void junit_case(FILE *f, const struct gate_opts *o, const struct suppress
 		goto out;
 	}
 	if (res->skipped) {
-		fprintf(f, "      <skipped message=\"replaced by exec\"/>\n");
+		fprintf(f, "      <skipped message=\"");
+		put_text(f, res->skip_why, ESC_XML);
+		fprintf(f, "\"/>\n");
 		goto out;
 	}
 	b = xopen_memstream(&body, &blen);

@@ -59,7 +59,8 @@ struct result {
 	const char *path;
 	int status;               /* 0 ok, 1 over budget, 2 unreadable or not judged */
 	const char *error;        /* status 2: what went wrong */
-	int skipped;              /* replaced by exec: not gated */
+	int skipped;              /* not gated: replaced by exec, or killed by SIGPIPE */
+	const char *skip_why;     /* skipped: why, for people (JUnit's message: its first words) */
 	const struct trace *t;
 	const struct replay *r;
 	const char *at;           /* "main-end", "exit", "end-of-trace" */

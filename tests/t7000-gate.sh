@@ -3,7 +3,8 @@
 # programs pass with no options (C, both Pythons, numpy, CUDA that frees
 # all), a C program that keeps its memory reachable passes unless
 # --reachable, one that loses it and a ctypes leak fail naming file:line,
-# without a scan the gate counts all live memory and warns,
+# without a scan the gate counts all live memory and warns (not for a
+# pipeline's writer killed by SIGPIPE: not gated),
 # suppression files hide with the amount said, --kind, exit codes, JUnit
 # against tests/gate/junit.xsd, GitHub annotations, growth with warm-up,
 # and the Parla workload: bug mode fails, fixed mode passes.
@@ -83,6 +84,26 @@ test_expect_success 'memory kept reachable passes; --reachable gates it, naming 
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit (still reachable) in keep_here at $SRC:$(L LEAK-KEEP $SRC)" out &&
 	memprov check --reachable leak.trace >out; test $? = 1 &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit (definitely lost) in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out
+'
+
+# `git log | head`: the writer dies of SIGPIPE once head has its lines,
+# with whatever it held live and no scan; gating that would fail every
+# such pipeline. Other deaths still gate all live memory.
+test_expect_success 'a pipeline writer killed by SIGPIPE is not gated; a death by SIGTERM is' '
+	rm -rf "$TRASH/pipe" &&
+	timeout 120 "$MEMPROV_CLI" run -d "$TRASH/pipe" -- sh -c "\"$BIN/gate_leak\" pipe | head -n 1" >pipe.out &&
+	echo line >expect && test_cmp expect pipe.out &&
+	memprov check --json --junit pipe.xml pipe >pipe.json &&
+	memprov check pipe >out && cat out &&
+	grep -q "gate_leak pipe): not gated: killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict$" out &&
+	j pipe.json "[(t[\"status\"], t[\"reason\"]) for t in j[\"traces\"] if t[\"command\"].endswith(\"gate_leak pipe\")]" >got &&
+	echo "[('"'"'skipped'"'"', '"'"'killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict'"'"')]" >expect &&
+	test_cmp expect got &&
+	grep -q "<skipped message=\"killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict\"/>" pipe.xml &&
+	! trace term "$BIN/gate_leak" term &&
+	{ memprov check term.trace >out; test $? = 1; } && cat out &&
+	grep -q "^  no scan: the process did not exit normally" out &&
+	grep -q "live at end-of-trace: 2.9 KiB (3,000 B) in 3 blocks" out
 '
 
 test_expect_success 'no scan (MEMPROV_REACH=0): all live memory is gated, with a warning' '

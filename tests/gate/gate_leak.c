@@ -15,8 +15,12 @@
  *                      (LEAK-WARM); frees it all before exit
  *   gate_leak threads  starts 4 threads and joins them (glibc keeps each
  *                      finished thread's stack, and its DTV, for reuse)
+ *   gate_leak pipe     keep, then writes lines to stdout until a closed
+ *                      pipe's SIGPIPE kills it (`gate_leak pipe | head -n 1`)
+ *   gate_leak term     keep, then dies of SIGTERM
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +143,15 @@ int main(int argc, char **argv)
 		return threads();
 	} else if (!strcmp(mode, "grow")) {
 		return grow(argc > 2 ? atoi(argv[2]) : 10);
+	} else if (!strcmp(mode, "pipe")) {
+		keep_here();
+		for (;;)
+			if (puts("line") == EOF)
+				return 4; /* SIGPIPE ignored: the gate would see an exit */
+	} else if (!strcmp(mode, "term")) {
+		keep_here();
+		raise(SIGTERM);
+		return 5;
 	} else {
 		return 2;
 	}
