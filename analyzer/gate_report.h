@@ -60,7 +60,7 @@ struct result {
 	int status;               /* 0 ok, 1 over budget, 2 unreadable or not judged */
 	const char *error;        /* status 2: what went wrong */
 	int skipped;              /* not gated: replaced by exec, or killed by SIGPIPE */
-	const char *skip_why;     /* skipped: why, for people (JUnit's message: its first words) */
+	const char *skip_why;     /* skipped: why, for people (the report, JSON "reason", JUnit message) */
 	const struct trace *t;
 	const struct replay *r;
 	const char *at;           /* "main-end", "exit", "end-of-trace" */
