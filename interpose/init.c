@@ -202,10 +202,43 @@ __attribute__((destructor)) static void mp_fini(void)
  */
 static int (*user_main)(int, char **, char **);
 
-static int main_wrapper(int argc, char **argv, char **envp)
-{
-	int status = user_main(argc, argv, envp);
+#ifdef MP_ENTRY_STUB
+/*
+ * The hooks' entry points store the program's registers first
+ * (reach.h); the C functions behind them are these.
+ */
+#define EXIT_HOOK(name) MP_HIDDEN __attribute__((used, noreturn)) void mp_##name##_c(int status)
+EXIT_HOOK(exit);
+EXIT_HOOK(_exit);
+EXIT_HOOK(_Exit);
+EXIT_HOOK(quick_exit);
+MP_ENTRY_STUB(exit, mp_exit_c, "");
+MP_ENTRY_STUB(_exit, mp__exit_c, "");
+MP_ENTRY_STUB(_Exit, mp__Exit_c, "");
+MP_ENTRY_STUB(quick_exit, mp_quick_exit_c, "");
+int main_wrapper(int argc, char **argv, char **envp) MP_HIDDEN __attribute__((used));
+int mp_main_entry(int argc, char **argv, char **envp) MP_HIDDEN;
+MP_ENTRY_STUB(mp_main_entry, main_wrapper, ".hidden mp_main_entry");
+#define MAIN_WRAPPER mp_main_entry
+#else
+#define EXIT_HOOK(name) MP_EXPORT __attribute__((noreturn)) void name(int status)
+#define MAIN_WRAPPER main_wrapper
+#endif
 
+/*
+ * The registers libc's start code had at its call of main are those it
+ * has when main returns: kept from the wrapper's entry for note_exit.
+ */
+static struct mp_entry_regs main_entry;
+
+MP_HIDDEN int main_wrapper(int argc, char **argv, char **envp)
+{
+	int status;
+
+	main_entry = mp_entry_regs;
+	mp_entry_regs.set = 0;
+	status = user_main(argc, argv, envp);
+	mp_entry_regs = main_entry;
 	note_exit(status, MP_EXIT_HOW_RETURN);
 	return status;
 }
@@ -220,7 +253,7 @@ MP_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
 {
 	mp_hooks_need();
 	user_main = main;
-	return mp_real___libc_start_main(main_wrapper, argc, argv, init, fini,
+	return mp_real___libc_start_main(MAIN_WRAPPER, argc, argv, init, fini,
 					 rtld_fini, stack_end);
 }
 
@@ -235,7 +268,7 @@ static __attribute__((noreturn)) void leave(void (*real)(int), int status, unsig
 }
 
 /* exit(): the handlers and destructors run first, then mp_fini records. */
-MP_EXPORT void exit(int status)
+EXIT_HOOK(exit)
 {
 	mp_hooks_need();
 	if (mp_real_exit) {
@@ -245,19 +278,19 @@ MP_EXPORT void exit(int status)
 	leave(NULL, status, MP_EXIT_HOW_EXIT);
 }
 
-MP_EXPORT void _exit(int status)
+EXIT_HOOK(_exit)
 {
 	mp_hooks_need();
 	leave(mp_real__exit, status, MP_EXIT_HOW__EXIT);
 }
 
-MP_EXPORT void _Exit(int status)
+EXIT_HOOK(_Exit)
 {
 	mp_hooks_need();
 	leave(mp_real__Exit, status, MP_EXIT_HOW__EXIT);
 }
 
-MP_EXPORT void quick_exit(int status)
+EXIT_HOOK(quick_exit)
 {
 	mp_hooks_need();
 	leave(mp_real_quick_exit, status, MP_EXIT_HOW_EXIT);

@@ -90,6 +90,8 @@ static struct {
 	struct rthread t;
 } noted;
 
+__thread struct mp_entry_regs mp_entry_regs __attribute__((tls_model("initial-exec")));
+
 /*
  * A safety net, not a part of the design: should the scan itself fault
  * (a bug in memprov, or memory the map did not describe), the program
@@ -154,9 +156,10 @@ static int status_of(int r)
 #if defined(__x86_64__)
 
 /*
- * The program's registers at its call into memprov: unwind memprov's
- * frames; the first frame outside libmemprov.so has the callee-saved
- * registers and stack pointer the program had. 0, or -1.
+ * The program's registers at its call into memprov: those the exit hook
+ * stored as it was entered (reach.h), or else memprov's frames unwound
+ * with libunwind: the first frame outside libmemprov.so has the
+ * callee-saved registers and stack pointer the program had. 0, or -1.
  */
 static int own_regs(struct rthread *t)
 {
@@ -167,6 +170,14 @@ static int own_regs(struct rthread *t)
 	uintptr_t lo, hi;
 	int i, k;
 
+	if (mp_entry_regs.set) {
+		/* stored by the exit hook's first instructions (reach.h) */
+		mp_entry_regs.set = 0;
+		for (k = 0; k < 6; k++)
+			t->regs[t->nregs++] = mp_entry_regs.regs[k];
+		t->sp = mp_entry_regs.sp;
+		return 0;
+	}
 	if (mp_elf_text_of((const void *)&own_regs, &lo, &hi) || unw_getcontext(&uc) ||
 	    unw_init_local(&cur, &uc))
 		return -1;

@@ -9,6 +9,7 @@
 #define MEMPROV_REACH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sys.h"
 
@@ -29,5 +30,40 @@ void mp_reach_at_exit(void) MP_HIDDEN;
  * after the exit handlers and the destructors, whose frames lie below.
  */
 void mp_reach_note_exit(void) MP_HIDDEN;
+
+/*
+ * The program's callee-saved registers (rbx, rbp, r12-r15) and stack
+ * pointer at its call into an exit hook, stored by the hook's first
+ * instructions (MP_ENTRY_STUB, before any of memprov's code can change a
+ * register) and taken, once, by the scan: the program's own values
+ * without unwinding memprov's frames with libunwind, which cost a short
+ * process 45 system calls and 0.15 ms at exit. set: 1 when stored and
+ * not yet taken, on this thread.
+ */
+struct mp_entry_regs {
+	uint64_t regs[6];
+	uint64_t sp;
+	uint64_t set;
+};
+extern __thread struct mp_entry_regs mp_entry_regs
+	__attribute__((tls_model("initial-exec"))) MP_HIDDEN;
+
+#if defined(__x86_64__)
+/*
+ * A function NAME (global; VIS: "" to export it, or ".hidden NAME") whose
+ * code stores the registers in mp_entry_regs and jumps to IMPL, with the
+ * arguments and the stack untouched (rax and rcx are free at a call).
+ */
+#define MP_ENTRY_STUB(name, impl, vis)                                      \
+	__asm__(".text\n\t.globl " #name "\n\t" vis "\n\t.type " #name     \
+		", @function\n" #name ":\n\t"                                  \
+		"movq mp_entry_regs@gottpoff(%rip), %rax\n\t"                  \
+		"movq %rbx, %fs:0(%rax)\n\tmovq %rbp, %fs:8(%rax)\n\t"         \
+		"movq %r12, %fs:16(%rax)\n\tmovq %r13, %fs:24(%rax)\n\t"       \
+		"movq %r14, %fs:32(%rax)\n\tmovq %r15, %fs:40(%rax)\n\t"       \
+		"leaq 8(%rsp), %rcx\n\tmovq %rcx, %fs:48(%rax)\n\t"           \
+		"movq $1, %fs:56(%rax)\n\tjmp " #impl "\n\t.size " #name      \
+		", .-" #name "\n\t.previous")
+#endif
 
 #endif /* MEMPROV_REACH_H */

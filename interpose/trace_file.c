@@ -611,11 +611,52 @@ static void warn_errno(const char *what, const char *name, int err)
 	mp_warn(what, buf);
 }
 
+#define NAME_MAX_K 10000 /* NAME.1 ... NAME.9999 */
+
+/* Does NAME.k exist (as anything, a dangling link included)? */
+static int numbered_taken(char *name, size_t size, const char *base, unsigned k)
+{
+	struct stat st;
+
+	if (!numbered_name(name, size, base, k))
+		return 0;
+	return !lstat(name, &st) || errno != ENOENT;
+}
+
 /*
- * Create the trace file under a name not yet taken: NAME, then NAME.1,
- * NAME.2, ... A symbolic link is never followed; a name that exists and
- * is not a regular file or a link (a device such as /dev/full, a FIFO, a
- * socket) is refused rather than numbered around.
+ * Where to start trying numbered names: the first k whose NAME.k is
+ * free, found by doubling then halving (NAME exists). Processes of one
+ * run take the names in order, so NAME.1 ... NAME.(k-1) exist and
+ * NAME.k does not: a shell loop's 400th process looks at 18 names, not
+ * 400, each look a path lookup (measured: 0.2 ms a process at the
+ * 200th, linear). A gap left by a deleted file may be skipped; the
+ * exclusive create that follows decides, and walks on past a name
+ * another process took meanwhile.
+ */
+static unsigned first_free(char *name, size_t size, const char *base)
+{
+	unsigned lo = 0, hi = 1;
+
+	while (hi < NAME_MAX_K && numbered_taken(name, size, base, hi)) {
+		lo = hi;
+		hi = hi * 2 < NAME_MAX_K ? hi * 2 : NAME_MAX_K;
+	}
+	while (hi - lo > 1) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (numbered_taken(name, size, base, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/*
+ * Create the trace file under a name not yet taken: NAME, then the
+ * first free of NAME.1, NAME.2, ... A symbolic link is never followed;
+ * a name that exists and is not a regular file or a link (a device such
+ * as /dev/full, a FIFO, a socket) is refused rather than numbered around.
  */
 static int create_file(char *name, size_t size)
 {
@@ -631,10 +672,11 @@ static int create_file(char *name, size_t size)
 		return -1;
 	}
 	mp_strlcpy(name, base, size);
-	for (k = 1; k < 10000; k++) {
+	for (k = 0; k < NAME_MAX_K; k++) {
 		fd = mp_sys_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST) {
-			if (!numbered_name(name, size, base, k))
+			k = k ? k : first_free(name, size, base) - 1;
+			if (k + 1 >= NAME_MAX_K || !numbered_name(name, size, base, k + 1))
 				break;
 			continue;
 		}

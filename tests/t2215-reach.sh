@@ -191,6 +191,18 @@ test_expect_success 'exit from a handler on an alternate stack: the main stack i
 		"=[s[\"reach\"][\"still_reachable\"][\"blocks\"] for s in j[\"sites\"] if s[\"bytes\"]==444]==[1]"
 '
 
+# The exiting thread's callee-saved registers are the program's values at
+# its call of the exit hook (stored by the hook's first instructions):
+# a pointer only in r13 keeps its block; r13 cleared, the block is lost.
+for how in exit _exit quick_exit; do
+	test_expect_success "a pointer only in a callee-saved register at $how keeps its block" "
+		run inreg-$how inreg $how &&
+		test \"\$(in_class inreg-$how.json inreg still_reachable)\" = 666 &&
+		run inreg-$how-drop inreg $how drop &&
+		test \"\$(in_class inreg-$how-drop.json inreg definitely_lost)\" = 666
+	"
+done
+
 test_expect_success 'under strace (ptrace refused) the register is not seen, and the report says so' '
 	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
 	timeout 120 strace -f -o /dev/null env MEMPROV_OUTPUT="$TRASH/strace.trace" \

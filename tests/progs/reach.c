@@ -55,6 +55,10 @@
  *                              of 4,096, N rounds: 20,096 blocks live at
  *                              exit, all in globals; park: the threads are
  *                              still running when main exits
+ *   inreg HOW [drop]           a 666 B block whose only pointer is in r13 (a
+ *                              callee-saved register) when the program
+ *                              calls HOW (exit, _exit or quick_exit);
+ *                              drop: r13 cleared first
  *   latefree N                 main keeps 20,000 blocks, 6 threads make N
  *                              pairs of allocations and frees each, then
  *                              main frees 10,000 of its blocks at the end
@@ -682,12 +686,41 @@ static void longmaps(const char *file, int n)
 	basic("return");
 }
 
+/*
+ * malloc(666), its pointer moved to r13 and no copy left in memory the
+ * scan reads (what malloc's frames left lies below the stack pointer),
+ * then HOW(0); all in assembly, so that the compiler keeps no copy.
+ */
+static void inreg(const char *how, int drop)
+{
+	void (*fn)(int) = !strcmp(how, "_exit") ? _exit : !strcmp(how, "quick_exit") ? quick_exit : exit;
+
+	__asm__ volatile("andq $-16, %%rsp\n\t" /* aligned for the calls; never returns */
+			 "movl $666, %%edi\n\t"
+			 "call malloc@PLT\n\t"
+			 "movq %%rax, %%r13\n\t"
+			 "xorl %%eax, %%eax\n\t"
+			 "testl %k1, %k1\n\t"
+			 "jz 1f\n\t"
+			 "xorl %%r13d, %%r13d\n"
+			 "1:\n\t"
+			 "xorl %%edi, %%edi\n\t"
+			 "call *%0\n\t"
+			 :
+			 : "r"(fn), "r"(drop)
+			 : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r13",
+			   "memory", "cc");
+	abort();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
 
 	if (!strcmp(mode, "basic"))
 		basic(argc > 2 ? argv[2] : "return");
+	else if (!strcmp(mode, "inreg") && argc > 2)
+		inreg(argv[2], argc > 3 && !strcmp(argv[3], "drop"));
 	else if (!strcmp(mode, "list"))
 		list(argc > 2 ? atoi(argv[2]) : 10);
 	else if (!strcmp(mode, "cycle"))
