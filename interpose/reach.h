@@ -52,18 +52,20 @@ extern __thread struct mp_entry_regs mp_entry_regs
 /*
  * A function NAME (global; VIS: "" to export it, or ".hidden NAME") whose
  * code stores the registers in mp_entry_regs and jumps to IMPL, with the
- * arguments and the stack untouched (rax and rcx are free at a call).
+ * arguments and the stack untouched (rax and rcx are free at a call); its
+ * CFI says the return address is at the stack pointer, so that a stack
+ * taken inside it (a signal) unwinds.
  */
 #define MP_ENTRY_STUB(name, impl, vis)                                      \
 	__asm__(".text\n\t.globl " #name "\n\t" vis "\n\t.type " #name     \
-		", @function\n" #name ":\n\t"                                  \
+		", @function\n" #name ":\n\t.cfi_startproc\n\t"               \
 		"movq mp_entry_regs@gottpoff(%rip), %rax\n\t"                  \
 		"movq %rbx, %fs:0(%rax)\n\tmovq %rbp, %fs:8(%rax)\n\t"         \
 		"movq %r12, %fs:16(%rax)\n\tmovq %r13, %fs:24(%rax)\n\t"       \
 		"movq %r14, %fs:32(%rax)\n\tmovq %r15, %fs:40(%rax)\n\t"       \
 		"leaq 8(%rsp), %rcx\n\tmovq %rcx, %fs:48(%rax)\n\t"           \
-		"movq $1, %fs:56(%rax)\n\tjmp " #impl "\n\t.size " #name      \
-		", .-" #name "\n\t.previous")
+		"movq $1, %fs:56(%rax)\n\tjmp " #impl "\n\t.cfi_endproc\n\t"  \
+		".size " #name ", .-" #name "\n\t.previous")
 #endif
 
 #endif /* MEMPROV_REACH_H */
