@@ -49,6 +49,8 @@ const char *reach_why_not(const struct replay *r)
 	case MP_REACH_UNSUPPORTED:
 		return "no scan: not supported here (not x86-64, or under valgrind)";
 	case MP_REACH_FAULT: return "the scan faulted and gave up (a memprov bug: please report it)";
+	case MP_REACH_NOMAPS:
+		return "no scan: the process's memory map could not be read (is /proc mounted?)";
 	case MP_REACH_PARTIAL:
 		return "no scan: the trace does not record every allocation "
 		       "(MEMPROV_SAMPLE_BYTES or MEMPROV_HEAP=0)";

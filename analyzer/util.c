@@ -513,6 +513,7 @@ const char *reach_status_name(unsigned status)
 		[MP_REACH_TIMEOUT] = "timeout", [MP_REACH_NOMEM] = "memory",
 		[MP_REACH_NOTRACE] = "unreadable-trace", [MP_REACH_UNSUPPORTED] = "unsupported",
 		[MP_REACH_FAULT] = "fault", [MP_REACH_PARTIAL] = "partial-trace",
+		[MP_REACH_NOMAPS] = "no-memory-map",
 	};
 
 	return status < ARRAY_SIZE(names) && names[status] ? names[status] : "unknown";

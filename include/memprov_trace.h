@@ -656,6 +656,7 @@ enum mp_reach_status {
 	MP_REACH_FAULT = 6,       /* the scan itself faulted and gave up */
 	MP_REACH_PARTIAL = 7,     /* not every allocation is recorded (sampling,
 				     MEMPROV_HEAP=0): no scan */
+	MP_REACH_NOMAPS = 8,      /* the memory map (/proc) could not be read */
 };
 
 /* MP_REC_REACH.notes: what a finished scan could not cover (flags). */

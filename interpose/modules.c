@@ -225,11 +225,8 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 	if (lo < hi && mapped_path(lo, real, sizeof(real)))
 		path = real;
 	else if (!path || !*path) {
-		if (!exe_path[0]) {
-			ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
-
-			exe_path[n > 0 ? n : 0] = 0;
-		}
+		if (!exe_path[0])
+			mp_self_exe(exe_path, sizeof(exe_path));
 		path = exe_path;
 	}
 	if (nmods < MAX_MODULES) {

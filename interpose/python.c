@@ -770,12 +770,10 @@ static void py_parse_marks(void)
 static int exe_is_cpython(void)
 {
 	char path[512];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
 	const char *b;
 
-	if (n <= 0)
+	if (!mp_self_exe(path, sizeof(path)))
 		return 1; /* not known: as before */
-	path[n] = 0;
 	b = strrchr(path, '/');
 	return !strncmp(b ? b + 1 : path, "python", 6);
 }

@@ -149,6 +149,7 @@ static int status_of(int r)
 	case RX_OK: return MP_REACH_DONE;
 	case RX_TIMEOUT: return MP_REACH_TIMEOUT;
 	case RX_NOTRACE: return MP_REACH_NOTRACE;
+	case RX_NOMAPS: return MP_REACH_NOMAPS;
 	default: return MP_REACH_NOMEM;
 	}
 }

@@ -28,6 +28,7 @@ enum {
 	RX_TIMEOUT = -2, /* the time bound passed */
 	RX_NOMEM = -3,   /* the memory bound, or mmap failed */
 	RX_NOTRACE = -4, /* the trace could not be read back */
+	RX_NOMAPS = -5,  /* /proc's map of the process could not be read */
 };
 
 /* Bounded memory from raw anonymous mappings (reach_mem.c). */

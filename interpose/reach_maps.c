@@ -119,30 +119,12 @@ static int add_line(struct rmaps *m, size_t *vcap, const char *p, const char *en
 	return 0;
 }
 
-int rmaps_read(struct rmaps *m, int vm_readv)
+/* Parse the map open on fd into m (m->n 0: it read empty); -1: out of memory. */
+static int parse_maps(struct rmaps *m, int fd, char *buf, size_t cap)
 {
-	/*
-	 * Parsed as it is read, through one small buffer: a whole copy of
-	 * the map (grown by doubling) cost a short process a dozen pages,
-	 * each faulted in. A line is at most a path (PATH_MAX) and its
-	 * fields, so one that fills the buffer is cut there: its fields
-	 * and the start of its path are all the parser needs.
-	 */
-	size_t cap = MAPS_BUF, len = 0, vcap = 0;
-	char *buf = rmem_alloc(cap);
-	struct iovec l, r;
-	uint64_t probe = 0, got = 1;
-	int fd, eof = 0, skip = 0;
+	size_t len = 0, vcap = 0;
+	int eof = 0, skip = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->pagemap_fd = m->mem_fd = -1;
-	if (!buf)
-		return RX_NOMEM;
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rmem_free(buf);
-		return RX_NOTRACE;
-	}
 	while (!eof || len) {
 		const char *p = buf, *end, *nl;
 		ssize_t n = 0;
@@ -166,34 +148,63 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 			if (!nl)
 				nl = end; /* the last line, or one as long as the buffer */
 			cut = nl == end && !eof;
-			if (!skip && add_line(m, &vcap, p, nl)) {
-				close(fd);
-				rmem_free(buf);
-				return RX_NOMEM;
-			}
+			if (!skip && add_line(m, &vcap, p, nl))
+				return -1;
 			skip = cut; /* the rest of a cut line is not a line */
 			p = nl < end ? nl + 1 : end;
 		}
 		len = (size_t)(end - p);
 		memmove(buf, p, len);
 	}
-	close(fd);
+	return 0;
+}
+
+int rmaps_read(struct rmaps *m, int vm_readv)
+{
+	/*
+	 * Parsed as it is read, through one small buffer: a whole copy of
+	 * the map (grown by doubling) cost a short process a dozen pages,
+	 * each faulted in. A line is at most a path (PATH_MAX) and its
+	 * fields, so one that fills the buffer is cut there: its fields
+	 * and the start of its path are all the parser needs.
+	 */
+	char *buf = rmem_alloc(MAPS_BUF);
+	struct iovec l, r;
+	uint64_t probe = 0, got = 1;
+	int fd, thread, err = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->pagemap_fd = m->mem_fd = -1;
+	if (!buf)
+		return RX_NOMEM;
+	/* /proc/self's map reads empty once the main thread has left */
+	for (thread = 0; thread < 2 && !m->n && !err; thread++) {
+		fd = mp_proc_open("maps", thread);
+		if (fd < 0)
+			continue;
+		err = parse_maps(m, fd, buf, MAPS_BUF);
+		close(fd);
+	}
 	rmem_free(buf);
+	if (err)
+		return RX_NOMEM;
+	if (!m->n)
+		return RX_NOMAPS;
 	/* pages faulted as used: a small process reads a page or two of each */
 	safe_buf = rmem_buffer(SAFE_BUF);
 	pm_buf = rmem_buffer(PAGEMAP_BATCH * 8);
 	if (!safe_buf || !pm_buf)
 		return RX_NOMEM;
-	m->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	m->pagemap_fd = mp_proc_open_any("pagemap");
 	l.iov_base = &probe;
 	l.iov_len = sizeof(probe);
 	r.iov_base = &got;
 	r.iov_len = sizeof(got);
 	m->vm_readv_ok = vm_readv &&
-			 syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL) ==
+			 syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &l, 1UL, &r, 1UL, 0UL) ==
 				 (long)sizeof(probe) && probe == 1;
 	if (!m->vm_readv_ok)
-		m->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+		m->mem_fd = mp_proc_open_any("mem");
 	return RX_OK;
 }
 
@@ -229,7 +240,7 @@ static size_t safe_copy(const struct rmaps *m, void *dst, uint64_t src, size_t l
 	if (m->vm_readv_ok) {
 		struct iovec l = { dst, len }, r = { (void *)src, len };
 
-		n = syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL);
+		n = syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &l, 1UL, &r, 1UL, 0UL);
 	} else if (m->mem_fd >= 0) {
 		n = pread(m->mem_fd, dst, len, (off_t)src);
 	} else {

@@ -192,6 +192,43 @@ static int list_tasks(int32_t pid, int32_t *tids, int max)
 	return n;
 }
 
+/*
+ * Has thread tid of process pid exited? The kernel refuses to seize a
+ * thread that has (EPERM, as for a refusal): a zombie main thread that
+ * left by pthread_exit while the others run on, or a thread caught
+ * between its exit and its removal from the task list (one just joined).
+ */
+static int task_exited(int32_t pid, int32_t tid)
+{
+	char path[64], buf[512];
+	long fd, n;
+	int i = 0, k = 0;
+	char num[16];
+
+	task_dir(path, pid);
+	while (path[i])
+		i++;
+	path[i++] = '/';
+	do {
+		num[k++] = (char)('0' + tid % 10);
+		tid /= 10;
+	} while (tid);
+	while (k)
+		path[i++] = num[--k];
+	memcpy(path + i, "/stat", 6);
+	fd = rsys(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
+	if (fd < 0)
+		return 1; /* gone from the list already */
+	n = rsys(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	rsys(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return 1;
+	/* "tid (comm) S ...": the state follows the last ')' */
+	for (i = (int)n - 1; i > 0 && buf[i] != ')'; i--)
+		;
+	return i + 2 < n && (buf[i + 2] == 'Z' || buf[i + 2] == 'X');
+}
+
 /* Wait (bounded) for a seized, interrupted thread to stop. */
 static void wait_stopped(struct sw_slot *s, uint64_t until)
 {
@@ -254,7 +291,8 @@ MP_REALIGN static int seize_new(struct sw_world *w, uint64_t until)
 		s->tid = tids[i];
 		r = rsys(SYS_ptrace, PTRACE_SEIZE, s->tid, 0, 0, 0, 0);
 		if (r < 0) {
-			s->state = r == -ESRCH ? SL_GONE : SL_REFUSED;
+			s->state = r == -ESRCH || task_exited(w->pid, s->tid) ? SL_GONE
+									      : SL_REFUSED;
 			continue;
 		}
 		if (rsys(SYS_ptrace, PTRACE_INTERRUPT, s->tid, 0, 0, 0, 0) < 0) {

@@ -62,6 +62,33 @@ int mp_sys_open(const char *path, int flags, int mode)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
+int mp_proc_open(const char *leaf, int thread)
+{
+	char path[64];
+	size_t n = mp_strlcpy(path, thread ? "/proc/thread-self/" : "/proc/self/", sizeof(path));
+
+	mp_strlcpy(path + n, leaf, sizeof(path) - n);
+	return mp_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+}
+
+int mp_proc_open_any(const char *leaf)
+{
+	int fd = mp_proc_open(leaf, 0);
+
+	return fd >= 0 ? fd : mp_proc_open(leaf, 1);
+}
+
+size_t mp_self_exe(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	if (n <= 0)
+		n = readlink("/proc/thread-self/exe", buf, size - 1);
+	n = n > 0 ? n : 0;
+	buf[n] = 0;
+	return (size_t)n;
+}
+
 int mp_sys_close(int fd)
 {
 	return (int)syscall(SYS_close, fd);
@@ -147,12 +174,20 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 	char buf[4096], line[4200];
 	size_t ll = 0;
 	long fd, n, i;
-	int r = 0;
+	int r = 0, thread;
 
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	for (thread = 0; thread < 2; thread++) {
+		fd = mp_proc_open("maps", thread);
+		if (fd < 0)
+			continue;
+		n = syscall(SYS_read, fd, buf, sizeof(buf));
+		if (n > 0)
+			break;
+		syscall(SYS_close, fd); /* empty: the main thread has left */
+	}
+	if (thread == 2)
 		return 0;
-	while (!r && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+	while (!r && n > 0) {
 		for (i = 0; i < n && !r; i++) {
 			if (buf[i] != '\n') {
 				if (ll < sizeof(line) - 1)
@@ -163,6 +198,8 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 			ll = 0;
 			r = maps_line(line, fn, arg);
 		}
+		if (!r)
+			n = syscall(SYS_read, fd, buf, sizeof(buf));
 	}
 	syscall(SYS_close, fd);
 	return r;

@@ -57,7 +57,24 @@ int mp_signals_block(sigset_t *old) MP_HIDDEN;
 void mp_signals_restore(const sigset_t *old, int blocked) MP_HIDDEN;
 
 /*
- * Each line of /proc/self/maps, in order, as its address range and the
+ * The process's own /proc files. /proc/self is the main thread's
+ * directory: once the main thread has left (pthread_exit from main while
+ * other threads run on) its maps read empty, its statm all zeros, its
+ * exe and pagemap do not open; /proc/thread-self (Linux 3.17) shows the
+ * calling thread's view of the same memory. mp_proc_open opens
+ * /proc/self/LEAF read-only, or /proc/thread-self/LEAF when thread is
+ * set; mp_proc_open_any tries both in that order. mp_self_exe stores the
+ * executable's path, NUL-terminated, and returns its length (0: unknown).
+ * /proc/self comes first: before Linux 4.5 a thread's own maps call its
+ * stack "[stack]", which the scan takes for the main thread's.
+ */
+int mp_proc_open(const char *leaf, int thread) MP_HIDDEN;
+int mp_proc_open_any(const char *leaf) MP_HIDDEN;
+size_t mp_self_exe(char *buf, size_t size) MP_HIDDEN;
+
+/*
+ * Each line of /proc/self/maps (/proc/thread-self/maps when that of
+ * /proc/self reads empty), in order, as its address range and the
  * rest of the line (permissions, offset, device, inode, path), until fn
  * returns nonzero; that value is returned (0: every line seen, or the
  * file could not be read). Raw system calls and a stack buffer: no malloc,

@@ -690,7 +690,7 @@ static int create_file(char *name, size_t size)
 
 static void read_cmdline(char *dst, size_t size)
 {
-	int fd = mp_sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
+	int fd = mp_proc_open_any("cmdline");
 	ssize_t n = 0, i;
 
 	dst[0] = 0;
@@ -770,8 +770,6 @@ static void warn_ram_backed(const char *name)
 
 static void fill_header(struct mp_file_header *h, int ramfs)
 {
-	ssize_t n;
-
 	h->version = MP_VERSION;
 	h->header_size = MP_HEADER_SIZE;
 	h->chunk_size = MP_BLOCK_SIZE;
@@ -791,8 +789,7 @@ static void fill_header(struct mp_file_header *h, int ramfs)
 	h->page_size = (uint32_t)sysconf(_SC_PAGESIZE);
 	h->sample_bytes = (uint32_t)mp_config.sample_bytes;
 	h->rss_interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
-	n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
-	h->exe[n > 0 ? n : 0] = 0;
+	mp_self_exe(h->exe, sizeof(h->exe));
 	read_cmdline(h->cmdline, sizeof(h->cmdline));
 	if (gethostname(h->host, sizeof(h->host) - 1))
 		h->host[0] = 0;

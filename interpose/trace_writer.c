@@ -266,18 +266,15 @@ MP_REALIGN static void thread_start(void)
 	mp_write_record(&r.h);
 }
 
-/* Parse "size resident ..." (pages) from /proc/self/statm. */
-static int read_statm(uint64_t *vm, uint64_t *res)
+/* "size resident ..." (pages) read from a statm file; -1: unreadable. */
+static int parse_statm(int fd, uint64_t v[2])
 {
 	char buf[128];
-	uint64_t v[2] = { 0, 0 };
 	ssize_t n, i;
 	int k = 0, digits = 0;
 
-	/* the program may have closed our fd and reused its number */
-	if (!mp_fd_ours(&statm_fd))
-		return -1;
-	n = syscall(SYS_pread64, statm_fd.fd, buf, sizeof(buf) - 1, 0); /* not a cancellation point */
+	v[0] = v[1] = 0;
+	n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0); /* not a cancellation point */
 	if (n <= 0)
 		return -1;
 	for (i = 0; i < n && k < 2; i++) {
@@ -289,8 +286,27 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 			digits = 0;
 		}
 	}
-	if (k < 2)
+	return k < 2 ? -1 : 0;
+}
+
+/* The process's size and resident memory, in bytes, from /proc/self/statm. */
+static int read_statm(uint64_t *vm, uint64_t *res)
+{
+	uint64_t v[2];
+
+	/* the program may have closed our fd and reused its number */
+	if (!mp_fd_ours(&statm_fd) || parse_statm(statm_fd.fd, v))
 		return -1;
+	if (!v[0]) {
+		/* all zeros: the main thread has left; this thread's view */
+		int fd = mp_proc_open("statm", 1);
+		int bad = fd < 0 || parse_statm(fd, v);
+
+		if (fd >= 0)
+			mp_sys_close(fd);
+		if (bad)
+			return -1;
+	}
 	*vm = v[0] * mp_header->page_size;
 	*res = v[1] * mp_header->page_size;
 	return 0;
@@ -355,7 +371,7 @@ void mp_rss_open(void)
 	rss.interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
 	rss.next_ns = UINT64_MAX;
 	if (!rss.interval_ns ||
-	    mp_fd_adopt(&statm_fd, mp_sys_open("/proc/self/statm", O_RDONLY | O_CLOEXEC, 0)))
+	    mp_fd_adopt(&statm_fd, mp_proc_open("statm", 0)))
 		return;
 	rss.next_ns = mp_now() + rss.interval_ns;
 }

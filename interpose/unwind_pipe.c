@@ -64,7 +64,7 @@ static ssize_t readable(const void *buf, size_t n)
 	local.iov_len = n;
 	remote.iov_base = (void *)buf;
 	remote.iov_len = n;
-	got = syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_getpid), &local, 1UL, &remote,
+	got = syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &local, 1UL, &remote,
 		      1UL, 0UL);
 	if (got == (ssize_t)n)
 		return got;

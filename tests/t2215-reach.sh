@@ -203,6 +203,19 @@ for how in exit _exit quick_exit; do
 	"
 done
 
+# pthread_exit from main leaves a zombie main thread: /proc/self reads
+# as it (an empty map, zero RSS) and the kernel refuses to seize it.
+test_expect_success 'main left by pthread_exit: the scan runs in the other thread, RSS is sampled' '
+	run mainleft mainleft &&
+	jget --check mainleft.json reach.status=done reach.threads=1 reach.threads_stopped=1 \
+		"=len(j[\"reach\"][\"notes\"])==0" &&
+	test "$(in_class mainleft.json drop3 definitely_lost)" = 300 &&
+	test "$(in_class mainleft.json basic still_reachable)" = 1000 &&
+	test "$(in_class mainleft.json mainleft_thread still_reachable)" = 8388608 &&
+	memprov dump mainleft.trace | sed -n "s/.* rss rss=\([0-9]*\) .*/\1/p" | tail -n 1 >rss &&
+	cat rss && test "$(cat rss)" -gt 8388608
+'
+
 test_expect_success 'under strace (ptrace refused) the register is not seen, and the report says so' '
 	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
 	timeout 120 strace -f -o /dev/null env MEMPROV_OUTPUT="$TRASH/strace.trace" \

@@ -59,6 +59,9 @@
  *                              callee-saved register) when the program
  *                              calls HOW (exit, _exit or quick_exit);
  *                              drop: r13 cleared first
+ *   mainleft                   main leaves by pthread_exit; once it is a
+ *                              zombie another thread keeps 8 MiB (touched)
+ *                              and runs basic, then exit()
  *   latefree N                 main keeps 20,000 blocks, 6 threads make N
  *                              pairs of allocations and frees each, then
  *                              main frees 10,000 of its blocks at the end
@@ -84,6 +87,7 @@
 static void *keep[8];
 static void *keep_interior;
 static void *keep_map;
+static void *keep_left;
 static void **big;
 static volatile int ready, stop;
 
@@ -686,6 +690,48 @@ static void longmaps(const char *file, int n)
 	basic("return");
 }
 
+/* Is the task whose stat file is path a zombie (or gone)? */
+static int zombie(const char *path)
+{
+	char buf[512], *p;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+static void *mainleft_thread(void *arg)
+{
+	char path[64];
+	int i;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)getpid());
+	for (i = 0; i < 5000 && !zombie(path); i++)
+		usleep(1000);
+	if (i == 5000)
+		exit(4);
+	keep_left = malloc(8 << 20);
+	memset(keep_left, 1, 8 << 20);
+	basic("exit");
+	return NULL;
+}
+
+static void mainleft(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, mainleft_thread, NULL))
+		exit(3);
+	pthread_exit(NULL);
+}
+
 /*
  * malloc(666), its pointer moved to r13 and no copy left in memory the
  * scan reads (what malloc's frames left lies below the stack pointer),
@@ -721,6 +767,8 @@ int main(int argc, char **argv)
 		basic(argc > 2 ? argv[2] : "return");
 	else if (!strcmp(mode, "inreg") && argc > 2)
 		inreg(argv[2], argc > 3 && !strcmp(argv[3], "drop"));
+	else if (!strcmp(mode, "mainleft"))
+		mainleft();
 	else if (!strcmp(mode, "list"))
 		list(argc > 2 ? atoi(argv[2]) : 10);
 	else if (!strcmp(mode, "cycle"))
