@@ -7,9 +7,10 @@
  * for a resident-memory check to see). Main calls memprov_mark("begin")
  * once every thread holds its blocks, and memprov_mark("end") when every
  * thread is done but still alive (when memprov is there: the trace samples
- * its RSS at each mark), then prints its own resident size:
+ * its RSS at each mark), then prints its own resident size at each:
  *
- *   flatheap THREADS OPS   ->   "rss N" (bytes, /proc/self/statm), a checksum
+ *   flatheap THREADS OPS   ->   "begin N", "rss N" (bytes, /proc/self/statm,
+ *                                at the two marks), a checksum
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 	pthread_t th[8];
 	int n = argc > 2 ? atoi(argv[1]) : 1, i;
 	uint64_t sum = 0;
+	unsigned long begin;
 
 	ops = argc > 2 ? atol(argv[2]) : 1000;
 	if (n < 1 || n > 8)
@@ -81,11 +83,12 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&ready);
 	if (memprov_mark)
 		memprov_mark("begin");
+	begin = resident();
 	pthread_barrier_wait(&ready);
 	pthread_barrier_wait(&done);
 	if (memprov_mark)
 		memprov_mark("end");
-	printf("rss %lu\n", resident());
+	printf("begin %lu\nrss %lu\n", begin, resident());
 	pthread_barrier_wait(&go);
 	for (i = 0; i < n; i++) {
 		void *r;
