@@ -10,7 +10,9 @@
  * its RSS at each mark), then prints its own resident size at each:
  *
  *   flatheap THREADS OPS   ->   "begin N", "rss N" (bytes, /proc/self/statm,
- *                                at the two marks), a checksum
+ *                                at the two marks), "trace N" (bytes of
+ *                                memprov's trace mapped, /proc/self/smaps,
+ *                                at the end mark), a checksum
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -53,6 +55,27 @@ static void *worker(void *arg)
 	return (void *)(uintptr_t)(sum | 1); /* the blocks stay live to the end */
 }
 
+/* The resident bytes of the mappings of files named *.trace (memprov's). */
+static unsigned long trace_resident(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long kb, sum = 0;
+	int in_trace = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (strchr(line, '-') && strchr(line, ' ') > strchr(line, '-'))
+			in_trace = n > 7 && !strcmp(line + n - 7, ".trace\n");
+		else if (in_trace && sscanf(line, "Rss: %lu kB", &kb) == 1)
+			sum += kb;
+	}
+	if (f)
+		fclose(f);
+	return sum * 1024;
+}
+
 static unsigned long resident(void)
 {
 	unsigned long size = 0, res = 0;
@@ -89,6 +112,7 @@ int main(int argc, char **argv)
 	if (memprov_mark)
 		memprov_mark("end");
 	printf("begin %lu\nrss %lu\n", begin, resident());
+	printf("trace %lu\n", trace_resident());
 	pthread_barrier_wait(&go);
 	for (i = 0; i < n; i++) {
 		void *r;
