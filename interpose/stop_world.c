@@ -131,26 +131,29 @@ static int32_t get_phase(struct sw_world *w)
 	return __atomic_load_n(&w->phase, __ATOMIC_ACQUIRE);
 }
 
-/* "/proc/PID/task" (pid > 0) or "/proc/self/task". */
-static void task_dir(char *buf, int32_t pid)
+/*
+ * "/proc/PID/task" (pid > 0) or "/proc/self/task"; tid > 0 adds "/TID".
+ * Returns the terminating NUL.
+ */
+static char *task_dir(char *buf, int32_t pid, int32_t tid)
 {
-	char num[16];
-	int n = 0, i = 0;
+	char *p = buf + 6;
 
 	memcpy(buf, "/proc/", 6);
-	i = 6;
 	if (pid <= 0) {
-		memcpy(buf + i, "self", 4);
-		i += 4;
+		memcpy(p, "self", 4);
+		p += 4;
 	} else {
-		do {
-			num[n++] = (char)('0' + pid % 10);
-			pid /= 10;
-		} while (pid);
-		while (n)
-			buf[i++] = num[--n];
+		p = mp_utoa(p, (uint64_t)pid);
 	}
-	memcpy(buf + i, "/task", 6);
+	memcpy(p, "/task", 5);
+	p += 5;
+	if (tid > 0) {
+		*p++ = '/';
+		p = mp_utoa(p, (uint64_t)tid);
+	}
+	*p = 0;
+	return p;
 }
 
 /*
@@ -163,7 +166,7 @@ static int list_tasks(int32_t pid, int32_t *tids, int max)
 	long fd, got;
 	int n = 0;
 
-	task_dir(path, pid);
+	task_dir(path, pid, 0);
 	fd = rsys(SYS_open, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0, 0);
 	if (fd < 0)
 		return -1;
@@ -202,20 +205,9 @@ static int task_exited(int32_t pid, int32_t tid)
 {
 	char path[64], buf[512];
 	long fd, n;
-	int i = 0, k = 0;
-	char num[16];
+	int i;
 
-	task_dir(path, pid);
-	while (path[i])
-		i++;
-	path[i++] = '/';
-	do {
-		num[k++] = (char)('0' + tid % 10);
-		tid /= 10;
-	} while (tid);
-	while (k)
-		path[i++] = num[--k];
-	memcpy(path + i, "/stat", 6);
+	memcpy(task_dir(path, pid, tid), "/stat", 6);
 	fd = rsys(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
 	if (fd < 0)
 		return 1; /* gone from the list already */
@@ -423,22 +415,7 @@ static uint64_t sleeping_sp(int32_t tid)
 	ssize_t n;
 	char *p;
 
-	task_dir(path, 0);
-	p = path + strlen(path);
-	*p++ = '/';
-	{
-		char num[16];
-		int k = 0;
-		int32_t t = tid;
-
-		do {
-			num[k++] = (char)('0' + t % 10);
-			t /= 10;
-		} while (t);
-		while (k)
-			*p++ = num[--k];
-	}
-	memcpy(p, "/syscall", 9);
+	memcpy(task_dir(path, 0, tid), "/syscall", 9);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
