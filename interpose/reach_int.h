@@ -148,6 +148,8 @@ struct rmaps {
 	int pagemap_fd;    /* /proc/self/pagemap, or -1 */
 	int mem_fd;        /* /proc/self/mem when process_vm_readv is refused, or -1 */
 	int vm_readv_ok;   /* process_vm_readv works */
+	int32_t tid;       /* the scanning thread: process_vm_readv's target (alive,
+			      where the main thread may have left) */
 	int all_safe;      /* some thread runs: read everything fault-safe */
 };
 
