@@ -6,6 +6,7 @@
 #ifndef MEMPROV_ELFSYM_H
 #define MEMPROV_ELFSYM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sys.h"
@@ -27,6 +28,9 @@ extern void *mp_dlvsym_ptr MP_HIDDEN;
  * contains caller, as dlsym(RTLD_NEXT, name) called from caller would.
  */
 void *mp_dlsym_next_after(const void *caller, const char *name) MP_HIDDEN;
+/* The same for n names in one walk: found[i] for names[i], or NULL. */
+void mp_dlsym_next_after_each(const void *caller, const char *const *names, void **found,
+			      size_t n) MP_HIDDEN;
 
 /*
  * Look name up (default version) in the first loaded object whose file

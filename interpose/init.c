@@ -91,7 +91,7 @@ __attribute__((constructor(101))) static void mp_init(void)
 {
 	int g = mp_pass_begin();
 
-	mp_hooks_resolve();
+	mp_hooks_need(); /* a constructor's malloc before this one may have resolved them */
 	if (getauxval(AT_SECURE))
 		goto out; /* setuid/setgid: leave it alone */
 	mp_config_load();

@@ -21,11 +21,18 @@ static __thread volatile int resolving __attribute__((tls_model("initial-exec"))
  */
 void mp_hooks_resolve(void)
 {
+#define MP_NAME(ret, name, params) #name,
+	static const char *const names[] = { MP_LIBC_HOOKS(MP_NAME) };
+#undef MP_NAME
+	void *found[sizeof(names) / sizeof(names[0])];
+	size_t i = 0;
+
 	if (resolving)
 		return;
 	resolving = 1;
-#define MP_RESOLVE(ret, name, params) \
-	mp_real_##name = (ret(*) params)mp_dlsym_next_after((const void *)mp_hooks_resolve, #name);
+	mp_dlsym_next_after_each((const void *)mp_hooks_resolve, names, found,
+				 sizeof(names) / sizeof(names[0]));
+#define MP_RESOLVE(ret, name, params) *(void **)&mp_real_##name = found[i++];
 	MP_LIBC_HOOKS(MP_RESOLVE)
 #undef MP_RESOLVE
 	resolving = 0;

@@ -104,6 +104,7 @@ static void chk_print(const char *what, void *const *ip, int n)
 static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
+	uint64_t hash = mp_unwind_hash; /* the fast path's, before libunwind runs */
 	int m, first = 0, i, same, g;
 
 	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
@@ -122,7 +123,9 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 		if ((uintptr_t)buf[i] >= a->stop_lo && (uintptr_t)buf[i] < a->stop_hi)
 			break;
 	m = i - first;
-	same = m == n && !memcmp(ip, buf + first, sizeof(void *) * (size_t)n);
+	/* the frames, and the id folded while walking (or reused with them) */
+	same = m == n && !memcmp(ip, buf + first, sizeof(void *) * (size_t)n) &&
+	       hash == mp_unwind_hash_frames(ip, n);
 	if (!same && __atomic_fetch_add(&chk_mismatch, 1, __ATOMIC_RELAXED) < 5) {
 		chk_print("memprov: fast", ip, n);
 		chk_print("memprov: libunwind", buf + first, m);
