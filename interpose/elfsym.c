@@ -248,13 +248,6 @@ void *mp_real_dlvsym(void *handle, const char *name, const char *version)
 	return ((dlvsym_fn)mp_dlvsym_ptr)(handle, name, version);
 }
 
-struct next_after {
-	uintptr_t caller;
-	const char *name;
-	int seen;
-	void *found;
-};
-
 static int contains(const struct dl_phdr_info *info, uintptr_t a)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -265,30 +258,6 @@ static int contains(const struct dl_phdr_info *info, uintptr_t a)
 			return 1;
 	}
 	return 0;
-}
-
-static int next_after_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct next_after *na = data;
-	struct elf_syms es;
-
-	(void)size;
-	if (!na->seen) {
-		na->seen = contains(info, na->caller);
-		return 0;
-	}
-	if (elf_syms_init(&es, info))
-		return 0;
-	na->found = elf_lookup(&es, na->name, NULL);
-	return na->found != NULL;
-}
-
-void *mp_dlsym_next_after(const void *caller, const char *name)
-{
-	struct next_after na = { (uintptr_t)caller, name, 0, NULL };
-
-	dl_iterate_phdr(next_after_cb, &na);
-	return na.found;
 }
 
 struct next_after_each {
@@ -332,6 +301,14 @@ void mp_dlsym_next_after_each(const void *caller, const char *const *names, void
 	for (i = 0; i < n; i++)
 		found[i] = NULL;
 	dl_iterate_phdr(next_after_each_cb, &na);
+}
+
+void *mp_dlsym_next_after(const void *caller, const char *name)
+{
+	void *found;
+
+	mp_dlsym_next_after_each(caller, &name, &found, 1);
+	return found;
 }
 
 struct in_object {
