@@ -138,11 +138,44 @@ void *calloc(size_t n, size_t m) { void *p = malloc(n * m); if (p) memset(p, 0, 
 void *realloc(void *p, size_t n) { void *q = malloc(n); if (q && p) memcpy(q, p, n); return q; }
 int main(void) { char *s = malloc(10); strcpy(s, "own"); printf("%s %s\n", s, strdup("x")); return 0; }
 CEOF
+# An allocator in a library after libmemprov.so in the search order (here
+# a DT_NEEDED of the program): memprov's hooks must call it, the next
+# definition, for the names it defines (malloc, free) and libc's for the
+# others (calloc). Its counters say which malloc ran.
+cat >"$TRASH/libnext.c" <<'CEOF'
+#include <stddef.h>
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+static long mallocs, frees;
+void *malloc(size_t n) { mallocs++; return __libc_malloc(n); }
+void free(void *p) { if (p) frees++; __libc_free(p); }
+long next_mallocs(void) { return mallocs; }
+long next_frees(void) { return frees; }
+CEOF
+cat >"$TRASH/next.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+long next_mallocs(void);
+long next_frees(void);
+int main(void)
+{
+	long m0 = next_mallocs(), f0 = next_frees();
+	for (int i = 0; i < 1000; i++)
+		free(malloc(24));
+	char *z = calloc(3, 777);
+	int ok = z && !z[0] && !z[2330];
+	free(z);
+	printf("%ld %ld %d\n", next_mallocs() - m0, next_frees() - f0, ok);
+	return 0;
+}
+CEOF
 
 test_expect_success 'build the test programs' '
 	cc -O0 -fno-builtin -o edge edge.c &&
 	cc -O0 -fno-builtin -pthread -o thr thr.c &&
-	cc -O0 -fno-builtin -o own own.c
+	cc -O0 -fno-builtin -o own own.c &&
+	cc -O0 -fno-builtin -shared -fPIC -o libnext.so libnext.c &&
+	cc -O0 -fno-builtin -o next next.c -L. -lnext -Wl,-rpath,"$PWD"
 '
 
 # 100 + 20 + 21 + 200 + 128 + 64 + 10 + 16 = 559 (valgrind agrees); main
@@ -204,6 +237,15 @@ test_expect_success '8 threads: intact chunks, 160000 churn allocations, 8 leaks
 test_expect_success 'a program with its own malloc runs' '
 	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=own.trace timeout 20 ./own >out &&
 	echo "own x" >expect && test_cmp expect out
+'
+
+test_expect_success 'an allocator loaded after memprov: its malloc and free run under the hooks, libc calloc' '
+	./next >bare.out &&
+	echo "1000 1001 1" >expect && test_cmp expect bare.out &&
+	LD_PRELOAD=$MEMPROV_LIB MEMPROV_OUTPUT=next.trace ./next >out &&
+	test_cmp expect out &&
+	rd next.trace 24 2331 >nx.out &&
+	grep -x "size 24 1000" nx.out && grep -x "size 2331 1" nx.out
 '
 
 test_expect_success 'MEMPROV_DISABLE=1 writes no file; a bad value warns once' '
