@@ -4,6 +4,7 @@
 #   bench/profile.sh perf [THREADS OPS]        sampled CPU time (perf record -g)
 #   bench/profile.sh callgrind [THREADS OPS]   instruction counts, repeatable
 #   bench/profile.sh startup [RUNS [ROUNDS]]   what one short process costs
+#   bench/profile.sh startup-callgrind         the same in instructions (callgrind)
 #
 # perf prints the share of samples per object and the top functions (self
 # time) of churn run under LD_PRELOAD=libmemprov.so. callgrind prints the
@@ -92,8 +93,29 @@ startup)
 				v["full"] - v["traced"], v["full"] - v["bare"] }'
 	done
 	;;
+startup-callgrind)
+	# The instructions of one short process, bare and traced, under
+	# callgrind: a figure the machine's load does not move, where the
+	# times above move by a tenth between rounds. It leaves out the
+	# kernel's share (system calls, page faults) and the scan at exit
+	# (off under valgrind), and prints memprov's costliest functions.
+	command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed" >&2; exit 2; }
+	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.bare" /bin/ls -d / \
+		>/dev/null 2>"$OUT/cg.bare.log" || exit 1
+	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$OUT/cg.%p" \
+		env LD_PRELOAD="$LIB" MEMPROV_OUTPUT="$OUT/memprov.%p.trace" /bin/ls -d / \
+		>/dev/null 2>"$OUT/cg.traced.log" || exit 1
+	traced_out=$(ls -S "$OUT"/cg.[0-9]* | head -n 1)
+	bare=$(callgrind_annotate "$OUT/cg.bare" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+	tr=$(callgrind_annotate "$traced_out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+	echo "ls -d /: instructions bare $bare, traced $tr: memprov adds $((tr - bare))"
+	echo "== memprov (inclusive)"
+	callgrind_annotate --inclusive=yes "$traced_out" 2>/dev/null |
+		grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +/.*interpose/[a-z_]+\.c:' |
+		grep -vE 'main_wrapper|below main' | head -n 16
+	;;
 *)
-	echo "usage: profile.sh perf|callgrind [THREADS OPS] | startup [RUNS [ROUNDS]]" >&2
+	echo "usage: profile.sh perf|callgrind [THREADS OPS] | startup [RUNS [ROUNDS]] | startup-callgrind" >&2
 	exit 2
 	;;
 esac
