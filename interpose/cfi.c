@@ -714,6 +714,13 @@ int mp_cfi_file_init(struct mp_cfi_file *f, const struct dl_phdr_info *info, int
 	return 0;
 }
 
+int mp_cfi_covers(const struct dl_phdr_info *info, uintptr_t target)
+{
+	uintptr_t lo, hi;
+
+	return load_range(info, target, &lo, &hi);
+}
+
 int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target, unsigned *rule,
 		       struct mp_cfi_file *file)
 {

@@ -269,7 +269,9 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	struct find *f = arg;
 
 	(void)size;
-	if (!mp_cfi_module_rule(info, f->target, &f->rule, file_of(info)))
+	/* the range first: file_of costs more than the test, for every module */
+	if (!mp_cfi_covers(info, f->target) ||
+	    !mp_cfi_module_rule(info, f->target, &f->rule, file_of(info)))
 		return 0;
 	f->rule = big_put(f->target + 1, f->rule);
 	f->found = 1;
