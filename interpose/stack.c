@@ -123,7 +123,7 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 		if ((uintptr_t)buf[i] >= a->stop_lo && (uintptr_t)buf[i] < a->stop_hi)
 			break;
 	m = i - first;
-	/* the frames, and the id folded while walking (or reused with them) */
+	/* the frames, and the id the walk folded from them */
 	same = m == n && !memcmp(ip, buf + first, sizeof(void *) * (size_t)n) &&
 	       hash == mp_unwind_hash_frames(ip, n);
 	if (!same && __atomic_fetch_add(&chk_mismatch, 1, __ATOMIC_RELAXED) < 5) {
