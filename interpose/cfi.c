@@ -721,14 +721,10 @@ int mp_cfi_covers(const struct dl_phdr_info *info, uintptr_t target)
 	return load_range(info, target, &lo, &hi);
 }
 
-int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target, unsigned *rule,
-		       struct mp_cfi_file *file)
+unsigned mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target,
+			    struct mp_cfi_file *file)
 {
 	const ElfW(Phdr) *eh = eh_phdr(info);
-	uintptr_t lo, hi;
 
-	if (!load_range(info, target, &lo, &hi))
-		return 0;
-	*rule = eh ? hdr_rule(info, eh, target, file) : R_FALLBACK;
-	return 1;
+	return eh ? hdr_rule(info, eh, target, file) : R_FALLBACK;
 }

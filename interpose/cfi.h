@@ -107,15 +107,15 @@ size_t mp_cfi_hdr_size(const struct dl_phdr_info *info) MP_HIDDEN;
  */
 int mp_cfi_file_init(struct mp_cfi_file *f, const struct dl_phdr_info *info, int fd) MP_HIDDEN;
 
-/* Whether target lies in one of the module's loaded segments (the first
- * test of mp_cfi_module_rule, cheap enough to try every module with). */
+/* Whether target lies in one of the module's loaded segments: cheap
+ * enough to ask of every module before mp_cfi_module_rule. */
 int mp_cfi_covers(const struct dl_phdr_info *info, uintptr_t target) MP_HIDDEN;
 
 /*
- * 1 when the module info holds target, with its rule in *rule; else 0.
+ * The rule for target, which the module info holds (mp_cfi_covers).
  * file: where its .eh_frame is read (NULL: in memory).
  */
-int mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target,
-		       unsigned *rule, struct mp_cfi_file *file) MP_HIDDEN;
+unsigned mp_cfi_module_rule(const struct dl_phdr_info *info, uintptr_t target,
+			    struct mp_cfi_file *file) MP_HIDDEN;
 
 #endif /* MEMPROV_CFI_H */

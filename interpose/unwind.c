@@ -270,10 +270,9 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 
 	(void)size;
 	/* the range first: file_of costs more than the test, for every module */
-	if (!mp_cfi_covers(info, f->target) ||
-	    !mp_cfi_module_rule(info, f->target, &f->rule, file_of(info)))
+	if (!mp_cfi_covers(info, f->target))
 		return 0;
-	f->rule = big_put(f->target + 1, f->rule);
+	f->rule = big_put(f->target + 1, mp_cfi_module_rule(info, f->target, file_of(info)));
 	f->found = 1;
 	return 1;
 }
