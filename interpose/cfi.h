@@ -86,6 +86,7 @@ unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *h
 #define MP_CFI_CIE_MAX 128
 struct mp_cfi_file {
 	int fd;
+	uint32_t serial;  /* names its pages in cfi.c's page cache (never 0) */
 	uintptr_t lo, hi; /* the PT_LOAD holding .eh_frame: its file-backed bytes */
 	uint64_t off;     /* the file offset of lo */
 	unsigned cie_next;
