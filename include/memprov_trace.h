@@ -177,7 +177,9 @@ enum mp_stop {
  *   80  page_size
  *   84  sample_bytes    0: every allocation; else mean bytes between samples
  *   88  rss_interval_ns 0: no RSS sampling
- *   96  exe[512]        /proc/self/exe, NUL-terminated
+ *   96  exe[512]        the executable, NUL-terminated: the file mapped as the
+ *                        program (/proc/self/exe when that is not known);
+ *                        empty until the module scan right after creation
  *   608 cmdline[1024]   argv joined by spaces, NUL-terminated, truncated
  *   1632 stop_message[256]
  *   1888 skipped_total   events memprov saw but could not record (a hook

@@ -44,6 +44,7 @@ static void start_tracing(int forked)
 	if (mp_trace_open() == 0) {
 		mp_rss_open();
 		mp_modules_scan();
+		mp_trace_set_exe(NULL); /* the scan did not name the program: /proc/self/exe */
 		mp_record_rss();
 		mp_tracing = 1;
 		mp_index_open(mp_config.run_index);
@@ -87,9 +88,12 @@ static void atfork_child(void)
 	fork_count = 0;
 }
 
-__attribute__((constructor(101))) static void mp_init(void)
+/* glibc hands constructors the program's argc, argv and environment. */
+__attribute__((constructor(101))) static void mp_init(int argc, char **argv, char **envp)
 {
 	int g = mp_pass_begin();
+
+	(void)envp;
 
 	mp_hooks_need(); /* a constructor's malloc before this one may have resolved them */
 	if (getauxval(AT_SECURE))
@@ -104,6 +108,7 @@ __attribute__((constructor(101))) static void mp_init(void)
 		atfork_done = 1;
 	}
 	mp_pass_end(g);
+	mp_trace_set_args(argc, argv);
 	start_tracing(0);
 	if (mp_tracing)
 		mp_signal_watch_deaths();

@@ -6,7 +6,8 @@
  * (absolute, links resolved), not the name the object was loaded by. A
  * fixed table remembers what was already recorded: no malloc.
  *
- * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer, unwind and sys.
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls trace_writer, trace_file (the
+ * header's executable), unwind and sys.
  */
 #include <elf.h>
 #include <link.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "modules.h"
+#include "trace_file.h"
 #include "unwind.h"
 #include "writer.h"
 
@@ -23,10 +25,23 @@
 struct known {
 	uintptr_t base, lo;
 	int seen;
+	int written;       /* its MP_REC_MODULE is in this process's trace */
+	uint32_t path_at;  /* its path in paths[] (path_len 0: not kept) */
+	uint32_t path_len;
 };
 
 static struct known mods[MAX_MODULES];
 static int nmods;
+
+/*
+ * The paths recorded, kept for a forked child: its objects are its
+ * parent's, and its trace records them again from here without reading
+ * /proc/self/maps (a quarter of a forked child's start-up: a shell's
+ * fork before each exec paid it). Bytes are used as paths are added.
+ */
+#define PATHS_MAX (64u << 10)
+static char paths[PATHS_MAX];
+static uint32_t paths_used;
 static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
 static char exe_path[512];
 
@@ -100,7 +115,7 @@ static int build_id(const struct dl_phdr_info *info, uint8_t *out)
 	return 0;
 }
 
-static void emit_module(const struct dl_phdr_info *info, const char *path)
+MP_REALIGN static void emit_module(const struct dl_phdr_info *info, const char *path)
 {
 	size_t plen = strnlen(path, 4000) + 1;
 	union {
@@ -220,6 +235,12 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 	range_of(info, &lo, &hi, 0);
 	if ((i = find_mod(info->dlpi_addr, lo)) >= 0) {
 		mods[i].seen = 1;
+		if (!mods[i].written) {
+			/* a forked child's: its parent's path (mp_modules_reset) */
+			mods[i].written = 1;
+			emit_module(info, paths + mods[i].path_at);
+			mp_unwind_add_file(info, paths + mods[i].path_at);
+		}
 		return 0;
 	}
 	if (lo < hi && mapped_path(lo, real, sizeof(real)))
@@ -229,10 +250,22 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 			mp_self_exe(exe_path, sizeof(exe_path));
 		path = exe_path;
 	}
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		mp_trace_set_exe(path); /* the program's own: the header names it */
 	if (nmods < MAX_MODULES) {
+		size_t plen = strlen(path) + 1;
+
+		memset(&mods[nmods], 0, sizeof(mods[nmods]));
 		mods[nmods].base = info->dlpi_addr;
 		mods[nmods].lo = lo;
 		mods[nmods].seen = 1;
+		mods[nmods].written = 1;
+		if (plen > 1 && plen <= PATHS_MAX - paths_used) {
+			memcpy(paths + paths_used, path, plen);
+			mods[nmods].path_at = paths_used;
+			mods[nmods].path_len = (uint32_t)plen;
+			paths_used += (uint32_t)plen;
+		}
 		nmods++;
 	}
 	emit_module(info, path);
@@ -268,6 +301,8 @@ void mp_modules_scan(void)
 			continue;
 		}
 		mp_unwind_forget_file(mods[i].base);
+		if (!mods[i].written)
+			continue;
 		memset(&r, 0, sizeof(r));
 		r.h.type = MP_REC_UNLOAD;
 		r.h.size = sizeof(r);
@@ -281,6 +316,15 @@ void mp_modules_scan(void)
 
 void mp_modules_reset(void)
 {
+	int i, j;
+
 	pthread_mutex_init(&mods_lock, NULL);
-	nmods = 0;
+	/* the objects stay, to be written again; one whose path was not kept is found anew */
+	for (i = j = 0; i < nmods; i++) {
+		if (!mods[i].path_len)
+			continue;
+		mods[j] = mods[i];
+		mods[j++].written = 0;
+	}
+	nmods = j;
 }

@@ -11,6 +11,6 @@
 
 /* Record new objects and the unloading of those gone since the last scan. */
 void mp_modules_scan(void) MP_HIDDEN;
-void mp_modules_reset(void) MP_HIDDEN;      /* in a forked child: forget all */
+void mp_modules_reset(void) MP_HIDDEN;      /* in a forked child: none written yet */
 
 #endif /* MEMPROV_MODULES_H */

@@ -682,24 +682,65 @@ static int create_file(char *name, size_t size)
 	return -1;
 }
 
+/*
+ * The program's arguments where the kernel laid them out: [args_lo,
+ * args_hi), each string ending in a NUL, the next one right after it
+ * (what /proc/self/cmdline reads). NULL: not known.
+ */
+static const char *args_lo, *args_hi;
+
+/* The executable's path (from the module scan, or /proc/self/exe): a forked child's is its parent's. */
+static char self_exe[sizeof(((struct mp_file_header *)0)->exe)];
+
+void mp_trace_set_args(int argc, char **argv)
+{
+	const char *end;
+	int i;
+
+	if (argc <= 0 || !argv || !argv[0])
+		return;
+	end = argv[0];
+	for (i = 0; i < argc; i++) {
+		if (!argv[i] || argv[i] != end)
+			return; /* not laid out one after another: ask the kernel */
+		end = argv[i] + strlen(argv[i]) + 1;
+	}
+	if ((size_t)(end - argv[0]) > (1u << 20))
+		return;
+	args_lo = argv[0];
+	args_hi = end;
+}
+
+/*
+ * The command line: the argument strings read in place (a start-up reads
+ * no file for it, a forked child neither), as /proc/self/cmdline would
+ * give them, even once the program rewrote them (its title); when the
+ * last of them no longer ends in a NUL (a title longer than the strings
+ * were), the kernel's answer.
+ */
 static void read_cmdline(char *dst, size_t size)
 {
-	int fd = mp_proc_open_any("cmdline");
 	ssize_t n = 0, i;
+	int fd;
 
 	dst[0] = 0;
-	if (fd < 0)
-		return;
-	while (n < (ssize_t)size - 1) {
-		ssize_t r = read(fd, dst + n, size - 1 - (size_t)n);
+	if (args_lo && args_hi[-1] == 0) {
+		n = args_hi - args_lo;
+		if (n > (ssize_t)size - 1)
+			n = (ssize_t)size - 1;
+		memcpy(dst, args_lo, (size_t)n);
+	} else if ((fd = mp_proc_open_any("cmdline")) >= 0) {
+		while (n < (ssize_t)size - 1) {
+			ssize_t r = read(fd, dst + n, size - 1 - (size_t)n);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += r;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n += r;
+		}
+		mp_sys_close(fd);
 	}
-	mp_sys_close(fd);
 	while (n > 0 && dst[n - 1] == 0)
 		n--;
 	for (i = 0; i < n; i++)
@@ -783,7 +824,7 @@ static void fill_header(struct mp_file_header *h, int ramfs)
 	h->page_size = (uint32_t)sysconf(_SC_PAGESIZE);
 	h->sample_bytes = (uint32_t)mp_config.sample_bytes;
 	h->rss_interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
-	mp_self_exe(h->exe, sizeof(h->exe));
+	memcpy(h->exe, self_exe, sizeof(h->exe)); /* empty until the module scan: mp_trace_set_exe */
 	read_cmdline(h->cmdline, sizeof(h->cmdline));
 	if (gethostname(h->host, sizeof(h->host) - 1))
 		h->host[0] = 0;
@@ -876,6 +917,19 @@ uint64_t mp_trace_extent(void)
 	struct mp_file_header *h = mp_header;
 
 	return h ? MP_HEADER_SIZE + mp_atomic_load_relaxed_u64(&h->next_chunk) * BLOCK : 0;
+}
+
+void mp_trace_set_exe(const char *path)
+{
+	struct mp_file_header *h = mp_header;
+
+	if (self_exe[0] || !h)
+		return;
+	if (path && path[0])
+		mp_strlcpy(self_exe, path, sizeof(self_exe));
+	else
+		mp_self_exe(self_exe, sizeof(self_exe));
+	memcpy(h->exe, self_exe, sizeof(h->exe));
 }
 
 void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread,

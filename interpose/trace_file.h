@@ -21,6 +21,17 @@ extern struct mp_file_header *mp_header MP_HIDDEN;
 
 /* Create the trace file (MEMPROV_OUTPUT) and its header. 0, or -1 (warned). */
 int mp_trace_open(void) MP_HIDDEN;
+/* The program's argv as its constructors get it: the command line is read
+ * there, not from /proc/self/cmdline (strings not laid out as the kernel
+ * does: ignored). Before mp_trace_open. */
+void mp_trace_set_args(int argc, char **argv) MP_HIDDEN;
+/*
+ * The executable's path for the header, once known: the module scan's
+ * (the file mapped, as /proc/self/exe names it); NULL or "": read
+ * /proc/self/exe. The first call sets it; a forked child has its
+ * parent's from the start.
+ */
+void mp_trace_set_exe(const char *path) MP_HIDDEN;
 /* The state the header shows (exit, exec, running again after a failed exec). */
 void mp_trace_set_state(enum mp_state st, int32_t status) MP_HIDDEN;
 /* The process is being killed by sig (its default action is about to

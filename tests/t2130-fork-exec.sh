@@ -98,4 +98,34 @@ test_expect_success 'a program with its own malloc runs to the end with LD_PRELO
 	test ! -s own2.err
 '
 
+# A start-up reads no /proc file for the command line (argv, as the
+# constructor gets it) nor for the executable (the module scan's path);
+# a forked child takes its parent's modules, executable and command line
+# from memory: of /proc/self/maps it reads only the scan at exit's (it
+# read the map, cmdline and exe at its start before).
+hdr_exe() { /usr/bin/python3 -c 'import sys; print(open(sys.argv[1], "rb").read()[96:608].split(b"\0")[0].decode())' "$1"; }
+test_expect_success 'start-up and a forked child: command line, executable and modules without /proc reads' '
+	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
+	mkdir fk &&
+	timeout 60 strace -f -e trace=openat,open,readlink -o fk.st env MEMPROV_OUTPUT=$TRASH/fk/%p.trace \
+		LD_PRELOAD=$MEMPROV_LIB "$BIN/forkexec" fork >fk.out &&
+	child=$(sed -n "s/^child=//p" fk.out) && test -n "$child" &&
+	parent=$(ls fk | grep -v "^$child\.trace$" | sed "s/\.trace$//") &&
+	for p in $parent $child; do
+		m=$(grep "^$p " fk.st | grep -c "/proc/self/maps" || :)
+		c=$(grep "^$p " fk.st | grep -c "/proc/self/cmdline" || :)
+		e=$(grep "^$p " fk.st | grep -c "readlink(\"/proc/self/exe\"" || :)
+		echo "$p: maps $m cmdline $c exe $e"
+		test "$c" = 0 && test "$e" = 0 || return 1
+		if test "$p" = "$child"; then test "$m" = 1 || return 1; else test "$m" = 2 || return 1; fi
+	done &&
+	memprov stats --json fk/$parent.trace >fkp.json && memprov stats --json fk/$child.trace >fkc.json &&
+	jget --check fkp.json "command=$BIN/forkexec fork" && jget --check fkc.json "command=$BIN/forkexec fork" &&
+	exe=$(readlink -f "$BIN/forkexec") &&
+	test "$(hdr_exe fk/$parent.trace)" = "$exe" && test "$(hdr_exe fk/$child.trace)" = "$exe" &&
+	memprov dump fk/$parent.trace | grep " module " | cut -d" " -f4- >mods.p &&
+	memprov dump fk/$child.trace | grep " module " | cut -d" " -f4- >mods.c &&
+	test -s mods.p && test_cmp mods.p mods.c
+'
+
 test_done
