@@ -835,7 +835,7 @@ int mp_trace_open(void)
 {
 	char name[sizeof(mp_config.output) + 64];
 	struct statfs fs;
-	int ramfs;
+	int ramfs, have_fs;
 	void *p;
 
 	if (mp_fd_adopt(&trace_fd, create_file(name, sizeof(name))))
@@ -845,7 +845,8 @@ int mp_trace_open(void)
 	space_end = 0;
 	resident = 0;
 	mp_trace_ok = 1; /* for grow_file's stop */
-	space_by_writing = !fstatfs(trace_fd.fd, &fs) &&
+	have_fs = !fstatfs(trace_fd.fd, &fs);
+	space_by_writing = have_fs &&
 			   (fs.f_type == (__typeof__(fs.f_type))EXT4_MAGIC ||
 			    fs.f_type == (__typeof__(fs.f_type))XFS_MAGIC);
 	p = grow_file(0, MP_HEADER_SIZE, MP_HEADER_SIZE) < 0 ? MAP_FAILED :
@@ -858,7 +859,7 @@ int mp_trace_open(void)
 		return -1;
 	}
 	space_end = MP_HEADER_SIZE;
-	ramfs = !fstatfs(trace_fd.fd, &fs) && fs_in_ram(&fs);
+	ramfs = have_fs && fs_in_ram(&fs);
 	if (ramfs)
 		warn_ram_backed(name);
 	mp_header = p;
