@@ -316,9 +316,15 @@ void mp_modules_scan(void)
 
 void mp_modules_reset(void)
 {
-	int i, j;
+	int busy = pthread_mutex_trylock(&mods_lock) != 0, i, j;
 
 	pthread_mutex_init(&mods_lock, NULL);
+	if (busy) {
+		/* another thread was scanning at the fork: the table may be half
+		 * updated; the child's scan finds every object anew */
+		nmods = 0;
+		return;
+	}
 	/* the objects stay, to be written again; one whose path was not kept is found anew */
 	for (i = j = 0; i < nmods; i++) {
 		if (!mods[i].path_len)
