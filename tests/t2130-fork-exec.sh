@@ -128,4 +128,40 @@ test_expect_success 'start-up and a forked child: command line, executable and m
 	test -s mods.p && test_cmp mods.p mods.c
 '
 
+# A forked child reserves two blocks of trace first (a shell child that
+# execs at once writes one chunk), a new process eight.
+test_expect_success 'a forked child starts with a smaller trace file; it grows when it writes more' '
+	child=$(sed -n "s/^child=//p" fk.out) && parent=$(ls fk | grep -v "^$child\.trace$") &&
+	ps=$(stat -c %s fk/$parent) && cs=$(stat -c %s fk/$child.trace) &&
+	echo "parent $ps child $cs" && test "$ps" = 36864 && test "$cs" = 12288 &&
+	cat >grow.c <<-\EOF &&
+	#include <stdlib.h>
+	#include <unistd.h>
+	#include <sys/wait.h>
+	void *volatile keep;
+	int main(void)
+	{
+		int i, st;
+		pid_t p = fork();
+		if (p == 0) {
+			for (i = 0; i < 20000; i++) {
+				keep = malloc(16 + i % 64);
+				free(keep);
+			}
+			return 0;
+		}
+		waitpid(p, &st, 0);
+		return WEXITSTATUS(st);
+	}
+	EOF
+	cc -O1 -o grow grow.c && mkdir gr &&
+	env MEMPROV_OUTPUT=$TRASH/gr/%p.trace LD_PRELOAD=$MEMPROV_LIB ./grow &&
+	for f in gr/*.trace; do
+		memprov stats --json $f >g.json &&
+		echo "$(jget g.json state events | tr "\n" " ")$(stat -c %s $f)" || return 1
+	done >g.out &&
+	cat g.out && test "$(grep -c "^exited 400[0-9][0-9] " g.out)" = 1 &&
+	test "$(grep "^exited 400[0-9][0-9] " g.out | cut -d" " -f3)" -gt 12288
+'
+
 test_done
