@@ -29,15 +29,21 @@ static uint32_t last_id;        /* ids handed out so far */
 
 int mp_intern_init(void)
 {
+	last_id = 0;
+	/* a forked child: the parent's ids are not in its trace; the table
+	 * is emptied where it lies (one call; unmapping and mapping it anew
+	 * took two, and the mapping's own work) */
+	if (set && madvise(set, MAP_SLOTS * sizeof(uint64_t), MADV_DONTNEED) == 0)
+		goto touch;
 	if (set)
 		mp_sys_munmap(set, MAP_SLOTS * sizeof(uint64_t));
-	last_id = 0;
 	set = mp_sys_mmap(NULL, MAP_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (set == MAP_FAILED) {
 		set = NULL;
 		return -1;
 	}
+touch:
 	/* level 0's pages (every process with a stack uses them), by writes:
 	 * a lookup's read first would cost a read fault, then a write fault */
 	for (size_t i = 0; i < (1u << 10); i += 4096 / sizeof(*set))
