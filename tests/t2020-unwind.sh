@@ -191,4 +191,20 @@ test_expect_success 'main thread: its stack known without reading /proc/self/map
 	test "$n" = 2
 '
 
+# The FDEs of a big module are read from its file a page at a time, and
+# the last 16 pages are kept: `ls -d /` read libc's .eh_frame 47 times
+# (512 bytes each, from 8 pages) before they were; python3's start-up
+# 441 times from 34 pages.
+test_expect_success 'FDEs read from a module file: each page once while it is kept' '
+	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
+	strace -y -e trace=pread64 -o fde.st env LD_PRELOAD="$MEMPROV_LIB" \
+		MEMPROV_OUTPUT="$TRASH/fde.%p.trace" ls -d / >/dev/null &&
+	grep "pread64([0-9]*</[^>]*/libc\.so\.6>" fde.st |
+		sed -n "s/.*, \([0-9]*\), \([0-9]*\)) = [0-9]*$/\1 \2/p" >fde.reads &&
+	n=$(wc -l <fde.reads) && pages=$(awk "\$1 == 4096" fde.reads | wc -l) &&
+	twice=$(awk "\$1 == 4096 { print \$2 }" fde.reads | sort | uniq -d | wc -l) &&
+	echo "preads of libc: $n, of whole pages: $pages, pages read twice: $twice" &&
+	test "$pages" -ge 1 && test "$n" -le 20 && test "$twice" = 0
+'
+
 test_done
