@@ -699,7 +699,8 @@ static int create_file(char *name, size_t size)
  */
 static const char *args_lo, *args_hi;
 
-/* The executable's path (from the module scan, or /proc/self/exe): a forked child's is its parent's. */
+/* The executable's path (the module scan's, or /proc/self/exe's); a
+ * forked child has its parent's. */
 static char self_exe[sizeof(((struct mp_file_header *)0)->exe)];
 
 void mp_trace_set_args(int argc, char **argv)
