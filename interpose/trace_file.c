@@ -98,6 +98,7 @@ static char trace_path[4096];           /* absolute */
 static int stopped;
 static void *segs[MAX_SEGS];            /* published with release (CAS) */
 static uint64_t segs_end;               /* segs[i] is NULL from here on */
+static uint16_t *seg_done;              /* see seg_add_done */
 static uint64_t space_end;              /* bytes of the file fallocated */
 static uint64_t resident;               /* trace bytes mapped and present */
 static int populate_off;                /* MADV_POPULATE_WRITE is not known */
@@ -366,6 +367,8 @@ static void raise_segs_end(uint64_t end)
 		;
 }
 
+static void seg_done_map(void);
+
 /*
  * Map segment si (first block, n blocks). No lock: threads that need the
  * same segment at once may each map it; the first published mapping is
@@ -395,6 +398,8 @@ static char *segment(uint64_t si, uint64_t first, uint64_t n)
 		p = expected;
 	}
 	raise_segs_end(si + 1);
+	if (si >= SEG_SMALL && !__atomic_load_n(&seg_done, __ATOMIC_ACQUIRE))
+		seg_done_map();
 	return p;
 }
 
@@ -418,7 +423,10 @@ static void populate(void *p, size_t len)
  * segment's end), mapped, with disk space, never used before; its length
  * in *bytes. NULL when tracing stopped. The writer fills its head.
  */
-struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes)
+static void seg_add_done(uint64_t si, uint64_t blocks);
+
+struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes,
+				       uint32_t *segp)
 {
 	uint64_t cur, start, n, si, first, segn;
 	char *seg;
@@ -437,6 +445,11 @@ struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *by
 		n = first + segn - start < want ? first + segn - start : want;
 	} while (!__atomic_compare_exchange_n(&mp_header->next_chunk, &cur, start + n, 1,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	if (start != cur) {
+		uint64_t f, m;
+
+		seg_add_done(seg_of(cur, &f, &m), start - cur); /* the hole: never used */
+	}
 	if (MP_UNLIKELY(si >= MAX_SEGS)) {
 		mp_stop(MP_STOP_INTERNAL, "trace file reached its size limit (512 GiB)");
 		return NULL;
@@ -448,6 +461,7 @@ struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *by
 		return NULL;
 	seg += (start - first) * BLOCK;
 	*bytes = (uint32_t)(n * BLOCK);
+	*segp = (uint32_t)si;
 	mp_chunk_present(seg, *bytes);
 	return (struct mp_chunk_head *)seg;
 }
@@ -558,6 +572,59 @@ void mp_chunk_release(void *c, uint32_t bytes)
 		view_mark(c, bytes, 1);
 	}
 	errno = saved; /* (mlocked pages stay: still counted as present) */
+}
+
+/*
+ * seg_done[si]: the blocks of a segment of SEG_MAX blocks (from SEG_SMALL
+ * on) whose chunks are finished for good and released, or that were left
+ * as a hole at its end. Once they are all of it, nothing will use the
+ * segment again (its chunks were handed out; the view reads only the
+ * first megabyte, in the small segments), and it is unmapped: its pages
+ * had left the process's memory, but the mapping kept its address space
+ * (8 MiB a segment: a 1 GB trace held 1 GB of it, which a program under
+ * an address-space limit, `ulimit -v`, could then not map), and a line of
+ * /proc/self/maps each. A chunk released at thread exit is not counted:
+ * its thread may write it again (mp_chunk_present), and it keeps its
+ * segment mapped.
+ */
+static void seg_add_done(uint64_t si, uint64_t blocks)
+{
+	uint16_t *done = __atomic_load_n(&seg_done, __ATOMIC_ACQUIRE);
+	void *seg;
+
+	if (!done || si < SEG_SMALL || si >= MAX_SEGS || !blocks || blocks > SEG_MAX)
+		return;
+	if (__atomic_add_fetch(&done[si], (uint16_t)blocks, __ATOMIC_ACQ_REL) != SEG_MAX)
+		return;
+	seg = __atomic_exchange_n(&segs[si], NULL, __ATOMIC_ACQ_REL);
+	if (seg)
+		mp_sys_munmap(seg, seg_len(si));
+}
+
+/*
+ * The counts, mapped (128 KiB of address space, pages touched as used)
+ * when the first big segment is: a short trace never needs them. Made
+ * before any chunk of a big segment is handed out, so a count is never
+ * short of a block it should have; without them (no memory), segments
+ * stay mapped as before.
+ */
+static void seg_done_map(void)
+{
+	void *p = mp_sys_mmap(NULL, MAX_SEGS * sizeof(uint16_t), PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint16_t *none = NULL;
+
+	if (p == MAP_FAILED)
+		return;
+	if (!__atomic_compare_exchange_n(&seg_done, &none, p, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		mp_sys_munmap(p, MAX_SEGS * sizeof(uint16_t));
+}
+
+void mp_chunk_retire(void *c, uint32_t bytes, uint32_t seg)
+{
+	mp_chunk_release(c, bytes);
+	seg_add_done(seg, bytes / BLOCK);
 }
 
 uint64_t mp_trace_resident(void)
@@ -1021,6 +1088,9 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread
 	pthread_mutex_init(&space_lock, NULL); /* another thread's, perhaps held */
 	/* up to the last one mapped: the table is 512 KiB of bss, and reading
 	 * it whole faulted in 128 pages in every forked child */
+	if (seg_done)
+		mp_sys_munmap(seg_done, MAX_SEGS * sizeof(uint16_t));
+	seg_done = NULL;
 	for (i = 0; i < segs_end; i++) {
 		if (!segs[i])
 			continue;

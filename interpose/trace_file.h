@@ -44,9 +44,11 @@ void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
 /*
  * A chunk never used before, mapped and present, for a writer to fill: want
  * blocks of MP_BLOCK_SIZE or fewer, never fewer than min; its length in
- * *bytes. NULL when tracing stopped.
+ * *bytes, and in *seg the segment it lies in (for mp_chunk_retire). NULL
+ * when tracing stopped.
  */
-struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes) MP_HIDDEN;
+struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *bytes,
+				       uint32_t *seg) MP_HIDDEN;
 /*
  * Bytes [off, off + len) of the trace in this process's own mappings of
  * it, for reading back at exit; NULL where they are not mapped, lie past
@@ -60,6 +62,10 @@ const void *mp_trace_view(uint64_t off, size_t len) MP_HIDDEN;
 void mp_chunk_release(void *c, uint32_t bytes) MP_HIDDEN;
 /* Chunk c is written again after mp_chunk_release. */
 void mp_chunk_present(void *c, uint32_t bytes) MP_HIDDEN;
+/* Chunks [c, c + bytes) of segment seg are finished for good (never
+ * written or presented again): released, and the segment unmapped once
+ * all of it is. */
+void mp_chunk_retire(void *c, uint32_t bytes, uint32_t seg) MP_HIDDEN;
 /* Bytes of the trace now mapped and present in the process (the header
  * page and the chunks in use): what the RSS samples leave out. */
 uint64_t mp_trace_resident(void) MP_HIDDEN;

@@ -56,7 +56,9 @@ struct mp_writer {
 				 * root, never takes it for a pointer to the
 				 * block last freed or allocated */
 	int released;           /* the chunk left the address space */
-	uint32_t retired_len;   /* finished chunks still mapped: bytes ... */
+	uint32_t seg;           /* the trace segment of the current chunk */
+	uint32_t retired_seg;   /* ... and of the finished chunks still mapped: */
+	uint32_t retired_len;   /* bytes ... */
 	void *retired;          /* ... from here, released together */
 };
 

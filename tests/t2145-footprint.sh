@@ -7,7 +7,8 @@
 # run's own resident size between the same points, the samples leave the
 # trace's own pages out (the header and at most 2 chunks per thread), and `memprov
 # timeline` finds no gap between resident and tracked memory. The scan at
-# exit reads the trace back without mapping its dropped pages in again.
+# exit reads the trace back without mapping its dropped pages in again,
+# and the finished segments of a long trace leave the address space.
 # And 2,000 short-lived threads cost a block of trace each, none left
 # mapped.
 . "$(dirname "$0")/test-lib.sh"
@@ -119,6 +120,53 @@ test_expect_success 'the scan at exit does not map released trace pages in again
 	"$MEMPROV_CLI" dump scan.trace | grep -q " reach status=done " &&
 	g=$(scan_growth scan.trace) && echo "resident growth from the end mark to exit: $g B" &&
 	test $g -le $((768 * 1024))
+'
+
+cat >"$TRASH/segs.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static void *keep[1000];
+int main(int argc, char **argv)
+{
+	long n = atol(argv[1]), i;
+	unsigned long a, b, sum = 0;
+	char line[4096];
+	int maps = 0;
+	FILE *f;
+
+	for (i = 0; i < n; i++) {
+		free(keep[i % 1000]);
+		keep[i % 1000] = malloc(16 + (size_t)(i % 200));
+	}
+	/* the address space the trace's mappings take now */
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, argv[2]) && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			sum += b - a;
+			maps++;
+		}
+	printf("mapped %lu in %d\n", sum, maps);
+	for (i = 0; i < 1000; i++)
+		free(keep[i]);
+	return 0;
+}
+CEOF
+
+# The trace is mapped in segments: 8 MiB in small ones, then 8 MiB each.
+# A segment whose chunks are all finished is unmapped: before, a long
+# run's trace held its whole size in address space (60 MiB for this one,
+# where a program under `ulimit -v` could not map it).
+test_expect_success 'finished segments of a long trace leave the address space' '
+	cc -O1 -o segs segs.c &&
+	timeout 120 env MEMPROV_OUTPUT=segs.trace LD_PRELOAD=$MEMPROV_LIB ./segs 6000000 segs.trace >out &&
+	cat out && size=$(stat -c %s segs.trace) && echo "trace $size B" &&
+	test $size -gt $((40 << 20)) &&
+	mapped=$(sed -n "s/^mapped \([0-9]*\) in .*/\1/p" out) &&
+	# the header, the small segments, the segment in use and perhaps the next
+	test $mapped -le $((4096 + 3 * (8 << 20))) &&
+	"$MEMPROV_CLI" stats --json segs.trace >s.json &&
+	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check s.json "=j[\"events\"]>=12000000==true"
 '
 
 cat >"$TRASH/short.c" <<'CEOF'
