@@ -4,7 +4,8 @@
  * ... in the order stacks are first seen: the trace names a stack in one
  * or two bytes), CAS insert.
  *
- * In levels (levels.h) of 2^10 up to 2^20 slots, mapped with
+ * In levels (levels.h) of 2^10 up to 2^20 slots (2^17 under an
+ * address-space limit, below), mapped with
  * MAP_NORESERVE (pages cost memory only once touched): a process with N
  * stacks touches about 8N bytes of table, not 4 KiB per stack. A slot
  * holds the hash's top 40 bits and the id. When the last level's run is full, or
@@ -14,6 +15,7 @@
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys (and levels.h).
  */
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "atomic.h"
 #include "intern.h"
@@ -21,11 +23,27 @@
 
 #define ID_BITS 24
 #define ID_MASK ((1ull << ID_BITS) - 1)
-#define LAST_BITS 20
-#define MAP_SLOTS mp_levels_slots(LAST_BITS)
+#define MAP_SLOTS mp_levels_slots(last_bits)
 
 static uint64_t *set;
 static uint32_t last_id;        /* ids handed out so far */
+
+/*
+ * The last level: 2^20 slots (8 MiB of address space, touched only as
+ * stacks fill it), 2^17 under an address-space limit (ulimit -v), where
+ * every reserved megabyte is one the program cannot map: there the stacks
+ * that find no room in the table's 205,824 slots are named by their hash
+ * (written each time: a bigger trace). Chosen when the table is mapped; a
+ * forked child keeps its parent's.
+ */
+static unsigned last_bits = 20;
+
+static unsigned last_bits_for_limit(void)
+{
+	struct rlimit rl;
+
+	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY ? 17 : 20;
+}
 
 int mp_intern_init(void)
 {
@@ -37,6 +55,7 @@ int mp_intern_init(void)
 		goto touch;
 	if (set)
 		mp_sys_munmap(set, MAP_SLOTS * sizeof(uint64_t));
+	last_bits = last_bits_for_limit();
 	set = mp_sys_mmap(NULL, MAP_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (set == MAP_FAILED) {
@@ -67,7 +86,7 @@ static uint32_t level_id(int l, uint64_t hash, int *is_new)
 	uint32_t probe;
 
 	for (probe = 0; probe < mp_level_probes(l); probe++) {
-		uint64_t *slot = &set[mp_level_slot(l, LAST_BITS, hash, probe)];
+		uint64_t *slot = &set[mp_level_slot(l, last_bits, hash, probe)];
 		uint64_t v = mp_atomic_load_relaxed_u64(slot), id;
 
 		if (v && (v & ~ID_MASK) == tag)

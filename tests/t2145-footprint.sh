@@ -8,7 +8,8 @@
 # trace's own pages out (the header and at most 2 chunks per thread), and `memprov
 # timeline` finds no gap between resident and tracked memory. The scan at
 # exit reads the trace back without mapping its dropped pages in again,
-# and the finished segments of a long trace leave the address space.
+# the finished segments of a long trace leave the address space, and under
+# an address-space limit memprov reserves less of it.
 # And 2,000 short-lived threads cost a block of trace each, none left
 # mapped.
 . "$(dirname "$0")/test-lib.sh"
@@ -167,6 +168,35 @@ test_expect_success 'finished segments of a long trace leave the address space' 
 	test $mapped -le $((4096 + 3 * (8 << 20))) &&
 	"$MEMPROV_CLI" stats --json segs.trace >s.json &&
 	/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check s.json "=j[\"events\"]>=12000000==true"
+'
+
+cat >"$TRASH/vmsize.c" <<'CEOF'
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmSize:", 7))
+			fputs(line + 7, stdout);
+	return 0;
+}
+CEOF
+
+# Under an address-space limit memprov's stack-id table reserves 1.6 MiB,
+# not 9: the program's own mappings have the room (13.5 MB of address
+# space under memprov, 6.3 MB under a limit, 2.5 bare).
+test_expect_success 'an address-space limit: memprov reserves less of it' '
+	command -v prlimit >/dev/null || { echo "prlimit missing"; false; } &&
+	cc -O1 -o vmsize vmsize.c &&
+	env MEMPROV_OUTPUT=vm.%p.trace LD_PRELOAD=$MEMPROV_LIB ./vmsize >free.kb &&
+	prlimit --as=1000000000 env MEMPROV_OUTPUT=vm.%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		./vmsize >limited.kb &&
+	free=$(tr -dc 0-9 <free.kb) limited=$(tr -dc 0-9 <limited.kb) &&
+	echo "address space: $free kB, $limited kB under prlimit --as" &&
+	test $((free - limited)) -ge 6144
 '
 
 cat >"$TRASH/short.c" <<'CEOF'
