@@ -1088,9 +1088,6 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread
 	pthread_mutex_init(&space_lock, NULL); /* another thread's, perhaps held */
 	/* up to the last one mapped: the table is 512 KiB of bss, and reading
 	 * it whole faulted in 128 pages in every forked child */
-	if (seg_done)
-		mp_sys_munmap(seg_done, MAX_SEGS * sizeof(uint16_t));
-	seg_done = NULL;
 	for (i = 0; i < segs_end; i++) {
 		if (!segs[i])
 			continue;
@@ -1098,6 +1095,9 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread
 		segs[i] = NULL;
 	}
 	segs_end = 0;
+	if (seg_done)
+		mp_sys_munmap(seg_done, MAX_SEGS * sizeof(uint16_t));
+	seg_done = NULL;
 	memset(view_released, 0, sizeof(view_released));
 	if (mp_header)
 		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
