@@ -52,9 +52,10 @@ struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *by
 /*
  * Bytes [off, off + len) of the trace in this process's own mappings of
  * it, for reading back at exit; NULL where they are not mapped, lie past
- * the space the file was given, or past the first MiB (a
- * long trace is read with pread: read through the mappings, its pages
- * would come back into the process's resident memory).
+ * the space the file was given, past the first MiB, or in a chunk whose
+ * pages were released (those are read with pread: read through the
+ * mappings, their pages would come back into the process's resident
+ * memory).
  */
 const void *mp_trace_view(uint64_t off, size_t len) MP_HIDDEN;
 /* The writer is done with chunk c (bytes long): its pages leave the
