@@ -14,7 +14,6 @@
  * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_pipe, intern, gate, elfsym,
  * trace_writer, config and sys.
  */
-#include <libunwind.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +23,7 @@
 #include "atomic.h"
 #include "config.h"
 #include "intern.h"
+#include "libunwind_load.h"
 #include "stack.h"
 #include "elfsym.h"
 #include "gate.h"
@@ -42,7 +42,8 @@ int mp_stack_init(void)
 {
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
-	mp_unwind_pipe_init();
+	if (!mp_libunwind_load())
+		mp_unwind_pipe_init();
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
 	return mp_intern_init();
 }
@@ -108,13 +109,14 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 	int m, first = 0, i, same, g;
 
 	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
-	if (n < 0) {
-		__atomic_fetch_add(&chk_fallback, 1, __ATOMIC_RELAXED);
+	if (n < 0 || !mp_unw.backtrace) {
+		if (n < 0)
+			__atomic_fetch_add(&chk_fallback, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	__atomic_fetch_add(&chk_fast, 1, __ATOMIC_RELAXED);
 	g = mp_pass_begin();
-	m = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	m = mp_unw.backtrace(buf, mp_config.depth + OWN_FRAMES);
 	mp_pass_end(g);
 	while (first < m && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
@@ -158,8 +160,12 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 {
 	int n, first = 0, i, g;
 
+	if (!mp_unw.backtrace) { /* libunwind is not there */
+		*np = 0;
+		return 0;
+	}
 	g = mp_pass_begin(); /* libunwind maps memory of its own */
-	n = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	n = mp_unw.backtrace(buf, mp_config.depth + OWN_FRAMES);
 	mp_pass_end(g);
 	while (first < n && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)

@@ -42,6 +42,9 @@ for f in "$stage/usr/bin/memprov" "$stage/usr/lib/libmemprov.so"; do
 		case ", $deps, " in *", $pkg, "*) ;; *) deps="${deps:+$deps, }$pkg" ;; esac
 	done
 done
+# libmemprov.so opens libunwind.so.8 itself (RTLD_LOCAL, not a NEEDED:
+# interpose/libunwind_load.c says why)
+case ", $deps, " in *", libunwind8, "*) ;; *) deps="${deps:+$deps, }libunwind8" ;; esac
 
 gzip -9nf "$stage/usr/share/man/man1/memprov.1"
 mkdir -p "$stage/DEBIAN"

@@ -183,4 +183,19 @@ test_expect_success 'programs with no signal trouble count nothing as skipped' '
 	done
 '
 
+test_expect_success 'the exception ABI (_Unwind_*) is libgcc_s.so.1 as bare; no libunwind name is visible; a raise returns' '
+	# memprov loads libunwind for itself only: as a dependency in the
+	# global scope it defined _Unwind_RaiseException ahead of libgcc_s
+	# for programs that load libgcc_s later (a C program calling a C++
+	# library, rustc), and this raise on a makecontext stack never returned
+	# (every signal blocked: only SIGKILL ends it)
+	"$BIN/unwind_abi" >ua-bare.out &&
+	cat ua-bare.out &&
+	grep -q "^_Unwind_RaiseException libgcc_s.so.1$" ua-bare.out &&
+	grep -q "^raise returned 5$" ua-bare.out &&
+	timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/ua.trace" "$BIN/unwind_abi" >ua.out 2>ua.err &&
+	test_cmp ua-bare.out ua.out && test ! -s ua.err &&
+	memprov stats ua.trace >ua.stats && grep -q "^ended: exited with status 0$" ua.stats
+'
+
 test_done
