@@ -153,14 +153,24 @@ __attribute__((destructor)) static void unwind_check_report(void)
 		return;
 }
 
+/*
+ * Stack libunwind's walk needs below its caller (its context and cursor,
+ * 2 KiB, and what stepping through the DWARF rules takes): a handler that
+ * allocates, on an alternate stack, used 3,176 B of it under memprov
+ * without libunwind and 7,536 B with it (2,888 B bare). Twice that
+ * margin: on a smaller stack the allocation has no native frames.
+ */
+#define SLOW_ROOM (8u << 10)
+
 /* libunwind's capture: frames of libmemprov.so itself are dropped by
  * address, not by count, so that inlining cannot shift frame 0 off the
- * hooked call's caller. Returns the first kept frame's index in buf. */
+ * hooked call's caller. Returns the first kept frame's index in buf.
+ * Without libunwind, or without room for it, no native frame. */
 static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 {
 	int n, first = 0, i, g;
 
-	if (!mp_unw.backtrace) { /* libunwind is not there */
+	if (!mp_unw.backtrace || !mp_unwind_room((uintptr_t)__builtin_frame_address(0), SLOW_ROOM)) {
 		*np = 0;
 		return 0;
 	}
@@ -186,20 +196,19 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
  * stop before the first frame in the interpreter's text (reports cut
  * there; MEMPROV_NATIVE_FULL=1 keeps them). Native frames come from
  * unwind.c, or from libunwind when unwind.c cannot walk this stack.
+ * Into the caller's arrays: buf has room for mp_config.depth +
+ * OWN_FRAMES frames, py for MP_MAX_PYFRAMES when pycap is set (the
+ * Python frames), else for none.
  */
-MP_REALIGN uint64_t mp_capture_stack(int skip)
+static inline __attribute__((always_inline)) uint64_t
+capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int))
 {
-	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
-	struct mp_pyframe py[MP_MAX_PYFRAMES];
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
-	int (*pycap)(struct mp_pyframe *, int);
 	uint64_t hash, id;
 	int is_new;
 
-	(void)skip;
-	pycap = mp_python_capture;
-	if (pycap && mp_config.python) {
+	if (pycap) {
 		npy = pycap(py, MP_MAX_PYFRAMES);
 		if (npy < 0 || npy > MP_MAX_PYFRAMES)
 			npy = 0;
@@ -234,4 +243,39 @@ MP_REALIGN uint64_t mp_capture_stack(int skip)
 	if (is_new)
 		mp_write_stack(id, buf + first, n, py, npy);
 	return id;
+}
+
+/*
+ * The arrays are sized for the stacks this process can have: at the
+ * default depth and without Python, 80 frames (640 B), not the 272
+ * native and 128 Python frames (3.2 KiB) of the most allowed. A thread's
+ * own stack may be 16 KiB, a signal handler's 8: a handler that
+ * allocated on 8 KiB had 800 bytes left with the big arrays.
+ */
+#define SMALL_DEPTH 64
+
+static MP_REALIGN __attribute__((noinline)) uint64_t capture_small(void)
+{
+	void *buf[SMALL_DEPTH + OWN_FRAMES];
+
+	return capture(buf, NULL, NULL);
+}
+
+static MP_REALIGN __attribute__((noinline)) uint64_t
+capture_big(int (*pycap)(struct mp_pyframe *, int))
+{
+	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
+	struct mp_pyframe py[MP_MAX_PYFRAMES];
+
+	return capture(buf, py, pycap);
+}
+
+MP_REALIGN uint64_t mp_capture_stack(int skip)
+{
+	int (*pycap)(struct mp_pyframe *, int) = mp_config.python ? mp_python_capture : NULL;
+
+	(void)skip;
+	if (!pycap && mp_config.depth <= SMALL_DEPTH)
+		return capture_small();
+	return capture_big(pycap);
 }

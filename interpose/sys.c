@@ -168,37 +168,26 @@ static int maps_line(const char *s, int (*fn)(uintptr_t, uintptr_t, const char *
 	return fn(lo, hi, s, arg);
 }
 
-int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *arg),
-		 void *arg)
+/*
+ * The lines of the map open on fd (its first n bytes read into buf), each
+ * handed to fn until it returns non-zero; fd is closed. A line whole in
+ * buf is parsed there; one cut by the end of a read is put together in
+ * line (cut at its size). A byte at a time, the copy cost more than the
+ * kernel's formatting of the map: 100,000 instructions of a short
+ * process's start-up (callgrind, ls).
+ */
+static int maps_lines(long fd, long n, char *buf, size_t bufsz, char *line, size_t linesz,
+		      int (*fn)(uintptr_t, uintptr_t, const char *, void *), void *arg)
 {
-	char buf[4096], line[4200];
 	size_t ll = 0;
-	long fd, n;
-	int r = 0, thread;
+	int r = 0;
 
-	for (thread = 0; thread < 2; thread++) {
-		fd = mp_proc_open("maps", thread);
-		if (fd < 0)
-			continue;
-		n = syscall(SYS_read, fd, buf, sizeof(buf));
-		if (n > 0)
-			break;
-		syscall(SYS_close, fd); /* empty: the main thread has left */
-	}
-	if (thread == 2)
-		return 0;
-	/*
-	 * A line whole in buf is parsed there; one cut by the end of a read
-	 * is put together in line (cut at its size). A byte at a time, the
-	 * copy cost more than the kernel's formatting of the map: 100,000
-	 * instructions of a short process's start-up (callgrind, ls).
-	 */
 	while (!r && n > 0) {
 		char *p = buf, *end = buf + n;
 
 		while (!r && p < end) {
 			char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t len = (size_t)((nl ? nl : end) - p), room = sizeof(line) - 1 - ll;
+			size_t len = (size_t)((nl ? nl : end) - p), room = linesz - 1 - ll;
 
 			if (nl && !ll) {
 				*nl = 0;
@@ -215,9 +204,55 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 			p = nl + 1;
 		}
 		if (!r)
-			n = syscall(SYS_read, fd, buf, sizeof(buf));
+			n = syscall(SYS_read, fd, buf, bufsz);
 	}
 	syscall(SYS_close, fd);
+	return r;
+}
+
+/*
+ * The buffers of a read of the map are mapped for it, not on the stack:
+ * this runs at a thread's first allocation, and a thread with a 16 KiB
+ * stack (PTHREAD_STACK_MIN) had no room left for 8 KiB of them (it died
+ * of SIGSEGV here). Where no page can be mapped (an address-space limit),
+ * small ones on the stack; a line longer than the line buffer is cut.
+ */
+#define MAPS_READ 4096
+#define MAPS_LINE 4096
+#define MAPS_SMALL 256
+
+int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *arg),
+		 void *arg)
+{
+	char small[2 * MAPS_SMALL], *buf, *line, *mem;
+	size_t bufsz = MAPS_READ, linesz = MAPS_LINE;
+	long fd, n = 0;
+	int r = 0, thread;
+
+	mem = mp_sys_mmap(NULL, MAPS_READ + MAPS_LINE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		mem = NULL;
+		buf = small;
+		line = small + MAPS_SMALL;
+		bufsz = linesz = MAPS_SMALL;
+	} else {
+		buf = mem;
+		line = mem + MAPS_READ;
+	}
+	for (thread = 0; thread < 2; thread++) {
+		fd = mp_proc_open("maps", thread);
+		if (fd < 0)
+			continue;
+		n = syscall(SYS_read, fd, buf, bufsz);
+		if (n > 0)
+			break;
+		syscall(SYS_close, fd); /* empty: the main thread has left */
+	}
+	if (thread < 2)
+		r = maps_lines(fd, n, buf, bufsz, line, linesz, fn, arg);
+	if (mem)
+		mp_sys_munmap(mem, MAPS_READ + MAPS_LINE);
 	return r;
 }
 

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -478,6 +479,18 @@ static __attribute__((noinline)) void stack_find(void)
 		stk_hi = (uintptr_t)pthread_self();
 	stk_state = found ? 1 : -1;
 	mp_signals_restore(&old, blocked);
+}
+
+int mp_unwind_room(uintptr_t sp, size_t room)
+{
+	stack_t ss;
+
+	if (stk_state == 1 && sp >= stk_lo && sp < stk_hi)
+		return sp - stk_lo >= room;
+	if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
+	    sp >= (uintptr_t)ss.ss_sp && sp < (uintptr_t)ss.ss_sp + ss.ss_size)
+		return sp - (uintptr_t)ss.ss_sp >= room;
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */

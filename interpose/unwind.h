@@ -38,6 +38,14 @@ void mp_unwind_cache_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
 int mp_unwind(void **ip, int max, const struct mp_unwind_args *a) MP_HIDDEN;
 
 /*
+ * Whether the calling thread has room bytes of stack below sp: 1, or 0
+ * when sp is on an alternate signal stack with less room than that, or
+ * on this thread's stack (once known) within room of its low end. A
+ * stack memprov knows nothing of counts as roomy.
+ */
+int mp_unwind_room(uintptr_t sp, size_t room) MP_HIDDEN;
+
+/*
  * Read the .eh_frame of module info from its file, path (absolute), with
  * pread rather than in memory, when its table is big enough for that to
  * keep pages out of the program's RSS (cfi.h). Call from a dl_iterate_phdr

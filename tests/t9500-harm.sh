@@ -198,4 +198,23 @@ test_expect_success 'the exception ABI (_Unwind_*) is libgcc_s.so.1 as bare; no 
 	memprov stats ua.trace >ua.stats && grep -q "^ended: exited with status 0$" ua.stats
 '
 
+test_expect_success 'allocations on 16 KiB thread stacks and on 8 and 12 KiB alternate signal stacks: no crash, all seen' '
+	# a thread'"'"'s first capture read /proc/self/maps with 8 KiB of buffers
+	# on its stack, and the capture'"'"'s arrays took 3.2 KiB: SIGSEGV on a
+	# PTHREAD_STACK_MIN stack and in a handler on an 8 KiB alternate stack
+	for a in threads "threads own" "altstack 8192" "altstack 12288"; do
+		n=$(echo $a | tr -d " ") &&
+		"$BIN/small_stacks" $a >ss-bare-$n.out 2>/dev/null &&
+		timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/ss-$n.trace" \
+			"$BIN/small_stacks" $a >ss-$n.out 2>ss-$n.err &&
+		test_cmp ss-bare-$n.out ss-$n.out && cat ss-$n.err &&
+		test "$(grep -c "^memprov" ss-$n.err)" = 0 &&
+		memprov stats ss-$n.trace >ss-$n.stats &&
+		grep -q "^ended: exited with status 0$" ss-$n.stats &&
+		awk -v want=$(case $a in threads*) echo 8000 ;; *) echo 1000 ;; esac) \
+			"\$1 == \"malloc\" { gsub(\",\", \"\", \$2); ok = \$2 >= want } END { exit !ok }" ss-$n.stats ||
+		return 1
+	done
+'
+
 test_done
