@@ -13,34 +13,53 @@
  *    before memprov is initialized.
  *  - dlsym(RTLD_NEXT, ...) depends on the caller's return address. The
  *    x86-64 entry points are a few instructions of assembly that ask
- *    mp_dlsym_route whether the name is a CUDA one and otherwise jump to
- *    the real function, so it sees the original return address. A CUDA
- *    name looked up with RTLD_NEXT is resolved by walking the objects
- *    after the caller ourselves (mp_dlsym_next_after).
+ *    mp_dlsym_route whether the lookup needs memprov and otherwise jump
+ *    to the real function, so it sees the original return address. A
+ *    CUDA name looked up with RTLD_NEXT is resolved by walking the
+ *    objects after the caller ourselves (mp_dlsym_next_after).
+ *  - A heap function (malloc, free, ..., mmap) looked up through a
+ *    handle, not RTLD_NEXT, that finds the very function memprov's hook
+ *    forwards to gets the hook instead: a program (ctypes'
+ *    CDLL("libc.so.6")) that allocates and frees through libc's own
+ *    handle is recorded as one that calls malloc. RTLD_NEXT lookups are
+ *    left alone: that is how an allocator wrapper finds the next malloc.
  *
- * Layer: 7 entry points (docs/ARCHITECTURE.md): calls hooks_cuda and elfsym.
+ * Layer: 7 entry points (docs/ARCHITECTURE.md): calls hooks_cuda, hooks_libc
+ * and elfsym.
  */
 #include <dlfcn.h>
 #include <stdint.h>
 
 #include "cuda_hooks.h"
 #include "elfsym.h"
+#include "hooks_libc.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 
-int mp_dlsym_route(const char *name) MP_HIDDEN;
+int mp_dlsym_route(const char *name, void *handle) MP_HIDDEN;
 void *mp_dlsym_cuda(void *handle, const char *name) MP_HIDDEN;
 void *mp_dlvsym_cuda(void *handle, const char *name, const char *version) MP_HIDDEN;
 
-/* Called by the entry points: 1 when name needs the CUDA path. */
-int mp_dlsym_route(const char *name)
+/* Called by the entry points: 1 when the lookup needs memprov's path
+ * (a CUDA name; a heap function through a handle other than RTLD_NEXT). */
+int mp_dlsym_route(const char *name, void *handle)
 {
 	mp_elf_resolve_dlsym();
-	return name && mp_cuda_wants(name);
+	return name && (mp_cuda_wants(name) || (handle != RTLD_NEXT && mp_heap_hook_wants(name)));
 }
 
-/* The CUDA path of dlsym: the return address is still the caller's. */
+/* What memprov makes of a lookup that found p (NULL: nothing). */
+static void *ours(void *handle, const char *name, void *p)
+{
+	if (!p)
+		return NULL;
+	if (mp_cuda_wants(name))
+		return mp_cuda_wrap_dlsym(handle, name, p);
+	return mp_heap_hook_for(name, p);
+}
+
+/* memprov's path of dlsym: the return address is still the caller's. */
 void *mp_dlsym_cuda(void *handle, const char *name)
 {
 	void *p;
@@ -49,7 +68,7 @@ void *mp_dlsym_cuda(void *handle, const char *name)
 		p = mp_dlsym_next_after(__builtin_return_address(0), name);
 	else
 		p = mp_real_dlsym(handle, name);
-	return p ? mp_cuda_wrap_dlsym(handle, name, p) : NULL;
+	return ours(handle, name, p);
 }
 
 void *mp_dlvsym_cuda(void *handle, const char *name, const char *version)
@@ -60,7 +79,7 @@ void *mp_dlvsym_cuda(void *handle, const char *name, const char *version)
 		p = mp_dlsym_next_after(__builtin_return_address(0), name);
 	else
 		p = mp_real_dlvsym(handle, name, version);
-	return p ? mp_cuda_wrap_dlsym(handle, name, p) : NULL;
+	return ours(handle, name, p);
 }
 
 #if defined(__x86_64__)
@@ -84,7 +103,9 @@ __asm__(
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	subq $8, %rsp\n"
 	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq %rdi, %rax\n"
 	"	movq %rsi, %rdi\n"
+	"	movq %rax, %rsi\n"
 	"	call mp_dlsym_route\n"
 	"	addq $8, %rsp\n"
 	"	.cfi_adjust_cfa_offset -8\n"
@@ -110,7 +131,9 @@ __asm__(
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	pushq %rdx\n"
 	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq %rdi, %rax\n"
 	"	movq %rsi, %rdi\n"
+	"	movq %rax, %rsi\n"
 	"	call mp_dlsym_route\n"
 	"	popq %rdx\n"
 	"	.cfi_adjust_cfa_offset -8\n"
@@ -130,14 +153,14 @@ __asm__(
  */
 MP_EXPORT void *dlsym(void *handle, const char *name)
 {
-	if (mp_dlsym_route(name))
+	if (mp_dlsym_route(name, handle))
 		return mp_dlsym_cuda(handle, name);
 	return ((dlsym_fn)mp_dlsym_ptr)(handle, name);
 }
 
 MP_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
-	if (mp_dlsym_route(name))
+	if (mp_dlsym_route(name, handle))
 		return mp_dlvsym_cuda(handle, name, version);
 	return ((dlvsym_fn)mp_dlvsym_ptr)(handle, name, version);
 }

@@ -24,6 +24,7 @@
 #include "atomic.h"
 #include "config.h"
 #include "got.h"
+#include "hooks_libc.h"
 #include "libc_real.h"
 #include "modules.h"
 #include "recorder.h"
@@ -395,6 +396,44 @@ static const struct mp_got_fn heap_fns[] = {
 	{ "free_aligned_sized", (void *)free_aligned_sized }, { "mmap", (void *)mmap },
 	{ "mmap64", (void *)mmap64 }, { "munmap", (void *)munmap }, { "mremap", (void *)mremap },
 };
+
+/* The function each hook of heap_fns forwards to, in the same order. */
+static void **const heap_real[] = {
+	(void **)&mp_real_malloc, (void **)&mp_real_free, (void **)&mp_real_calloc,
+	(void **)&mp_real_realloc, (void **)&mp_real_reallocarray,
+	(void **)&mp_real_posix_memalign, (void **)&mp_real_aligned_alloc,
+	(void **)&mp_real_memalign, (void **)&mp_real_valloc,
+	(void **)&mp_real_pvalloc, (void **)&mp_real_free_sized,
+	(void **)&mp_real_free_aligned_sized, (void **)&mp_real_mmap,
+	(void **)&mp_real_mmap64, (void **)&mp_real_munmap, (void **)&mp_real_mremap,
+};
+
+_Static_assert(sizeof(heap_real) / sizeof(heap_real[0]) == sizeof(heap_fns) / sizeof(heap_fns[0]),
+	       "heap_real and heap_fns list the same functions");
+
+static int heap_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < (int)(sizeof(heap_fns) / sizeof(heap_fns[0])); i++)
+		if (!strcmp(name, heap_fns[i].name))
+			return i;
+	return -1;
+}
+
+int mp_heap_hook_wants(const char *name)
+{
+	/* every name of heap_fns starts with one of these */
+	return strchr("mfcrpav", name[0]) && heap_index(name) >= 0;
+}
+
+void *mp_heap_hook_for(const char *name, void *found)
+{
+	int i = heap_index(name);
+
+	mp_hooks_need();
+	return i >= 0 && found && found == *heap_real[i] ? heap_fns[i].addr : found;
+}
 
 static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
 {

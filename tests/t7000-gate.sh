@@ -208,6 +208,17 @@ test_expect_success 'a Python ctypes leak still fails under the default Python s
 	memprov check ctok.trace >/dev/null
 '
 
+test_expect_success 'a ctypes malloc and free looked up in libc'"'"'s own handle are recorded: the leak fails, the clean run passes (getcwd'"'"'s blocks freed through it too)' '
+	# dlsym(handle of libc.so.6, "malloc") returned libc'"'"'s malloc, not
+	# memprov'"'"'s: the leak passed the gate (nothing recorded), and the
+	# blocks getcwd allocated and this free released stayed live (the
+	# clean run failed)
+	trace ctl $PY "$TOP/tests/gate/ctypes_leak.py" libc && trace ctlok $PY "$TOP/tests/gate/ctypes_leak.py" clean libc &&
+	memprov check ctl.trace >out; test $? = 1 &&
+	grep -qx "    #1 heap malloc: 4.9 KiB in 1 block live at the end of the main module in leak at $TOP/tests/gate/ctypes_leak.py:$(L LEAK-CTYPES "$TOP/tests/gate/ctypes_leak.py")" out &&
+	memprov check ctlok.trace
+'
+
 test_expect_success 'growth: slope per mark, warm-up skipped by --skip or --after' '
 	trace grow "$BIN/gate_leak" grow 12 &&
 	memprov check --json --max-growth 1K --skip 3 grow.trace >g.json; test $? = 1 &&
