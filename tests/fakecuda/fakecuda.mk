@@ -40,7 +40,7 @@ CUDASTUB_SRC := interpose/hooks_cuda.c interpose/hooks_dlsym.c interpose/elfsym.
 
 tests/bin/libmemprov_cudastub.so: $(CUDASTUB_SRC) interpose/elfsym.h interpose/sys.h \
 		tests/fakecuda/recstub.c interpose/cuda_abi.h interpose/cuda_hooks.h \
-		interpose/recorder.h include/memprov_trace.h
+		interpose/recorder.h interpose/hooks_libc.h include/memprov_trace.h
 	@mkdir -p tests/bin
 	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(LIB_CFLAGS) -MF /dev/null -shared -o $@ \
 		$(CUDASTUB_SRC) -ldl

@@ -18,7 +18,11 @@
  *   gate_leak pipe     keep, then writes lines to stdout until a closed
  *                      pipe's SIGPIPE kills it (`gate_leak pipe | head -n 1`)
  *   gate_leak term     keep, then dies of SIGTERM
+ *   gate_leak textdomain   binds a gettext domain (bindtextdomain,
+ *                      bind_textdomain_codeset, textdomain), then dies of
+ *                      SIGTERM: glibc's gettext state is all it holds
  */
+#include <libintl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,6 +154,12 @@ int main(int argc, char **argv)
 				return 4; /* SIGPIPE ignored: the gate would see an exit */
 	} else if (!strcmp(mode, "term")) {
 		keep_here();
+		raise(SIGTERM);
+		return 5;
+	} else if (!strcmp(mode, "textdomain")) {
+		bindtextdomain("memprov-test", "/usr/share/locale");
+		bind_textdomain_codeset("memprov-test", "UTF-8");
+		textdomain("memprov-test");
 		raise(SIGTERM);
 		return 5;
 	} else {
