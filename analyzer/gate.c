@@ -32,6 +32,7 @@
 #include "report.h"
 #include "report_reach.h"
 #include "sites.h"
+#include "trace_chain.h"
 #include "util.h"
 
 /* ---- options ---- */
@@ -608,9 +609,50 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 
 /* ---- memprov check ---- */
 
+/* Is path among the first n of paths? */
+static int listed(char **paths, size_t n, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(paths[i], path))
+			return 1;
+	return 0;
+}
+
+/*
+ * The traces that continue the one at path, when its process called
+ * exec (`memprov run -o t.trace -- sh -c 'exec prog'`, a pyenv shim:
+ * t.trace is the shell's, the program's is t.1.trace), appended to
+ * *paths: a trace named alone stands for the programs its process
+ * became, or the gate would pass their leaks. Those already listed (a
+ * run directory lists them all) are not added again.
+ */
+static void add_exec_successors(const char *path, char ***paths, size_t *np)
+{
+	struct mp_file_header h;
+	char *cur = NULL, *next;
+	int steps;
+
+	for (steps = 0; steps < 256; steps++) {
+		if (trace_peek(cur ? cur : path, &h) || h.state != MP_STATE_EXEC ||
+		    !(next = trace_exec_successor(cur ? cur : path, &h)))
+			break;
+		if (listed(*paths, *np, next)) {
+			free(next);
+			break;
+		}
+		*paths = xrealloc(*paths, (*np + 1) * sizeof(**paths));
+		(*paths)[(*np)++] = next;
+		cur = next;
+	}
+}
+
 /*
  * The traces named, a run directory (memprov run -d) standing for its
- * traces; other operands are gated (or reported unreadable) as they are.
+ * traces and a trace whose process called exec for the traces that
+ * continue it; other operands are gated (or reported unreadable) as they
+ * are.
  */
 static int check_traces(const struct gate_opts *o, char **operands, int n)
 {
@@ -620,15 +662,22 @@ static int check_traces(const struct gate_opts *o, char **operands, int n)
 
 	for (k = 0; k < n; k++) {
 		if (!multi_wanted(&operands[k], 1)) {
+			if (listed(paths, np, operands[k]))
+				continue; /* named twice, or a successor already added */
 			paths = xrealloc(paths, (np + 1) * sizeof(*paths));
 			paths[np++] = operands[k];
+			add_exec_successors(operands[k], &paths, &np);
 			continue;
 		}
 		if (multi_expand(&operands[k], 1, &dir, &nd) < 0)
 			goto out;
 		paths = xrealloc(paths, (np + nd + 1) * sizeof(*paths));
-		memcpy(paths + np, dir, nd * sizeof(*dir));
-		np += nd;
+		for (i = 0; i < nd; i++) {
+			if (listed(paths, np, dir[i]))
+				free(dir[i]);
+			else
+				paths[np++] = dir[i];
+		}
 		free(dir);
 	}
 	ret = gate_check(o, paths, np);

@@ -229,6 +229,25 @@ test_expect_success 'a ctypes malloc and free looked up in libc'"'"'s own handle
 	memprov check ctlok.trace
 '
 
+test_expect_success 'a trace whose process called exec stands for the programs it became (a shim, sh -c exec)' '
+	# `memprov run -o x.trace -- sh -c "exec prog"` (a pyenv shim does
+	# the same): x.trace is the shell'"'"'s, replaced by exec and not gated;
+	# the program'"'"'s is x.1.trace, and checking x.trace alone passed its leak
+	trace chain sh -c "exec sh -c \"exec \\\"$BIN/gate_leak\\\" leak\"" &&
+	ls chain*.trace >names && cat names && test "$(wc -l <names)" = 3 &&
+	{ memprov check chain.trace >out; test $? = 1; } && cat out &&
+	grep -q "^memprov check: .*chain.trace (pid [0-9]*: sh -c .*): not gated: replaced by exec" out &&
+	grep -q "^memprov check: .*chain.2.trace (pid [0-9]*: .*gate_leak leak): FAIL" out &&
+	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks definitely lost at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
+	grep -qx "memprov check: 3 traces, 1 over budget, 0 unreadable" out &&
+	# named with its successors, or with a directory: each trace once
+	{ memprov check chain.trace chain.2.trace chain.1.trace >out2; test $? = 1; } &&
+	grep -qx "memprov check: 3 traces, 1 over budget, 0 unreadable" out2 &&
+	trace chainok sh -c "exec \"$BIN/gate_leak\" clean" &&
+	memprov check chainok.trace >out3 && cat out3 &&
+	grep -qx "memprov check: 2 traces, 0 over budget, 0 unreadable" out3
+'
+
 test_expect_success 'growth: slope per mark, warm-up skipped by --skip or --after' '
 	trace grow "$BIN/gate_leak" grow 12 &&
 	memprov check --json --max-growth 1K --skip 3 grow.trace >g.json; test $? = 1 &&
