@@ -31,7 +31,7 @@ LIB_SRC := $(wildcard interpose/*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-ftls-model=initial-exec -I/usr/include/$(shell $(CC) -print-multiarch)
-LIB_LIBS := -ldl -lpthread
+LIB_LIBS := -Wl,--no-as-needed -lgcc_s -lunwind -ldl -lpthread
 
 # The analyzer: sanitizers on request.
 CLI := analyzer/memprov

@@ -1,19 +1,20 @@
 /*
- * libunwind_load.h - libunwind, loaded for memprov alone (libunwind_load.c).
+ * libunwind_load.h - libunwind's functions as memprov calls them
+ * (libunwind_load.c says why libgcc_s is loaded before libunwind).
  *
- * Layer: 2 walk (docs/ARCHITECTURE.md): calls elfsym and libc_real.
+ * Layer: 2 walk (docs/ARCHITECTURE.md): calls nothing of memprov's.
  */
 #ifndef MEMPROV_LIBUNWIND_LOAD_H
 #define MEMPROV_LIBUNWIND_LOAD_H
 
 #ifndef UNW_LOCAL_ONLY
-#define UNW_LOCAL_ONLY /* the types and register numbers; no function is linked */
+#define UNW_LOCAL_ONLY /* the local unwinder's names (_UL...) */
 #endif
 #include <libunwind.h>
 
 #include "sys.h"
 
-/* libunwind's functions memprov calls; all NULL when it could not be loaded. */
+/* libunwind's functions memprov calls (NULL before mp_libunwind_load). */
 struct mp_libunwind {
 	int (*backtrace)(void **, int);
 	int (*getcontext)(unw_context_t *);
@@ -24,8 +25,7 @@ struct mp_libunwind {
 
 extern struct mp_libunwind mp_unw MP_HIDDEN;
 
-/* Load libunwind (once; a forked child has it): 0, or -1 when it is not
- * there (stacks the fast walk cannot walk then have no native frames). */
+/* Fill mp_unw: 0. */
 int mp_libunwind_load(void) MP_HIDDEN;
 
 #endif /* MEMPROV_LIBUNWIND_LOAD_H */

@@ -48,7 +48,7 @@ reqs_build='
 a C compiler ($CC)|gcc|has "$CC"
 make|make|has make
 the C library headers|libc6-dev|compiles stdio.h
-libunwind (libunwind.h; libunwind.so.8 at run time)|libunwind-dev|compiles libunwind.h unwind
+libunwind (libunwind.h, -lunwind)|libunwind-dev|compiles libunwind.h unwind
 uthash (uthash.h)|uthash-dev|compiles uthash.h
 elfutils libdw (elfutils/libdwfl.h, -ldw)|libdw-dev|compiles elfutils/libdwfl.h dw
 libelf (gelf.h, -lelf)|libelf-dev|compiles gelf.h elf'

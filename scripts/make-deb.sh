@@ -34,6 +34,7 @@ for f in "$stage/usr/bin/memprov" "$stage/usr/lib/libmemprov.so"; do
 		case $lib in
 		libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*) pkg="libc6 (>= 2.34)" ;;
 		libunwind*.so.8) pkg=libunwind8 ;;
+		libgcc_s.so.1) pkg=libgcc-s1 ;;
 		libdw.so.1) pkg=libdw1 ;;
 		libelf.so.1) pkg=libelf1 ;;
 		ld-linux*) continue ;;
@@ -42,9 +43,6 @@ for f in "$stage/usr/bin/memprov" "$stage/usr/lib/libmemprov.so"; do
 		case ", $deps, " in *", $pkg, "*) ;; *) deps="${deps:+$deps, }$pkg" ;; esac
 	done
 done
-# libmemprov.so opens libunwind.so.8 itself (RTLD_LOCAL, not a NEEDED:
-# interpose/libunwind_load.c says why)
-case ", $deps, " in *", libunwind8, "*) ;; *) deps="${deps:+$deps, }libunwind8" ;; esac
 
 gzip -9nf "$stage/usr/share/man/man1/memprov.1"
 mkdir -p "$stage/DEBIAN"

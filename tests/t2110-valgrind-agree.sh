@@ -26,12 +26,10 @@ threads 2088 8
 tlsdtor 608 4"
 
 # vg_live MODE [PRELOAD]: "BYTES BLOCKS" in use at exit under valgrind;
-# with PRELOAD, libmemprov.so is loaded too but disabled (MEMPROV_DISABLE),
-# and libunwind.so.8, which memprov opens for itself when it traces (not
-# when disabled) and which has thread-local storage of its own
+# with PRELOAD, libmemprov.so is loaded too but disabled (MEMPROV_DISABLE)
 vg_live() {
 	if [ -n "${2:-}" ]; then
-		set -- "$1" "vgp-$1.log" env LD_PRELOAD="$MEMPROV_LIB libunwind.so.8" MEMPROV_DISABLE=1
+		set -- "$1" "vgp-$1.log" env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_DISABLE=1
 	else
 		set -- "$1" "vg-$1.log"
 	fi

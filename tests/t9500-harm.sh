@@ -183,11 +183,12 @@ test_expect_success 'programs with no signal trouble count nothing as skipped' '
 	done
 '
 
-test_expect_success 'the exception ABI (_Unwind_*) is libgcc_s.so.1 as bare; no libunwind name is visible; a raise returns' '
-	# memprov loads libunwind for itself only: as a dependency in the
-	# global scope it defined _Unwind_RaiseException ahead of libgcc_s
-	# for programs that load libgcc_s later (a C program calling a C++
-	# library, rustc), and this raise on a makecontext stack never returned
+test_expect_success 'the exception ABI (_Unwind_*) is libgcc_s.so.1 as bare; a raise returns' '
+	# libmemprov.so lists libgcc_s before libunwind: with libunwind alone
+	# in its dependencies, libunwind defined _Unwind_RaiseException ahead
+	# of libgcc_s for programs that load libgcc_s later (a C program
+	# calling a C++ library, rustc), and this raise on a makecontext
+	# stack never returned
 	# (every signal blocked: only SIGKILL ends it)
 	"$BIN/unwind_abi" >ua-bare.out &&
 	cat ua-bare.out &&
