@@ -370,6 +370,15 @@ static void raise_segs_end(uint64_t end)
 static void seg_done_map(void);
 
 /*
+ * The first segment that is unmapped once finished: segments 6 to 8
+ * (1, 2 and 4 MiB) are small, but past the view's reach (the first
+ * megabyte, mp_trace_view), which reads the chunks still in use through
+ * their mapping; before, a trace of 9.7 MB kept 7.75 MiB of its small
+ * segments mapped to the end, besides the one in use.
+ */
+#define SEG_RELEASABLE 6u
+
+/*
  * Map segment si (first block, n blocks). No lock: threads that need the
  * same segment at once may each map it; the first published mapping is
  * kept. Mapping past the end of the file is allowed: no chunk there is
@@ -398,7 +407,7 @@ static char *segment(uint64_t si, uint64_t first, uint64_t n)
 		p = expected;
 	}
 	raise_segs_end(si + 1);
-	if (si >= SEG_SMALL && !__atomic_load_n(&seg_done, __ATOMIC_ACQUIRE))
+	if (si >= SEG_RELEASABLE && !__atomic_load_n(&seg_done, __ATOMIC_ACQUIRE))
 		seg_done_map();
 	return p;
 }
@@ -479,6 +488,8 @@ struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *by
  * read in place as before.
  */
 #define VIEW_BLOCKS ((VIEW_MAX - MP_HEADER_SIZE) / BLOCK)
+_Static_assert((1u << (SEG_RELEASABLE + 2)) >= VIEW_BLOCKS,
+	       "a segment that can be unmapped lies past the view's reach");
 static uint64_t view_released[(VIEW_BLOCKS + 63) / 64];
 
 /* The block of the file mapped at a, or VIEW_BLOCKS when it is past the view's reach. */
@@ -575,11 +586,11 @@ void mp_chunk_release(void *c, uint32_t bytes)
 }
 
 /*
- * seg_done[si]: the blocks of a segment of SEG_MAX blocks (from SEG_SMALL
- * on) whose chunks are finished for good and released, or that were left
- * as a hole at its end. Once they are all of it, nothing will use the
- * segment again (its chunks were handed out; the view reads only the
- * first megabyte, in the small segments), and it is unmapped: its pages
+ * seg_done[si]: the blocks of segment si (from SEG_RELEASABLE on) whose
+ * chunks are finished for good and released, or that were left as a hole
+ * at its end. Once they are all of it, nothing will use the segment again
+ * (its chunks were handed out; the view reads only the first megabyte,
+ * in the segments before), and it is unmapped: its pages
  * had left the process's memory, but the mapping kept its address space
  * (8 MiB a segment: a 1 GB trace held 1 GB of it, which a program under
  * an address-space limit, `ulimit -v`, could then not map), and a line of
@@ -590,11 +601,12 @@ void mp_chunk_release(void *c, uint32_t bytes)
 static void seg_add_done(uint64_t si, uint64_t blocks)
 {
 	uint16_t *done = __atomic_load_n(&seg_done, __ATOMIC_ACQUIRE);
+	uint64_t all = seg_len(si < MAX_SEGS ? si : 0) / BLOCK;
 	void *seg;
 
-	if (!done || si < SEG_SMALL || si >= MAX_SEGS || !blocks || blocks > SEG_MAX)
+	if (!done || si < SEG_RELEASABLE || si >= MAX_SEGS || !blocks || blocks > all)
 		return;
-	if (__atomic_add_fetch(&done[si], (uint16_t)blocks, __ATOMIC_ACQ_REL) != SEG_MAX)
+	if (__atomic_add_fetch(&done[si], (uint16_t)blocks, __ATOMIC_ACQ_REL) != all)
 		return;
 	seg = __atomic_exchange_n(&segs[si], NULL, __ATOMIC_ACQ_REL);
 	if (seg)
@@ -603,7 +615,7 @@ static void seg_add_done(uint64_t si, uint64_t blocks)
 
 /*
  * The counts, mapped (128 KiB of address space, pages touched as used)
- * when the first big segment is: a short trace never needs them. Made
+ * when segment SEG_RELEASABLE is: a short trace never needs them. Made
  * before any chunk of a big segment is handed out, so a count is never
  * short of a block it should have; without them (no memory), segments
  * stay mapped as before.
