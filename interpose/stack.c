@@ -157,8 +157,9 @@ __attribute__((destructor)) static void unwind_check_report(void)
  * Stack libunwind's walk needs below its caller (its context and cursor,
  * 2 KiB, and what stepping through the DWARF rules takes): a handler that
  * allocates, on an alternate stack, used 3,176 B of it under memprov
- * without libunwind and 7,536 B with it (2,888 B bare). Twice that
- * margin: on a smaller stack the allocation has no native frames.
+ * without libunwind and 8,520 B with it, its first calls bound lazily
+ * (2,888 B bare). With less room than this, the allocation has no
+ * native frames.
  */
 #define SLOW_ROOM (8u << 10)
 
