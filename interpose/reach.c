@@ -42,11 +42,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
 #include "config.h"
 #include "elfsym.h"
 #include "intern.h"
 #include "libc_real.h"
-#include "libunwind_load.h"
 #include "reach.h"
 #include "reach_int.h"
 #include "stack.h"
@@ -177,26 +179,26 @@ static int own_regs(struct rthread *t)
 		t->sp = mp_entry_regs.sp;
 		return 0;
 	}
-	if (!mp_unw.getcontext || mp_elf_text_of((const void *)&own_regs, &lo, &hi) ||
-	    mp_unw.getcontext(&uc) || mp_unw.init_local(&cur, &uc))
+	if (mp_elf_text_of((const void *)&own_regs, &lo, &hi) || unw_getcontext(&uc) ||
+	    unw_init_local(&cur, &uc))
 		return -1;
 	for (i = 0; i < 64; i++) {
 		unw_word_t ip, v;
 
-		if (mp_unw.get_reg(&cur, UNW_REG_IP, &ip))
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip))
 			return -1;
 		if (ip < lo || ip >= hi) {
 			for (k = 0; k < 6; k++) {
-				if (mp_unw.get_reg(&cur, regs[k], &v))
+				if (unw_get_reg(&cur, regs[k], &v))
 					return -1;
 				t->regs[t->nregs++] = v;
 			}
-			if (mp_unw.get_reg(&cur, UNW_REG_SP, &v))
+			if (unw_get_reg(&cur, UNW_REG_SP, &v))
 				return -1;
 			t->sp = v;
 			return 0;
 		}
-		if (mp_unw.step(&cur) <= 0)
+		if (unw_step(&cur) <= 0)
 			return -1;
 	}
 	return -1;

@@ -14,6 +14,7 @@
  * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_pipe, intern, gate, elfsym,
  * trace_writer, config and sys.
  */
+#include <libunwind.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,7 +24,6 @@
 #include "atomic.h"
 #include "config.h"
 #include "intern.h"
-#include "libunwind_load.h"
 #include "stack.h"
 #include "elfsym.h"
 #include "gate.h"
@@ -42,8 +42,7 @@ int mp_stack_init(void)
 {
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
-	if (!mp_libunwind_load())
-		mp_unwind_pipe_init();
+	mp_unwind_pipe_init();
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
 	return mp_intern_init();
 }
@@ -109,14 +108,13 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 	int m, first = 0, i, same, g;
 
 	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
-	if (n < 0 || !mp_unw.backtrace) {
-		if (n < 0)
-			__atomic_fetch_add(&chk_fallback, 1, __ATOMIC_RELAXED);
+	if (n < 0) {
+		__atomic_fetch_add(&chk_fallback, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	__atomic_fetch_add(&chk_fast, 1, __ATOMIC_RELAXED);
 	g = mp_pass_begin();
-	m = mp_unw.backtrace(buf, mp_config.depth + OWN_FRAMES);
+	m = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
 	mp_pass_end(g);
 	while (first < m && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
@@ -166,17 +164,17 @@ __attribute__((destructor)) static void unwind_check_report(void)
 /* libunwind's capture: frames of libmemprov.so itself are dropped by
  * address, not by count, so that inlining cannot shift frame 0 off the
  * hooked call's caller. Returns the first kept frame's index in buf.
- * Without libunwind, or without room for it, no native frame. */
+ * Without room for libunwind, no native frame. */
 static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 {
 	int n, first = 0, i, g;
 
-	if (!mp_unw.backtrace || !mp_unwind_room((uintptr_t)__builtin_frame_address(0), SLOW_ROOM)) {
+	if (!mp_unwind_room((uintptr_t)__builtin_frame_address(0), SLOW_ROOM)) {
 		*np = 0;
 		return 0;
 	}
 	g = mp_pass_begin(); /* libunwind maps memory of its own */
-	n = mp_unw.backtrace(buf, mp_config.depth + OWN_FRAMES);
+	n = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
 	mp_pass_end(g);
 	while (first < n && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)

@@ -26,8 +26,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <libunwind.h>
+
 #include "got.h"
-#include "libunwind_load.h"
 #include "unwind_pipe.h"
 
 /* Above any descriptor the kernel hands out (its limit is below 2^30). */
@@ -130,6 +131,6 @@ void mp_unwind_pipe_init(void)
 
 	if (!done) {
 		done = 1;
-		dl_iterate_phdr(redirect_in, (void *)(uintptr_t)mp_unw.backtrace);
+		dl_iterate_phdr(redirect_in, (void *)(uintptr_t)unw_backtrace);
 	}
 }
