@@ -616,9 +616,9 @@ static void seg_add_done(uint64_t si, uint64_t blocks)
 /*
  * The counts, mapped (128 KiB of address space, pages touched as used)
  * when segment SEG_RELEASABLE is: a short trace never needs them. Made
- * before any chunk of a big segment is handed out, so a count is never
- * short of a block it should have; without them (no memory), segments
- * stay mapped as before.
+ * before any chunk of that segment or a later one is handed out, so a
+ * count is never short of a block it should have; without them (no
+ * memory), segments stay mapped as before.
  */
 static void seg_done_map(void)
 {
