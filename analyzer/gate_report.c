@@ -376,7 +376,12 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 	}
 	printf("%s%s%s\n", color(stdout, res->status ? COLOR_FAIL : COLOR_OK), res->status ? "FAIL" : "ok",
 	       color(stdout, COLOR_RESET));
-	if (!strcmp(res->at, "end-of-trace"))
+	if (!strcmp(res->at, "end-of-trace") && res->t->hdr.state == MP_STATE_STOPPED) {
+		char why[256];
+
+		printf("  %s before the process ended: live when it stopped\n",
+		       replay_ending(res->r, why, sizeof(why)));
+	} else if (!strcmp(res->at, "end-of-trace"))
 		printf("  the process did not exit (killed, or still running): live at the end of the trace\n");
 	else if (!strcmp(res->at, "main-end"))
 		printf("  a Python program: live at the end of its main module, before finalization\n");

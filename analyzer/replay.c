@@ -642,6 +642,7 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 			 h->stop_reason == MP_STOP_MAP ? "cannot map the trace" :
 			 h->stop_reason == MP_STOP_FSIZE ? "the file-size limit was reached" :
 			 h->stop_reason == MP_STOP_FILE ? "the trace's descriptor was lost" :
+			 h->stop_reason == MP_STOP_SECCOMP ? "the program installed a seccomp filter" :
 			 "internal limit");
 		break;
 	default:

@@ -151,6 +151,8 @@ enum mp_stop {
 	MP_STOP_FSIZE = 4,     /* the file-size limit (RLIMIT_FSIZE) was reached */
 	MP_STOP_FILE = 5,      /* the program closed the trace's descriptor and the
 				* file could not be reopened (moved, replaced) */
+	MP_STOP_SECCOMP = 6,   /* the program installed a seccomp filter: memprov's
+				* own system calls from then on could kill it */
 };
 
 /*

@@ -490,7 +490,7 @@ static size_t pread_raw(int fd, uint64_t off, uint8_t *buf, size_t n)
 	int tries = 0, saved = errno;
 
 	do /* the raw call: libc's pread is a cancellation point */
-		got = syscall(SYS_pread64, fd, buf, n, (off_t)off);
+		got = mp_syscall(SYS_pread64, fd, buf, n, (off_t)off);
 	while (got < 0 && errno == EINTR && ++tries < 8);
 	errno = saved;
 	return got > 0 ? (size_t)got : 0;

@@ -40,7 +40,7 @@ static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
 static inline uint32_t tid(void)
 {
 	if (__builtin_expect(!my_tid, 0))
-		my_tid = (uint32_t)syscall(SYS_gettid);
+		my_tid = (uint32_t)mp_syscall(SYS_gettid);
 	return my_tid;
 }
 

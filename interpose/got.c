@@ -77,11 +77,11 @@ static void store(uintptr_t slot, void *v, uintptr_t relro_lo, uintptr_t relro_h
 	uintptr_t pg = slot & ~(uintptr_t)(page - 1);
 	int ro = slot >= relro_lo && slot < relro_hi;
 
-	if (ro && syscall(SYS_mprotect, pg, (size_t)page, PROT_READ | PROT_WRITE))
+	if (ro && mp_syscall(SYS_mprotect, pg, (size_t)page, PROT_READ | PROT_WRITE))
 		return;
 	__atomic_store_n((void **)slot, v, __ATOMIC_RELEASE);
 	if (ro)
-		syscall(SYS_mprotect, pg, (size_t)page, PROT_READ);
+		mp_syscall(SYS_mprotect, pg, (size_t)page, PROT_READ);
 }
 
 static int redirect(const struct dl_phdr_info *info, const struct dyn *d,

@@ -303,7 +303,7 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		mp_leave();
 	}
 	if (MP_UNLIKELY(!mp_real_mremap))
-		q = (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, na);
+		q = (void *)mp_syscall(SYS_mremap, old, oldlen, newlen, flags, na);
 	else
 		q = mp_real_mremap(old, oldlen, newlen, flags, na);
 	if (rec && mp_enter_fn(MP_FN_mremap)) {

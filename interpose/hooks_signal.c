@@ -115,7 +115,7 @@ static void alt_stack(uintptr_t *lo, uintptr_t *hi)
 	stack_t ss;
 
 	*lo = *hi = 0;
-	if (!syscall(SYS_sigaltstack, NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+	if (!mp_syscall(SYS_sigaltstack, NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 		*lo = (uintptr_t)ss.ss_sp;
 		*hi = *lo + ss.ss_size;
 	}
@@ -266,13 +266,13 @@ static void on_death(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	mp_trace_killed(sig);
 	if (mp_header && mp_header->state == MP_STATE_KILLED && mp_header->term_signal == sig &&
-	    mp_header->pid == (int32_t)syscall(SYS_getpid)) {
+	    mp_header->pid == (int32_t)mp_syscall(SYS_getpid)) {
 		char buf[24];
 
 		mp_index_header_event(mp_header, "killed", mp_index_num(buf, sig));
 	}
 	if (!fault)
-		syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
+		mp_syscall(SYS_tgkill, mp_syscall(SYS_getpid), mp_syscall(SYS_gettid), sig);
 	errno = saved;
 }
 
@@ -346,6 +346,18 @@ void mp_signal_watch_deaths(void)
 	}
 }
 
+void mp_signal_unwatch_deaths(void)
+{
+	struct sigaction cur;
+	unsigned i;
+
+	if (!mp_real_sigaction)
+		return;
+	for (i = 0; i < sizeof(deadly) / sizeof(deadly[0]); i++)
+		if (!mp_real_sigaction(deadly[i], NULL, &cur) && cur.sa_sigaction == on_death)
+			mp_real_sigaction(deadly[i], &user[deadly[i]].act, NULL);
+}
+
 /* Is this kernel action one of memprov's own (the program never sees them)? */
 static int ours(const struct sigaction *a)
 {
@@ -361,10 +373,11 @@ static int ours(const struct sigaction *a)
  */
 static int in_vfork_child(void)
 {
-	return mp_header && mp_header->pid != (int32_t)syscall(SYS_getpid);
+	return mp_header && mp_header->pid != (int32_t)mp_syscall(SYS_getpid);
 }
 
-/* sigaction in a vfork child: the kernel's only, what the program sees kept. */
+/* sigaction in a vfork child, or once the program is sandboxed (no
+ * getpid): the kernel's only, what the program sees kept. */
 static int install_in_child(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction prev;
@@ -389,7 +402,7 @@ MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigac
 
 	if (sig <= 0 || sig >= _NSIG)
 		return mp_real_sigaction(sig, act, old);
-	if (MP_UNLIKELY(in_vfork_child()))
+	if (MP_UNLIKELY(mp_sandboxed || in_vfork_child()))
 		return install_in_child(sig, act, old);
 	before = user[sig];
 	wrap = act && is_handler(act);

@@ -13,5 +13,8 @@
 void mp_signal_watch_deaths(void) MP_HIDDEN;
 /* In a forked child: forget the parent's signal-handler contexts. */
 void mp_signal_fork_child(void) MP_HIDDEN;
+/* The signals watched for deaths get the program's own action back (a
+ * sandboxed process: on_death's calls could be what kills it). */
+void mp_signal_unwatch_deaths(void) MP_HIDDEN;
 
 #endif /* MEMPROV_HOOKS_SIGNAL_H */

@@ -120,7 +120,7 @@ out:
 static int is_tracing_self(void)
 {
 	return mp_tracing && !mp_self.disabled && mp_header &&
-	       mp_header->pid == (int32_t)syscall(SYS_getpid);
+	       mp_header->pid == (int32_t)mp_syscall(SYS_getpid);
 }
 
 /* The run index's line for the end of this process. */
@@ -188,7 +188,7 @@ __attribute__((destructor)) static void mp_fini(void)
 		return;
 	}
 	if (mp_header && mp_header->state == MP_STATE_RUNNING &&
-	    mp_header->pid == (int32_t)syscall(SYS_getpid)) {
+	    mp_header->pid == (int32_t)mp_syscall(SYS_getpid)) {
 		if (mp_enter()) {
 			mp_record_rss();
 			mp_leave();
@@ -269,7 +269,7 @@ static __attribute__((noreturn)) void leave(void (*real)(int), int status, unsig
 	if (real)
 		real(status);
 	for (;;)
-		syscall(SYS_exit_group, status);
+		mp_syscall(SYS_exit_group, status);
 }
 
 /* exit(): the handlers and destructors run first, then mp_fini records. */
@@ -325,7 +325,7 @@ MP_EXPORT pid_t fork(void)
  */
 static int exec_begin(void)
 {
-	if (!mp_tracing || !mp_header || mp_header->pid != (int32_t)syscall(SYS_getpid))
+	if (!mp_tracing || !mp_header || mp_header->pid != (int32_t)mp_syscall(SYS_getpid))
 		return 0;
 	mp_trace_set_state(MP_STATE_EXEC, 0);
 	mp_index_header_event(mp_header, "exec", "-");

@@ -106,7 +106,7 @@ static struct sigaction old_segv, old_bus;
 
 static void on_fault(int sig)
 {
-	if ((pid_t)syscall(SYS_gettid) == fault_tid)
+	if ((pid_t)mp_syscall(SYS_gettid) == fault_tid)
 		mp_real_siglongjmp(fault_jmp, sig);
 	/* not the scanning thread: its own handling, and the fault again */
 	mp_real_sigaction(SIGSEGV, &old_segv, NULL);
@@ -133,7 +133,7 @@ static int fault_net(int on)
 	sa.sa_handler = on_fault;
 	sa.sa_flags = SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	fault_tid = (pid_t)syscall(SYS_gettid);
+	fault_tid = (pid_t)mp_syscall(SYS_gettid);
 	if (mp_real_sigaction(SIGSEGV, &sa, &old_segv))
 		return -1;
 	if (mp_real_sigaction(SIGBUS, &sa, &old_bus)) {
@@ -356,7 +356,7 @@ void mp_reach_note_exit(void)
 	mp_pass_end(g);
 	if (r)
 		return;
-	noted.tid = (int32_t)syscall(SYS_gettid);
+	noted.tid = (int32_t)mp_syscall(SYS_gettid);
 	noted.ok = 1;
 }
 
@@ -367,14 +367,14 @@ static void run(struct job *j)
 		j->status = MP_REACH_UNSUPPORTED;
 		return;
 	}
-	if (noted.ok && noted.tid == (int32_t)syscall(SYS_gettid)) {
+	if (noted.ok && noted.tid == (int32_t)mp_syscall(SYS_gettid)) {
 		j->self = noted.t;
 	} else if (own_regs(&j->self)) {
 		j->self.nregs = 0;
 		own_regs_here(&j->self);
 		j->st.notes |= MP_REACH_N_OWN_FRAMES;
 	}
-	j->self.tid = (int32_t)syscall(SYS_gettid);
+	j->self.tid = (int32_t)mp_syscall(SYS_gettid);
 	j->self.fs = thread_pointer();
 	j->self.how = RT_STOPPED;
 	j->self.self = 1;
@@ -383,7 +383,7 @@ static void run(struct job *j)
 	 * Under a seccomp filter a system call the program never makes may
 	 * kill it: leave out the ptrace helper and process_vm_readv.
 	 */
-	j->sandboxed = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0;
+	j->sandboxed = mp_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0;
 	if (j->sandboxed)
 		j->st.notes |= MP_REACH_N_SECCOMP;
 	dl_iterate_phdr(scan_locked, j);

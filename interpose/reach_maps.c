@@ -196,13 +196,13 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 	if (!safe_buf || !pm_buf)
 		return RX_NOMEM;
 	m->pagemap_fd = mp_proc_open_any("pagemap");
-	m->tid = (int32_t)syscall(SYS_gettid);
+	m->tid = (int32_t)mp_syscall(SYS_gettid);
 	l.iov_base = &probe;
 	l.iov_len = sizeof(probe);
 	r.iov_base = &got;
 	r.iov_len = sizeof(got);
 	m->vm_readv_ok = vm_readv &&
-			 syscall(SYS_process_vm_readv, m->tid, &l, 1UL, &r, 1UL, 0UL) ==
+			 mp_syscall(SYS_process_vm_readv, m->tid, &l, 1UL, &r, 1UL, 0UL) ==
 				 (long)sizeof(probe) && probe == 1;
 	if (!m->vm_readv_ok)
 		m->mem_fd = mp_proc_open_any("mem");
@@ -241,7 +241,7 @@ static size_t safe_copy(const struct rmaps *m, void *dst, uint64_t src, size_t l
 	if (m->vm_readv_ok) {
 		struct iovec l = { dst, len }, r = { (void *)src, len };
 
-		n = syscall(SYS_process_vm_readv, m->tid, &l, 1UL, &r, 1UL, 0UL);
+		n = mp_syscall(SYS_process_vm_readv, m->tid, &l, 1UL, &r, 1UL, 0UL);
 	} else if (m->mem_fd >= 0) {
 		n = pread(m->mem_fd, dst, len, (off_t)src);
 	} else {

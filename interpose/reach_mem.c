@@ -239,7 +239,7 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 		failed = 1;
 		return -1;
 	}
-	q = (void *)syscall(SYS_mremap, *pp, old, len, MREMAP_MAYMOVE);
+	q = (void *)mp_syscall(SYS_mremap, *pp, old, len, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED) {
 		failed = 1;
 		return -1;

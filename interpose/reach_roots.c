@@ -507,7 +507,7 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 	c.l = l;
 	c.m = m;
 	dl_iterate_phdr(on_module, &c);
-	c.brk = (uint64_t)syscall(SYS_brk, 0);
+	c.brk = (uint64_t)mp_syscall(SYS_brk, 0);
 	for (i = 0; i < m->n; i++)
 		if (m->v[i].type == RV_HEAP) {
 			c.heap_lo = m->v[i].start;

@@ -95,7 +95,7 @@ void mp_index_event(const char *event, int32_t pid, int32_t ppid, uint64_t mono_
 	put(&p, end, cmd ? cmd : "");
 	*p++ = '\n';
 	/* one write: the kernel appends it whole */
-	(void)syscall(SYS_write, fd, line, (size_t)(p - line));
+	(void)mp_syscall(SYS_write, fd, line, (size_t)(p - line));
 	errno = saved;
 }
 

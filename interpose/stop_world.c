@@ -78,26 +78,11 @@ struct sw_world {
 #define XS_YMM_HI 576
 #define XS_LEN (XS_YMM_HI + 256)
 
-/* A system call without errno (the helper has no thread-local storage of its own). */
-static long rsys(long n, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 static uint64_t rnow(void)
 {
 	struct timespec ts;
 
-	rsys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
+	mp_rsys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -105,19 +90,19 @@ static void rsleep_us(long us)
 {
 	struct timespec ts = { 0, us * 1000 };
 
-	rsys(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
+	mp_rsys(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
 }
 
 static void futex_wait_ms(int32_t *w, int32_t val, long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
-	rsys(SYS_futex, (long)w, FUTEX_WAIT, val, (long)&ts, 0, 0);
+	mp_rsys(SYS_futex, (long)w, FUTEX_WAIT, val, (long)&ts, 0, 0);
 }
 
 static void futex_wake(int32_t *w)
 {
-	rsys(SYS_futex, (long)w, FUTEX_WAKE, 1 << 30, 0, 0, 0);
+	mp_rsys(SYS_futex, (long)w, FUTEX_WAKE, 1 << 30, 0, 0, 0);
 }
 
 static void set_phase(struct sw_world *w, int32_t phase)
@@ -167,10 +152,10 @@ static int list_tasks(int32_t pid, int32_t *tids, int max)
 	int n = 0;
 
 	task_dir(path, pid, 0);
-	fd = rsys(SYS_open, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0, 0);
+	fd = mp_rsys(SYS_open, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0, 0);
 	if (fd < 0)
 		return -1;
-	while ((got = rsys(SYS_getdents64, fd, (long)buf, sizeof(buf), 0, 0, 0)) > 0) {
+	while ((got = mp_rsys(SYS_getdents64, fd, (long)buf, sizeof(buf), 0, 0, 0)) > 0) {
 		long off = 0;
 
 		while (off < got) {
@@ -191,7 +176,7 @@ static int list_tasks(int32_t pid, int32_t *tids, int max)
 			off += d->reclen;
 		}
 	}
-	rsys(SYS_close, fd, 0, 0, 0, 0, 0);
+	mp_rsys(SYS_close, fd, 0, 0, 0, 0, 0);
 	return n;
 }
 
@@ -208,11 +193,11 @@ static int task_exited(int32_t pid, int32_t tid)
 	int i;
 
 	memcpy(task_dir(path, pid, tid), "/stat", 6);
-	fd = rsys(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
+	fd = mp_rsys(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
 	if (fd < 0)
 		return 1; /* gone from the list already */
-	n = rsys(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
-	rsys(SYS_close, fd, 0, 0, 0, 0, 0);
+	n = mp_rsys(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	mp_rsys(SYS_close, fd, 0, 0, 0, 0, 0);
 	if (n <= 0)
 		return 1;
 	/* "tid (comm) S ...": the state follows the last ')' */
@@ -226,7 +211,7 @@ static void wait_stopped(struct sw_slot *s, uint64_t until)
 {
 	for (;;) {
 		int status = 0;
-		long r = rsys(SYS_wait4, s->tid, (long)&status, __WALL | WNOHANG, 0, 0, 0);
+		long r = mp_rsys(SYS_wait4, s->tid, (long)&status, __WALL | WNOHANG, 0, 0, 0);
 
 		if (r == s->tid) {
 			if (WIFSTOPPED(status)) {
@@ -281,13 +266,13 @@ MP_REALIGN static int seize_new(struct sw_world *w, uint64_t until)
 		fresh++;
 		s = &w->th[w->n++];
 		s->tid = tids[i];
-		r = rsys(SYS_ptrace, PTRACE_SEIZE, s->tid, 0, 0, 0, 0);
+		r = mp_rsys(SYS_ptrace, PTRACE_SEIZE, s->tid, 0, 0, 0, 0);
 		if (r < 0) {
 			s->state = r == -ESRCH || task_exited(w->pid, s->tid) ? SL_GONE
 									      : SL_REFUSED;
 			continue;
 		}
-		if (rsys(SYS_ptrace, PTRACE_INTERRUPT, s->tid, 0, 0, 0, 0) < 0) {
+		if (mp_rsys(SYS_ptrace, PTRACE_INTERRUPT, s->tid, 0, 0, 0, 0) < 0) {
 			s->state = SL_GONE;
 			continue;
 		}
@@ -320,7 +305,7 @@ static void read_vec(struct sw_slot *s)
 	struct iovec iov = { buf, sizeof(buf) };
 
 	s->nvec = 0;
-	if (rsys(SYS_ptrace, PTRACE_GETREGSET, s->tid, NT_X86_XSTATE, (long)&iov, 0, 0) == 0 &&
+	if (mp_rsys(SYS_ptrace, PTRACE_GETREGSET, s->tid, NT_X86_XSTATE, (long)&iov, 0, 0) == 0 &&
 	    iov.iov_len >= XS_LEN) {
 		copy_words(s->vec, buf + XS_XMM, 32);
 		copy_words(s->vec + 32, buf + XS_YMM_HI, 32);
@@ -329,7 +314,7 @@ static void read_vec(struct sw_slot *s)
 	}
 	iov.iov_base = buf;
 	iov.iov_len = sizeof(struct user_fpregs_struct);
-	if (rsys(SYS_ptrace, PTRACE_GETREGSET, s->tid, NT_PRFPREG, (long)&iov, 0, 0) == 0 &&
+	if (mp_rsys(SYS_ptrace, PTRACE_GETREGSET, s->tid, NT_PRFPREG, (long)&iov, 0, 0) == 0 &&
 	    iov.iov_len >= XS_XMM + 256) {
 		copy_words(s->vec, buf + XS_XMM, 32);
 		s->nvec = 32;
@@ -343,10 +328,10 @@ MP_REALIGN static int tracer_main(void *arg)
 	uint64_t until;
 	int i, round;
 
-	rsys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
+	mp_rsys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
 	while (get_phase(w) == SW_INIT) {
 		if (rnow() > w->deadline)
-			rsys(SYS_exit, 0, 0, 0, 0, 0, 0);
+			mp_rsys(SYS_exit, 0, 0, 0, 0, 0, 0);
 		futex_wait_ms(&w->phase, SW_INIT, 10);
 	}
 	until = rnow() + STOP_BUDGET_NS;
@@ -358,8 +343,8 @@ MP_REALIGN static int tracer_main(void *arg)
 
 		if (s->state != SL_STOPPED)
 			continue;
-		if (rsys(SYS_ptrace, PTRACE_GETREGS, s->tid, 0, (long)&s->regs, 0, 0) < 0) {
-			rsys(SYS_ptrace, PTRACE_DETACH, s->tid, 0, s->sig, 0, 0);
+		if (mp_rsys(SYS_ptrace, PTRACE_GETREGS, s->tid, 0, (long)&s->regs, 0, 0) < 0) {
+			mp_rsys(SYS_ptrace, PTRACE_DETACH, s->tid, 0, s->sig, 0, 0);
 			s->state = SL_REFUSED;
 			continue;
 		}
@@ -370,8 +355,8 @@ MP_REALIGN static int tracer_main(void *arg)
 		futex_wait_ms(&w->phase, SW_STOPPED, 50);
 	for (i = 0; i < w->n; i++)
 		if (w->th[i].state == SL_STOPPED)
-			rsys(SYS_ptrace, PTRACE_DETACH, w->th[i].tid, 0, w->th[i].sig, 0, 0);
-	rsys(SYS_exit, 0, 0, 0, 0, 0, 0);
+			mp_rsys(SYS_ptrace, PTRACE_DETACH, w->th[i].tid, 0, w->th[i].sig, 0, 0);
+	mp_rsys(SYS_exit, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -493,7 +478,7 @@ static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
 			 int helper)
 {
-	int32_t self = (int32_t)syscall(SYS_gettid), tids[2];
+	int32_t self = (int32_t)mp_syscall(SYS_gettid), tids[2];
 	struct sw_world *w;
 	long pid;
 	size_t k = 0;
@@ -516,7 +501,7 @@ MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, u
 	if (pid <= 0)
 		goto unstopped;
 	w->tracer = (int32_t)pid;
-	if (yama_restricted() && prctl(PR_SET_PTRACER, pid, 0, 0, 0) == 0)
+	if (yama_restricted() && mp_prctl(PR_SET_PTRACER, pid, 0, 0, 0) == 0)
 		w->ptracer_set = 1;
 	set_phase(w, SW_GO);
 	while (get_phase(w) == SW_GO && mp_now() < deadline + STOP_BUDGET_NS)
@@ -559,7 +544,7 @@ MP_REALIGN void sw_resume(struct sw_world *w)
 		return;
 	set_phase(w, SW_RESUME);
 	for (;;) {
-		long r = rsys(SYS_wait4, w->tracer, (long)&status, __WALL | WNOHANG, 0, 0, 0);
+		long r = mp_rsys(SYS_wait4, w->tracer, (long)&status, __WALL | WNOHANG, 0, 0, 0);
 
 		if (r == w->tracer || (r < 0 && r != -EINTR))
 			break;
@@ -572,7 +557,7 @@ MP_REALIGN void sw_resume(struct sw_world *w)
 		rsleep_us(200);
 	}
 	if (w->ptracer_set)
-		prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+		mp_prctl(PR_SET_PTRACER, 0, 0, 0, 0);
 	rmem_free(w->stack);
 	rmem_free(w);
 }

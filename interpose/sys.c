@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -22,6 +23,41 @@
 #define MAX_WARNINGS 10
 
 static uint32_t warn_count;
+
+#if !defined(__x86_64__)
+long mp_rsys(long n, long a, long b, long c, long d, long e, long f)
+{
+	long r = syscall(n, a, b, c, d, e, f);
+
+	return r == -1 ? -errno : r;
+}
+#endif
+
+int mp_sandboxed;
+
+/* As glibc's own syscall() does: six arguments taken, the unused ones ignored by the kernel. */
+long mp_syscall(long nr, ...)
+{
+	long a[6], r;
+	va_list ap;
+	int i;
+
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	r = mp_rsys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+int mp_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)
+{
+	return (int)mp_syscall(SYS_prctl, (long)option, a2, a3, a4, a5);
+}
 
 uint64_t mp_now(void)
 {
@@ -49,17 +85,17 @@ uint64_t mp_now_real(void)
 
 void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	return (void *)mp_syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
 int mp_sys_munmap(void *addr, size_t len)
 {
-	return (int)syscall(SYS_munmap, addr, len);
+	return (int)mp_syscall(SYS_munmap, addr, len);
 }
 
 int mp_sys_open(const char *path, int flags, int mode)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	return (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
 int mp_proc_open(const char *leaf, int thread)
@@ -91,7 +127,7 @@ size_t mp_self_exe(char *buf, size_t size)
 
 int mp_sys_close(int fd)
 {
-	return (int)syscall(SYS_close, fd);
+	return (int)mp_syscall(SYS_close, fd);
 }
 
 size_t mp_strlcpy(char *dst, const char *src, size_t size)
@@ -204,9 +240,9 @@ static int maps_lines(long fd, long n, char *buf, size_t bufsz, char *line, size
 			p = nl + 1;
 		}
 		if (!r)
-			n = syscall(SYS_read, fd, buf, bufsz);
+			n = mp_syscall(SYS_read, fd, buf, bufsz);
 	}
-	syscall(SYS_close, fd);
+	mp_syscall(SYS_close, fd);
 	return r;
 }
 
@@ -244,10 +280,10 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 		fd = mp_proc_open("maps", thread);
 		if (fd < 0)
 			continue;
-		n = syscall(SYS_read, fd, buf, bufsz);
+		n = mp_syscall(SYS_read, fd, buf, bufsz);
 		if (n > 0)
 			break;
-		syscall(SYS_close, fd); /* empty: the main thread has left */
+		mp_syscall(SYS_close, fd); /* empty: the main thread has left */
 	}
 	if (thread < 2)
 		r = maps_lines(fd, n, buf, bufsz, line, linesz, fn, arg);

@@ -34,6 +34,47 @@ uint64_t mp_now(void) MP_HIDDEN;
 uint64_t mp_now_coarse(void) MP_HIDDEN;
 uint64_t mp_now_real(void) MP_HIDDEN;
 
+/*
+ * A system call, raw: the result or -errno, errno untouched (a thread
+ * with no thread-local storage of its own, such as stop_world's helper,
+ * can make it).
+ */
+#if defined(__x86_64__)
+static inline long mp_rsys(long n, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#else
+long mp_rsys(long n, long a, long b, long c, long d, long e, long f) MP_HIDDEN;
+#endif
+
+/*
+ * memprov's own syscall() and prctl(): libc's semantics (-1 and errno on
+ * failure), but never through the program's view of those functions,
+ * which libmemprov.so hooks (hooks_sandbox.c), and never a cancellation
+ * point. Every system call memprov makes by number goes through these.
+ */
+long mp_syscall(long nr, ...) MP_HIDDEN;
+int mp_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+	     unsigned long a5) MP_HIDDEN;
+
+/*
+ * Set (never cleared, inherited by forked children) once the program has
+ * asked for a seccomp filter (hooks_sandbox.c): from then on memprov
+ * makes no system call the program would not have made, since the
+ * filter may kill the process on any other.
+ */
+extern int mp_sandboxed MP_HIDDEN;
+
 /* Raw system calls: never through memprov's own mmap/munmap hooks, and
  * never a cancellation point. */
 void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,

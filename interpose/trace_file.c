@@ -142,7 +142,7 @@ void mp_trace_killed(int sig)
 	struct mp_file_header *h = mp_header;
 
 	/* a vfork child shares our memory, not our trace */
-	if (!h || stopped || h->pid != (int32_t)syscall(SYS_getpid) ||
+	if (!h || stopped || h->pid != (int32_t)mp_syscall(SYS_getpid) ||
 	    h->state != MP_STATE_RUNNING)
 		return;
 	h->term_signal = sig;
@@ -208,7 +208,7 @@ static int write_zeros(off_t off, off_t len)
 
 	while (len > 0) {
 		size_t n = len < (off_t)sizeof(zeros) ? (size_t)len : sizeof(zeros);
-		long w = syscall(SYS_pwrite64, trace_fd.fd, zeros, n, (long)off);
+		long w = mp_syscall(SYS_pwrite64, trace_fd.fd, zeros, n, (long)off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -249,7 +249,7 @@ MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
 	was_pending = !sigpending(&pend) && sigismember(&pend, SIGXFSZ);
 	err = space_by_writing ? write_zeros(off, len) :
-	      syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
+	      mp_syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
 	if (err == EOPNOTSUPP) {
 		/* glibc's emulation writes, a cancellation point */
 		int cs;
@@ -262,7 +262,7 @@ MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 	    sigismember(&pend, SIGXFSZ)) {
 		struct timespec zero = { 0, 0 };
 
-		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, _NSIG / 8);
+		mp_syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, _NSIG / 8);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!err)
@@ -421,7 +421,7 @@ static size_t seg_len(uint64_t si)
 /* Pages of [p, p + len) present and writable now, not one fault at a time. */
 static void populate(void *p, size_t len)
 {
-	if (populate_off || !syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE))
+	if (populate_off || !mp_syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE))
 		return;
 	if (errno == EINVAL)
 		populate_off = 1; /* a kernel before 5.14 */
@@ -578,7 +578,7 @@ void mp_chunk_release(void *c, uint32_t bytes)
 {
 	int saved = errno;
 
-	if (!syscall(SYS_madvise, c, (size_t)bytes, MADV_DONTNEED)) {
+	if (!mp_syscall(SYS_madvise, c, (size_t)bytes, MADV_DONTNEED)) {
 		__atomic_fetch_sub(&resident, bytes, __ATOMIC_RELAXED);
 		view_mark(c, bytes, 1);
 	}
@@ -1052,7 +1052,7 @@ static void keep_as_ancestor(uint64_t fork_ts, uint64_t fork_extent, uint32_t th
 	ancestors[n_ancestors].until_off = fork_extent;
 	ancestors[n_ancestors].thread = thread;
 	ancestors[n_ancestors].fork_serial = fork_serial;
-	ancestors[n_ancestors].child_pid = (int32_t)syscall(SYS_getpid);
+	ancestors[n_ancestors].child_pid = (int32_t)mp_syscall(SYS_getpid);
 	n_ancestors++;
 	trace_fd.fd = -1;
 }

@@ -20,7 +20,7 @@ static size_t read_at(int fd, void *buf, size_t len, uint64_t off)
 	size_t got = 0;
 
 	while (got < len) {
-		long n = syscall(SYS_pread64, fd, (char *)buf + got, len - got, (off_t)(off + got));
+		long n = mp_syscall(SYS_pread64, fd, (char *)buf + got, len - got, (off_t)(off + got));
 
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -255,7 +255,7 @@ MP_REALIGN static void thread_start(void)
 {
 	struct mp_rec_thread r;
 
-	mp_self.tid = (uint32_t)syscall(SYS_gettid);
+	mp_self.tid = (uint32_t)mp_syscall(SYS_gettid);
 	mp_self.w.serial = mp_atomic_add_relaxed_u32(&thread_serials, 1) + 1;
 	if (mp_self.w.serial > 1 && !__atomic_load_n(&multi, __ATOMIC_RELAXED))
 		__atomic_store_n(&multi, 1, __ATOMIC_RELAXED); /* see stamp() */
@@ -266,7 +266,7 @@ MP_REALIGN static void thread_start(void)
 	r.tid = mp_self.tid;
 	r.serial = mp_self.w.serial;
 	r.parent_serial = mp_self.w.parent_serial;
-	prctl(PR_GET_NAME, r.name, 0, 0, 0);
+	mp_prctl(PR_GET_NAME, (unsigned long)r.name, 0, 0, 0);
 	r.name[15] = 0;
 	mp_write_record(&r.h);
 }
@@ -279,7 +279,7 @@ static int parse_statm(int fd, uint64_t v[2])
 	int k = 0, digits = 0;
 
 	v[0] = v[1] = 0;
-	n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0); /* not a cancellation point */
+	n = mp_syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0); /* not a cancellation point */
 	if (n <= 0)
 		return -1;
 	for (i = 0; i < n && k < 2; i++) {

@@ -441,7 +441,7 @@ static int main_stack(uintptr_t here)
 {
 	uintptr_t top = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095, lo;
 
-	if (!__libc_stack_end || here >= top || syscall(SYS_gettid) != getpid())
+	if (!__libc_stack_end || here >= top || mp_syscall(SYS_gettid) != getpid())
 		return 0;
 	/* Only inside the range the stack may grow into, where nothing else
 	 * is mapped: a coroutine's stack mapped 200 MiB below would make the
@@ -487,7 +487,7 @@ int mp_unwind_room(uintptr_t sp, size_t room)
 
 	if (stk_state == 1 && sp >= stk_lo && sp < stk_hi)
 		return sp - stk_lo >= room;
-	if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
+	if (mp_syscall(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
 	    sp >= (uintptr_t)ss.ss_sp && sp < (uintptr_t)ss.ss_sp + ss.ss_size)
 		return sp - (uintptr_t)ss.ss_sp >= room;
 	return 1;

@@ -64,7 +64,7 @@ static ssize_t readable(const void *buf, size_t n)
 	local.iov_len = n;
 	remote.iov_base = (void *)buf;
 	remote.iov_len = n;
-	got = syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &local, 1UL, &remote,
+	got = mp_syscall(SYS_process_vm_readv, (pid_t)mp_syscall(SYS_gettid), &local, 1UL, &remote,
 		      1UL, 0UL);
 	if (got == (ssize_t)n)
 		return got;
@@ -76,12 +76,12 @@ static ssize_t readable(const void *buf, size_t n)
 
 static ssize_t fake_read(int fd, void *buf, size_t n)
 {
-	return fd == FAKE_READ ? empty() : syscall(SYS_read, fd, buf, n);
+	return fd == FAKE_READ ? empty() : mp_syscall(SYS_read, fd, buf, n);
 }
 
 static ssize_t fake_write(int fd, const void *buf, size_t n)
 {
-	return fd == FAKE_WRITE ? readable(buf, n) : syscall(SYS_write, fd, buf, n);
+	return fd == FAKE_WRITE ? readable(buf, n) : mp_syscall(SYS_write, fd, buf, n);
 }
 
 static long fake_syscall(long nr, ...)
@@ -98,7 +98,7 @@ static long fake_syscall(long nr, ...)
 		return empty();
 	if (nr == SYS_write && a[0] == FAKE_WRITE)
 		return readable((const void *)a[1], (size_t)a[2]);
-	return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return mp_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 static int redirect_in(struct dl_phdr_info *info, size_t size, void *arg)

@@ -218,4 +218,31 @@ test_expect_success 'allocations on 16 KiB thread stacks and on 8 and 12 KiB alt
 	done
 '
 
+test_expect_success 'a program that confines itself with seccomp (kill on any other call) runs as bare; the trace stops there' '
+	# memprov'"'"'s own calls after the filter (pwrite64, madvise, prlimit64
+	# for a new chunk) were not on its list: SIGSYS, status 159
+	for m in prctl syscall strict; do
+		"$BIN/seccomp_filter" $m >sc-bare-$m.out &&
+		timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/sc-$m.trace" \
+			"$BIN/seccomp_filter" $m >sc-$m.out 2>sc-$m.err ||
+		{ echo "$m: status $?"; return 1; }
+		test_cmp sc-bare-$m.out sc-$m.out &&
+		grep -q "^memprov: the program installs a seccomp filter: tracing stopped; the program goes on$" sc-$m.err &&
+		memprov leaks --json sc-$m.trace >sc-$m.json &&
+		jget --check sc-$m.json state=stopped \
+			"=[f[\"function\"] for s in j[\"sites\"] for f in s[\"frames\"][:1]]==[\"before_filter\"]" ||
+		return 1
+	done &&
+	memprov check sc-prctl.trace >sc-check.out; test $? = 1 &&
+	grep -q "^  tracing stopped: the program installs a seccomp filter before the process ended: live when it stopped$" sc-check.out
+'
+
+test_expect_success 'syscall() and prctl() through the hooks behave as libc'"'"'s: results, errno, six arguments, a forked child' '
+	"$BIN/seccomp_filter" calls >calls-bare.out &&
+	traced calls "$BIN/seccomp_filter" calls >calls.out 2>calls.err &&
+	test_cmp calls-bare.out calls.out && test ! -s calls.err &&
+	grep -qx "mmap offset 1" calls.out && grep -qx "fork child 7" calls.out &&
+	grep -qx "close(-1) -1 EBADF" calls.out && grep -qx "prctl name memprov-x" calls.out
+'
+
 test_done

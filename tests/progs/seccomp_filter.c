@@ -1,0 +1,132 @@
+/*
+ * seccomp_filter.c - a program that confines itself with a seccomp filter
+ * listing the only system calls it makes from then on, and kills itself on
+ * any other (SECCOMP_RET_KILL_PROCESS), as sshd's pre-authentication
+ * child and sandboxed services do. Bare, it runs to the end and exits 0;
+ * a tool that makes a system call of its own after the filter is in force
+ * gets it killed by SIGSYS.
+ *
+ *   seccomp_filter prctl|syscall|strict [N]
+ *   seccomp_filter calls
+ *
+ * prctl: the filter through prctl(PR_SET_SECCOMP); syscall: through
+ * syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER) as libseccomp does;
+ * strict: SECCOMP_MODE_STRICT (read, write, _exit and sigreturn only: the
+ * program ends with a raw exit). Before the filter it leaks one block
+ * (before_filter); after it, N (default 200,000) malloc/free pairs of
+ * 16 B to 4 KiB, one more leak (after_filter), and "done" on stdout.
+ *
+ * calls: no filter; syscall() as programs use it, one line each: a
+ * result, errno on failure, the sixth argument (an mmap offset), a child
+ * of SYS_fork returning through it, prctl's name round trip.
+ */
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *keep[2];
+
+#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
+		  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static struct sock_filter rules[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	/* what glibc's malloc, stdio and exit need here, nothing more */
+	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
+	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
+	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+__attribute__((noinline)) static void *before_filter(void)
+{
+	return malloc(777);
+}
+
+__attribute__((noinline)) static void *after_filter(void)
+{
+	return malloc(999);
+}
+
+static int calls(const char *self)
+{
+	char name[16] = "", a[64];
+	long r, pid;
+	int fd = open(self, O_RDONLY), st;
+	void *m;
+
+	printf("getpid %d\n", syscall(SYS_getpid) == getpid());
+	errno = 0;
+	r = syscall(SYS_close, -1);
+	printf("close(-1) %ld %s\n", r, errno == EBADF ? "EBADF" : "?");
+	/* six arguments: the offset is the sixth */
+	m = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 4096);
+	printf("mmap offset %d\n", m != MAP_FAILED && pread(fd, a, sizeof(a), 4096) == sizeof(a) &&
+				       !memcmp(a, m, sizeof(a)));
+	munmap(m, 4096);
+	close(fd);
+	pid = syscall(SYS_fork);
+	if (pid == 0)
+		_exit(7);
+	printf("fork child %d\n", pid > 0 && waitpid((pid_t)pid, &st, 0) == pid &&
+				      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	prctl(PR_SET_NAME, "memprov-x", 0, 0, 0);
+	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
+	printf("prctl name %s\n", name);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sock_fprog prog = { sizeof(rules) / sizeof(rules[0]), rules };
+	const char *mode = argc > 1 ? argv[1] : "prctl";
+	long n = argc > 2 ? atol(argv[2]) : 200000, i;
+	int strict = !strcmp(mode, "strict");
+	int r;
+
+	if (!strcmp(mode, "calls"))
+		return calls(argv[0]);
+	keep[0] = before_filter();
+	setvbuf(stdout, NULL, _IONBF, 0); /* no buffer to allocate later */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		perror("PR_SET_NO_NEW_PRIVS");
+		return 2;
+	}
+	if (strict)
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+	else if (!strcmp(mode, "syscall"))
+		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	else
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	if (r) {
+		perror("seccomp");
+		return 2;
+	}
+	for (i = 0; i < n && !strict; i++) {
+		char *p = malloc(16 + (size_t)(i * 7919 % 4081));
+
+		p[0] = (char)i;
+		free(p);
+	}
+	if (!strict)
+		keep[1] = after_filter();
+	if (write(1, "done\n", 5) != 5)
+		return 3;
+	if (strict)
+		syscall(SYS_exit, 0); /* exit_group is not allowed in strict mode */
+	return 0;
+}
