@@ -487,12 +487,11 @@ MP_REALIGN unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const
 static size_t pread_raw(int fd, uint64_t off, uint8_t *buf, size_t n)
 {
 	long got;
-	int tries = 0, saved = errno;
+	int tries = 0;
 
 	do /* the raw call: libc's pread is a cancellation point */
-		got = mp_syscall(SYS_pread64, fd, buf, n, (off_t)off);
-	while (got < 0 && errno == EINTR && ++tries < 8);
-	errno = saved;
+		got = mp_rsys(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
+	while (got == -EINTR && ++tries < 8);
 	return got > 0 ? (size_t)got : 0;
 }
 
