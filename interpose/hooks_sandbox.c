@@ -7,12 +7,15 @@
  * pre-authentication child, sandboxed services and browsers list the
  * few calls they make and kill on any other). memprov's own calls (space
  * for the trace, madvise on finished chunks, the /proc files a new thread
- * reads, the scan at exit) are not on such a list, and memprov does not
- * read the filter's rules. So the moment before the program asks for a
- * filter, tracing stops: the header says STOPPED, reason MP_STOP_SECCOMP,
- * and what was recorded until then stays valid; the signals memprov
- * watched for deaths get the program's own action back, and from then on
- * (mp_sandboxed) the hooks make no call the program would not have made.
+ * reads) may not be on such a list. So the moment before the program
+ * installs a filter, memprov runs it (seccomp_eval.c) for each call it
+ * may make, whatever the arguments: when every one would be allowed or
+ * merely fail (a deny-list that returns an error), tracing goes on.
+ * Otherwise, and for strict mode, tracing stops: the header says STOPPED,
+ * reason MP_STOP_SECCOMP, and what was recorded until then stays valid;
+ * the signals memprov watched for deaths get the program's own action
+ * back, and from then on (mp_sandboxed) the hooks make no call the
+ * program would not have made.
  *
  * The two ways in that a program reaches through libc: prctl(
  * PR_SET_SECCOMP, ...) and syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER
@@ -26,30 +29,102 @@
  * memprov's own code never calls syscall() or prctl(): it has
  * mp_syscall and mp_prctl (sys.c).
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, hooks_signal and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, hooks_signal, seccomp_eval
+ * and sys.
  */
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "hooks_signal.h"
+#include "seccomp_eval.h"
 #include "sys.h"
 #include "trace_file.h"
 
-/* Called before a call that may install a filter (the program's arguments). */
-MP_HIDDEN __attribute__((used)) void mp_sandbox_before(long nr, long a1);
+/*
+ * The system calls memprov may make while it traces, outside the scan at
+ * exit (which leaves out its ptrace helper and process_vm_readv under
+ * any filter, reach.c): a filter that spares all of them, whatever their
+ * arguments, leaves tracing on.
+ */
+static const int needed[] = {
+	SYS_read, SYS_write, SYS_open, SYS_openat, SYS_close, SYS_fstat, SYS_newfstatat,
+	SYS_statfs, SYS_fstatfs, SYS_pread64, SYS_pwrite64, SYS_fallocate, SYS_mmap,
+	SYS_munmap, SYS_mremap, SYS_mprotect, SYS_madvise, SYS_mincore, SYS_brk, SYS_futex,
+	SYS_getpid, SYS_gettid, SYS_getppid, SYS_uname, SYS_prlimit64, SYS_fcntl,
+	SYS_readlink, SYS_readlinkat, SYS_access, SYS_faccessat, SYS_faccessat2, SYS_getcwd,
+	SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigpending, SYS_sigaltstack, SYS_tgkill,
+	SYS_prctl, SYS_clock_gettime, SYS_getdents64, SYS_sched_yield, SYS_nanosleep,
+	SYS_process_vm_readv, SYS_exit, SYS_exit_group,
+};
 
-void mp_sandbox_before(long nr, long a1)
+/* n bytes of the program's memory at src, or 0 where they cannot be read
+ * (the kernel would refuse the filter with EFAULT there). */
+static int self_read(void *dst, const void *src, size_t n)
 {
-	int filter = nr == SYS_prctl ? a1 == PR_SET_SECCOMP :
-		     nr == SYS_seccomp && (a1 == SECCOMP_SET_MODE_FILTER ||
-					   a1 == SECCOMP_SET_MODE_STRICT);
-	int saved = errno;
+	struct iovec l = { dst, n }, r = { (void *)src, n };
+	long pid = mp_rsys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 
-	if (!filter || __atomic_exchange_n(&mp_sandboxed, 1, __ATOMIC_RELAXED))
+	return mp_rsys(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0) == (long)n;
+}
+
+/*
+ * Does the filter at prog (a struct sock_fprog) spare every call memprov
+ * makes? A program that cannot be read, or has no instructions or too
+ * many, is refused by the kernel (EFAULT, EINVAL) and installs nothing:
+ * libseccomp probes for the call with a NULL one. That spares too.
+ */
+static int filter_spares(long prog)
+{
+	size_t len = BPF_MAXINSNS * sizeof(struct sock_filter) + MP_SECCOMP_SCRATCH;
+	struct sock_fprog fp;
+	uint8_t *buf;
+	int r = 1;
+
+	if (!self_read(&fp, (const void *)prog, sizeof(fp)) || !fp.len || fp.len > BPF_MAXINSNS)
+		return 1;
+	buf = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 0;
+	if (self_read(buf, fp.filter, fp.len * sizeof(struct sock_filter)))
+		r = mp_seccomp_spares((const struct sock_filter *)buf, fp.len, needed,
+				      sizeof(needed) / sizeof(needed[0]),
+				      buf + BPF_MAXINSNS * sizeof(struct sock_filter),
+				      MP_SECCOMP_SCRATCH);
+	mp_sys_munmap(buf, len);
+	return r;
+}
+
+/* Called before a call that may install a filter, with the program's
+ * first three arguments. */
+MP_HIDDEN __attribute__((used)) void mp_sandbox_before(long nr, long a1, long a2, long a3);
+
+void mp_sandbox_before(long nr, long a1, long a2, long a3)
+{
+	int strict, filter, saved = errno;
+
+	/* strict mode takes no flags and no filter: otherwise EINVAL (a probe of libseccomp's) */
+	if (nr == SYS_prctl) {
+		if (a1 != PR_SET_SECCOMP)
+			return;
+		strict = a2 == SECCOMP_MODE_STRICT && !a3;
+		filter = a2 == SECCOMP_MODE_FILTER;
+	} else {
+		strict = a1 == SECCOMP_SET_MODE_STRICT && !a2 && !a3;
+		filter = a1 == SECCOMP_SET_MODE_FILTER;
+	}
+	if ((!strict && !filter) || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) ||
+	    (filter && filter_spares(a3))) {
+		errno = saved;
 		return;
+	}
+	__atomic_store_n(&mp_sandboxed, 1, __ATOMIC_RELAXED);
 	if (mp_tracing)
 		mp_stop(MP_STOP_SECCOMP, "the program installs a seccomp filter");
 	mp_signal_unwatch_deaths();
@@ -66,7 +141,7 @@ MP_EXPORT int prctl(int option, ...)
 	for (i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	mp_sandbox_before(SYS_prctl, option);
+	mp_sandbox_before(SYS_prctl, option, (long)a[0], (long)a[1]);
 	return mp_prctl(option, a[0], a[1], a[2], a[3]);
 }
 
@@ -86,8 +161,9 @@ long mp_syscall_failed(long r)
 /*
  * long syscall(long nr, a1..a6): nr in rdi, a1-a5 in rsi, rdx, rcx, r8,
  * r9, a6 on the stack; the kernel takes nr in rax and a1-a6 in rdi, rsi,
- * rdx, r10, r8, r9. prctl and seccomp see mp_sandbox_before first, with
- * the argument registers kept around it.
+ * rdx, r10, r8, r9. prctl and seccomp see mp_sandbox_before(nr, a1, a2,
+ * a3) first (the registers as they came), with the argument registers
+ * kept around it.
  */
 __asm__(".text\n"
 	".globl syscall\n"

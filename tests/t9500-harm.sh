@@ -220,8 +220,10 @@ test_expect_success 'allocations on 16 KiB thread stacks and on 8 and 12 KiB alt
 
 test_expect_success 'a program that confines itself with seccomp (kill on any other call) runs as bare; the trace stops there' '
 	# memprov'"'"'s own calls after the filter (pwrite64, madvise, prlimit64
-	# for a new chunk) were not on its list: SIGSYS, status 159
-	for m in prctl syscall strict; do
+	# for a new chunk) were not on its list: SIGSYS, status 159. denykill
+	# kills on madvise only, args on madvise with any advice but
+	# MADV_DONTNEED (memprov asks for MADV_POPULATE_WRITE)
+	for m in prctl syscall strict denykill args; do
 		"$BIN/seccomp_filter" $m >sc-bare-$m.out &&
 		timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/sc-$m.trace" \
 			"$BIN/seccomp_filter" $m >sc-$m.out 2>sc-$m.err ||
@@ -235,6 +237,15 @@ test_expect_success 'a program that confines itself with seccomp (kill on any ot
 	done &&
 	memprov check sc-prctl.trace >sc-check.out; test $? = 1 &&
 	grep -q "^  tracing stopped: the program installs a seccomp filter before the process ended: live when it stopped$" sc-check.out
+'
+
+test_expect_success 'a deny-list filter that fails memprov'"'"'s calls, never kills: tracing goes on to the scan at exit' '
+	"$BIN/seccomp_filter" denyerrno >de-bare.out &&
+	traced de "$BIN/seccomp_filter" denyerrno >de.out 2>de.err &&
+	test_cmp de-bare.out de.out && test ! -s de.err &&
+	memprov leaks --json de.trace >de.json &&
+	jget --check de.json state=exited reach.status=done "=\"seccomp\" in j[\"reach\"][\"notes\"]==true" \
+		"=sorted(f[\"function\"] for s in j[\"sites\"] for f in s[\"frames\"][:1])==[\"after_filter\", \"before_filter\"]"
 '
 
 test_expect_success 'syscall() and prctl() through the hooks behave as libc'"'"'s: results, errno, six arguments, a forked child' '

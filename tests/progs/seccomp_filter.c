@@ -6,13 +6,18 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|strict [N]
+ *   seccomp_filter prctl|syscall|strict|denyerrno|denykill|args [N]
  *   seccomp_filter calls
  *
  * prctl: the filter through prctl(PR_SET_SECCOMP); syscall: through
  * syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER) as libseccomp does;
  * strict: SECCOMP_MODE_STRICT (read, write, _exit and sigreturn only: the
- * program ends with a raw exit). Before the filter it leaks one block
+ * program ends with a raw exit); denyerrno: every call allowed but
+ * madvise, process_vm_readv and ptrace, which fail with EPERM (a deny-list
+ * as container runtimes install); denykill: every call allowed but
+ * madvise, which kills; args: madvise allowed for MADV_DONTNEED only,
+ * anything else kills (glibc's free needs no other advice). All but
+ * prctl, syscall and strict go through prctl. Before the filter it leaks one block
  * (before_filter); after it, N (default 200,000) malloc/free pairs of
  * 16 B to 4 KiB, one more leak (after_filter), and "done" on stdout.
  *
@@ -51,6 +56,33 @@ static struct sock_filter rules[] = {
 	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
+
+static struct sock_filter deny_errno[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_madvise, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1 /* EPERM */),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+static struct sock_filter deny_kill[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_madvise, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+static struct sock_filter by_args[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_madvise, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MADV_DONTNEED, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+#define PROG(r) { sizeof(r) / sizeof((r)[0]), (r) }
 
 __attribute__((noinline)) static void *before_filter(void)
 {
@@ -110,8 +142,13 @@ int main(int argc, char **argv)
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
 	else if (!strcmp(mode, "syscall"))
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-	else
-		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	else {
+		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args) };
+		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
+			!strcmp(mode, "args") ? 2 : -1;
+
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
+	}
 	if (r) {
 		perror("seccomp");
 		return 2;
