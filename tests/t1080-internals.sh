@@ -2,11 +2,12 @@
 # t1080-internals.sh - unit tests of the preload object's internals, each
 # linked with only the file under test and the files below it
 # (tests/helper/test-*.c): the unwinder against libunwind on real frames,
-# the CFI and LEB128 readers on crafted input, the stack-id set under
+# the CFI and LEB128 readers on crafted input, the seccomp filter
+# evaluator on crafted filters, the stack-id set under
 # threads, the sampling arithmetic, and the trace read back from inside
 # libmemprov.so (trace_iter.c) against the analyzer.
 . "$(dirname "$0")/test-lib.sh"
-for t in test-unwind test-cfi test-intern test-sample test-iter tracegen; do
+for t in test-unwind test-cfi test-intern test-sample test-iter test-seccomp tracegen; do
 	test -x "$BIN/$t" || test_skip "tests/bin/$t not built (make test-build)"
 done
 
@@ -24,6 +25,10 @@ test_expect_success 'unwinder: linked with no file above its layer' '
 
 test_expect_success 'CFI and LEB128 readers on crafted input' '
 	"$BIN/test-cfi" >out && cat out && grep -x "cfi: 82 checks, 0 failed" out
+'
+
+test_expect_success 'seccomp filters run for a call whatever its arguments: spared only where no way kills' '
+	"$BIN/test-seccomp" >out && cat out && grep -x "seccomp: 30 checks, 0 failed" out
 '
 
 test_expect_success 'stack-id table: 8 threads, each hash new exactly once, one id each' '

@@ -34,6 +34,10 @@ tests/bin/test-cfi: tests/helper/test-cfi.c interpose/cfi.o
 	$(Q)mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
 
+tests/bin/test-seccomp: tests/helper/test-seccomp.c interpose/seccomp_eval.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
+
 tests/bin/test-intern: tests/helper/test-intern.c interpose/intern.o interpose/sys.o
 	$(Q)mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^ -lpthread
@@ -47,4 +51,4 @@ tests/bin/test-iter: tests/helper/test-iter.c interpose/trace_iter.o interpose/s
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
 
 TEST_BUILD += tests/bin/test-unwind tests/bin/test-cfi tests/bin/test-intern tests/bin/test-sample
-TEST_BUILD += tests/bin/test-iter
+TEST_BUILD += tests/bin/test-iter tests/bin/test-seccomp
