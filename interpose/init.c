@@ -6,8 +6,12 @@
  *
  * Layer: 7 entry points (docs/ARCHITECTURE.md): calls every layer below: it starts and ends tracing.
  */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -319,6 +323,91 @@ MP_EXPORT pid_t fork(void)
 }
 
 /*
+ * A sandboxed process (a seccomp filter under which memprov's own calls
+ * could kill it, hooks_sandbox.c) that runs a program hands it the
+ * filter, and memprov's start-up there would make those calls. The
+ * program gets the environment without libmemprov.so in LD_PRELOAD, as
+ * if memprov had never been preloaded (the variable goes when nothing is
+ * left in it); the arrays are a mapping of memprov's own, given back if
+ * the exec fails.
+ */
+struct exec_env {
+	char *const *envp;
+	void *map;
+	size_t len;
+};
+
+/* Is the LD_PRELOAD entry s (n bytes) this libmemprov.so, by its file name? */
+static int is_self(const char *s, size_t n)
+{
+	static const char *self;
+	const char *base = s, *p;
+	Dl_info info;
+
+	if (!self && dladdr((void *)is_self, &info) && info.dli_fname)
+		self = strrchr(info.dli_fname, '/') ? strrchr(info.dli_fname, '/') + 1 : info.dli_fname;
+	for (p = s; p < s + n; p++)
+		if (*p == '/')
+			base = p + 1;
+	return self && strlen(self) == (size_t)(s + n - base) && !memcmp(self, base, strlen(self));
+}
+
+static void exec_env_make(struct exec_env *e, char *const *envp)
+{
+	static const char key[] = "LD_PRELOAD=";
+	size_t n = 0, i, j, vlen = 0, k = sizeof(key) - 1;
+	char **out, *val, *w;
+
+	e->envp = envp;
+	e->map = NULL;
+	if (!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) || !envp)
+		return;
+	for (; envp[n]; n++)
+		if (!strncmp(envp[n], key, k))
+			vlen += strlen(envp[n]) + 1;
+	e->len = (n + 1) * sizeof(char *) + k + vlen + 1;
+	e->map = mp_sys_mmap(NULL, e->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e->map == MAP_FAILED) {
+		e->map = NULL;
+		return;
+	}
+	out = e->map;
+	val = (char *)(out + n + 1);
+	for (i = j = 0; i < n; i++) {
+		const char *s = envp[i] + k, *end;
+
+		if (strncmp(envp[i], key, k)) {
+			out[j++] = envp[i];
+			continue;
+		}
+		/* the loader splits the list at spaces and colons */
+		memcpy(val, key, k);
+		w = val + k;
+		for (; *s; s = *end ? end + 1 : end) {
+			end = s + strcspn(s, ": ");
+			if (end == s || is_self(s, (size_t)(end - s)))
+				continue;
+			if (w != val + k)
+				*w++ = ':';
+			memcpy(w, s, (size_t)(end - s));
+			w += end - s;
+		}
+		*w++ = 0;
+		if (w - val > (ptrdiff_t)k + 1)
+			out[j++] = val;
+		val = w;
+	}
+	out[j] = NULL;
+	e->envp = out;
+}
+
+static void exec_env_drop(struct exec_env *e)
+{
+	if (e->map)
+		mp_sys_munmap(e->map, e->len);
+}
+
+/*
  * Around every exec: the header says EXEC while the call runs, RUNNING
  * again if it failed. A vfork child shares our memory but has its own
  * pid: it must not touch the parent's header.
@@ -344,25 +433,37 @@ static int exec_end(int marked, int r)
 	return r;
 }
 
-#define MP_EXEC_HOOK(name, params, args)                                  \
+/* real: the libc function called, with env.envp (the environment, or
+ * one without libmemprov.so in a sandboxed process); envp: the one the
+ * program passed. */
+#define MP_EXEC_HOOK(name, real, params, envp, args)                      \
 	MP_EXPORT int name params                                         \
 	{                                                                 \
+		struct exec_env env;                                      \
+		int marked, r;                                            \
+                                                                          \
 		mp_hooks_need();                                          \
-		if (MP_UNLIKELY(!mp_real_##name)) {                       \
+		if (MP_UNLIKELY(!mp_real_##real)) {                       \
 			errno = ENOSYS;                                   \
 			return -1;                                        \
 		}                                                         \
-		int marked = exec_begin();                                \
-		return exec_end(marked, mp_real_##name args);             \
+		exec_env_make(&env, envp);                                \
+		marked = exec_begin();                                    \
+		r = exec_end(marked, mp_real_##real args);                \
+		exec_env_drop(&env);                                      \
+		return r;                                                 \
 	}
 
-MP_EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]),
-	     (path, argv, envp))
-MP_EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
-MP_EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
-MP_EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]),
-	     (file, argv, envp))
-MP_EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
+MP_EXEC_HOOK(execve, execve, (const char *path, char *const argv[], char *const envp[]),
+	     envp, (path, argv, env.envp))
+MP_EXEC_HOOK(execv, execve, (const char *path, char *const argv[]), environ,
+	     (path, argv, env.envp))
+MP_EXEC_HOOK(execvp, execvpe, (const char *file, char *const argv[]), environ,
+	     (file, argv, env.envp))
+MP_EXEC_HOOK(execvpe, execvpe, (const char *file, char *const argv[], char *const envp[]),
+	     envp, (file, argv, env.envp))
+MP_EXEC_HOOK(fexecve, fexecve, (int fd, char *const argv[], char *const envp[]), envp,
+	     (fd, argv, env.envp))
 
 #define MAX_EXECL_ARGS 4096
 

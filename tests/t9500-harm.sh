@@ -239,6 +239,19 @@ test_expect_success 'a program that confines itself with seccomp (kill on any ot
 	grep -q "^  tracing stopped: the program installs a seccomp filter before the process ended: live when it stopped$" sc-check.out
 '
 
+test_expect_success 'a sandboxed process that runs a program: the program starts without memprov, as bare' '
+	# the filter stays with the new program, where memprov'"'"'s start-up
+	# (fcntl, pwrite64, madvise) was killed: status 159. Another preloaded
+	# object stays in LD_PRELOAD
+	"$BIN/seccomp_filter" exec >ex-bare.out &&
+	traced ex "$BIN/seccomp_filter" exec >ex.out 2>ex.err &&
+	test_cmp ex-bare.out ex.out && grep -qx "child: LD_PRELOAD (unset)" ex.out &&
+	timeout 60 env LD_PRELOAD="/lib/x86_64-linux-gnu/libgcc_s.so.1 $MEMPROV_LIB" \
+		MEMPROV_OUTPUT="$TRASH/ex2.trace" "$BIN/seccomp_filter" exec >ex2.out 2>ex2.err &&
+	grep -qx "child: LD_PRELOAD /lib/x86_64-linux-gnu/libgcc_s.so.1" ex2.out &&
+	memprov stats ex.trace | grep -qx "ended: tracing stopped: the program installs a seccomp filter"
+'
+
 test_expect_success 'a deny-list filter that fails memprov'"'"'s calls, never kills: tracing goes on to the scan at exit' '
 	"$BIN/seccomp_filter" denyerrno >de-bare.out &&
 	traced de "$BIN/seccomp_filter" denyerrno >de.out 2>de.err &&

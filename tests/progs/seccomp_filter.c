@@ -7,6 +7,7 @@
  * gets it killed by SIGSYS.
  *
  *   seccomp_filter prctl|syscall|strict|denyerrno|denykill|args [N]
+ *   seccomp_filter exec
  *   seccomp_filter calls
  *
  * prctl: the filter through prctl(PR_SET_SECCOMP); syscall: through
@@ -20,6 +21,11 @@
  * prctl, syscall and strict go through prctl. Before the filter it leaks one block
  * (before_filter); after it, N (default 200,000) malloc/free pairs of
  * 16 B to 4 KiB, one more leak (after_filter), and "done" on stdout.
+ *
+ * exec: the prctl filter with what a program's start-up needs added,
+ * then execv of this program as "child", which prints LD_PRELOAD (bare,
+ * "(unset)") and exits 0; a tool whose start-up makes other calls kills
+ * the child.
  *
  * calls: no filter; syscall() as programs use it, one line each: a
  * result, errno on failure, the sixth argument (an mmap offset), a child
@@ -54,6 +60,19 @@ static struct sock_filter rules[] = {
 	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
 	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
 	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+/* rules, and what the loader and libc's start-up need in a new program */
+static struct sock_filter exec_rules[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
+	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
+	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
+	ALLOW(SYS_execve), ALLOW(SYS_arch_prctl), ALLOW(SYS_access), ALLOW(SYS_openat),
+	ALLOW(SYS_read), ALLOW(SYS_close), ALLOW(SYS_pread64), ALLOW(SYS_mprotect),
+	ALLOW(SYS_set_tid_address), ALLOW(SYS_set_robust_list), ALLOW(SYS_rseq),
+	ALLOW(SYS_prlimit64), ALLOW(SYS_getrandom),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
@@ -132,6 +151,10 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "calls"))
 		return calls(argv[0]);
+	if (!strcmp(mode, "child")) {
+		printf("child: LD_PRELOAD %s\n", getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "(unset)");
+		return 0;
+	}
 	keep[0] = before_filter();
 	setvbuf(stdout, NULL, _IONBF, 0); /* no buffer to allocate later */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
@@ -143,15 +166,22 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "syscall"))
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	else {
-		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args) };
+		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
+					      PROG(exec_rules) };
 		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
-			!strcmp(mode, "args") ? 2 : -1;
+			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 : -1;
 
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
 	}
 	if (r) {
 		perror("seccomp");
 		return 2;
+	}
+	if (!strcmp(mode, "exec")) {
+		char child[] = "child", *args[] = { argv[0], child, NULL };
+
+		execv(argv[0], args);
+		return 4;
 	}
 	for (i = 0; i < n && !strict; i++) {
 		char *p = malloc(16 + (size_t)(i * 7919 % 4081));
