@@ -79,6 +79,8 @@ void mp_index_event(const char *event, int32_t pid, int32_t ppid, uint64_t mono_
 	char line[INDEX_LINE], *p = line, *end = line + sizeof(line) - 1;
 	int fd = __atomic_load_n(&index_fd.fd, __ATOMIC_ACQUIRE);
 	int saved = errno;
+	struct mp_xfsz x;
+	long r;
 
 	if (fd < 0 || !mp_fd_ours(&index_fd))
 		return;
@@ -94,8 +96,10 @@ void mp_index_event(const char *event, int32_t pid, int32_t ppid, uint64_t mono_
 	sep(&p, end);
 	put(&p, end, cmd ? cmd : "");
 	*p++ = '\n';
-	/* one write: the kernel appends it whole */
-	(void)mp_syscall(SYS_write, fd, line, (size_t)(p - line));
+	/* one write: the kernel appends it whole (under the program's file-size limit too) */
+	mp_xfsz_hold(&x);
+	r = mp_syscall(SYS_write, fd, line, (size_t)(p - line));
+	mp_xfsz_release(&x, r < 0 && errno == EFBIG);
 	errno = saved;
 }
 

@@ -292,18 +292,49 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 	return r;
 }
 
+MP_REALIGN void mp_xfsz_hold(struct mp_xfsz *x)
+{
+	sigset_t xfsz, pend;
+
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &x->old);
+	x->was_pending = !sigpending(&pend) && sigismember(&pend, SIGXFSZ);
+}
+
+MP_REALIGN void mp_xfsz_release(struct mp_xfsz *x, int efbig)
+{
+	sigset_t xfsz, pend;
+
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	if (efbig && !x->was_pending && !sigpending(&pend) && sigismember(&pend, SIGXFSZ)) {
+		struct timespec zero = { 0, 0 };
+
+		mp_syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, _NSIG / 8);
+	}
+	pthread_sigmask(SIG_SETMASK, &x->old, NULL);
+}
+
+/* To stderr, under the program's file-size limit too (mp_xfsz_hold). */
 static void write_all(const char *buf, size_t len)
 {
+	struct mp_xfsz x;
+	int efbig = 0;
+
+	mp_xfsz_hold(&x);
 	while (len) {
 		ssize_t n = write(2, buf, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		efbig = n < 0 && errno == EFBIG;
 		if (n <= 0)
-			return;
+			break;
 		buf += n;
 		len -= (size_t)n;
 	}
+	mp_xfsz_release(&x, efbig);
 }
 
 void mp_warn(const char *msg1, const char *msg2)

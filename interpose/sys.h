@@ -124,6 +124,22 @@ size_t mp_self_exe(char *buf, size_t size) MP_HIDDEN;
 int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *arg),
 		 void *arg) MP_HIDDEN;
 
+/*
+ * A write of memprov's own past the program's file-size limit
+ * (RLIMIT_FSIZE: sshd's pre-authentication child sets it to 0, and its
+ * stderr may be a file) fails with EFBIG and raises SIGXFSZ, whose
+ * default action kills the process. mp_xfsz_hold blocks SIGXFSZ in
+ * this thread around such a write; mp_xfsz_release takes back the one
+ * the write raised (efbig: it failed with EFBIG) unless it was pending
+ * before, and restores the mask.
+ */
+struct mp_xfsz {
+	sigset_t old;
+	int was_pending;
+};
+void mp_xfsz_hold(struct mp_xfsz *x) MP_HIDDEN;
+void mp_xfsz_release(struct mp_xfsz *x, int efbig) MP_HIDDEN;
+
 /* One warning line "memprov: msg1msg2" on stderr, at most 10 per process. */
 void mp_warn(const char *msg1, const char *msg2) MP_HIDDEN;
 

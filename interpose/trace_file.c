@@ -232,8 +232,8 @@ static int write_zeros(off_t off, off_t len)
 MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 {
 	struct rlimit rl;
-	sigset_t xfsz, old, pend;
-	int err, was_pending;
+	struct mp_xfsz x;
+	int err;
 
 	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    (uint64_t)off + (uint64_t)len > (uint64_t)rl.rlim_cur) {
@@ -244,10 +244,7 @@ MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 		}
 		len = (off_t)((uint64_t)rl.rlim_cur - (uint64_t)off);
 	}
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	was_pending = !sigpending(&pend) && sigismember(&pend, SIGXFSZ);
+	mp_xfsz_hold(&x);
 	err = space_by_writing ? write_zeros(off, len) :
 	      mp_syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
 	if (err == EOPNOTSUPP) {
@@ -258,13 +255,7 @@ MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 		err = posix_fallocate(trace_fd.fd, off, len);
 		pthread_setcancelstate(cs, NULL);
 	}
-	if (err == EFBIG && !was_pending && !sigpending(&pend) &&
-	    sigismember(&pend, SIGXFSZ)) {
-		struct timespec zero = { 0, 0 };
-
-		mp_syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, _NSIG / 8);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	mp_xfsz_release(&x, err == EFBIG);
 	if (!err)
 		return len;
 	mp_stop(err == EFBIG ? MP_STOP_FSIZE : MP_STOP_NOSPACE,

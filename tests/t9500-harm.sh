@@ -239,6 +239,16 @@ test_expect_success 'a program that confines itself with seccomp (kill on any ot
 	grep -q "^  tracing stopped: the program installs a seccomp filter before the process ended: live when it stopped$" sc-check.out
 '
 
+test_expect_success 'memprov'"'"'s warnings under a file-size limit of 0, stderr a file (sshd'"'"'s child): no SIGXFSZ' '
+	# the write of the warning failed with EFBIG and raised SIGXFSZ,
+	# which killed the process (status 153)
+	# (stdout a pipe: the program'"'"'s own write to a file would fail too)
+	{ "$BIN/seccomp_filter" fsize 2>fs-bare.err; echo "status $?"; } | cat >fs-bare.out &&
+	{ traced fs "$BIN/seccomp_filter" fsize 2>fs.err; echo "status $?"; } | cat >fs.out &&
+	cat fs.out && test_cmp fs-bare.out fs.out && grep -qx "status 0" fs.out &&
+	test ! -s fs-bare.err && test ! -s fs.err
+'
+
 test_expect_success 'a sandboxed process that runs a program: the program starts without memprov, as bare' '
 	# the filter stays with the new program, where memprov'"'"'s start-up
 	# (fcntl, pwrite64, madvise) was killed: status 159. Another preloaded

@@ -6,7 +6,7 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|strict|denyerrno|denykill|args [N]
+ *   seccomp_filter prctl|syscall|strict|denyerrno|denykill|args|fsize [N]
  *   seccomp_filter exec
  *   seccomp_filter calls
  *
@@ -17,7 +17,9 @@
  * madvise, process_vm_readv and ptrace, which fail with EPERM (a deny-list
  * as container runtimes install); denykill: every call allowed but
  * madvise, which kills; args: madvise allowed for MADV_DONTNEED only,
- * anything else kills (glibc's free needs no other advice). All but
+ * anything else kills (glibc's free needs no other advice); fsize: prctl
+ * with the file-size limit set to 0 first, as sshd's child does (a write
+ * to a file on stderr then raises SIGXFSZ). All but
  * prctl, syscall and strict go through prctl. Before the filter it leaks one block
  * (before_filter); after it, N (default 200,000) malloc/free pairs of
  * 16 B to 4 KiB, one more leak (after_filter), and "done" on stdout.
@@ -39,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <sys/mman.h>
@@ -157,6 +160,11 @@ int main(int argc, char **argv)
 	}
 	keep[0] = before_filter();
 	setvbuf(stdout, NULL, _IONBF, 0); /* no buffer to allocate later */
+	if (!strcmp(mode, "fsize")) {
+		struct rlimit none = { 0, 0 };
+
+		setrlimit(RLIMIT_FSIZE, &none);
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		perror("PR_SET_NO_NEW_PRIVS");
 		return 2;
