@@ -33,6 +33,7 @@
 #include "cuda_hooks.h"
 #include "elfsym.h"
 #include "hooks_libc.h"
+#include "hooks_sandbox.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
@@ -46,7 +47,8 @@ void *mp_dlvsym_cuda(void *handle, const char *name, const char *version) MP_HID
 int mp_dlsym_route(const char *name, void *handle)
 {
 	mp_elf_resolve_dlsym();
-	return name && (mp_cuda_wants(name) || (handle != RTLD_NEXT && mp_heap_hook_wants(name)));
+	return name && (mp_cuda_wants(name) ||
+			(handle != RTLD_NEXT && (mp_heap_hook_wants(name) || mp_sandbox_hook_wants(name))));
 }
 
 /* What memprov makes of a lookup that found p (NULL: nothing). */
@@ -56,6 +58,8 @@ static void *ours(void *handle, const char *name, void *p)
 		return NULL;
 	if (mp_cuda_wants(name))
 		return mp_cuda_wrap_dlsym(handle, name, p);
+	if (mp_sandbox_hook_wants(name))
+		return mp_sandbox_hook_for(name, p);
 	return mp_heap_hook_for(name, p);
 }
 

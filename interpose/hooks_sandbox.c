@@ -29,8 +29,8 @@
  * memprov's own code never calls syscall() or prctl(): it has
  * mp_syscall and mp_prctl (sys.c).
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, hooks_signal, seccomp_eval
- * and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, hooks_signal, seccomp_eval,
+ * libc_real and sys.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -41,8 +41,12 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "hooks_sandbox.h"
 #include "hooks_signal.h"
+#include "libc_real.h"
 #include "seccomp_eval.h"
 #include "sys.h"
 #include "trace_file.h"
@@ -129,6 +133,30 @@ void mp_sandbox_before(long nr, long a1, long a2, long a3)
 		mp_stop(MP_STOP_SECCOMP, "the program installs a seccomp filter");
 	mp_signal_unwatch_deaths();
 	errno = saved;
+}
+
+/*
+ * prctl and syscall looked up with dlsym on a handle, such as libc's own
+ * (ctypes.CDLL("libc.so.6").prctl): memprov's hook wherever the lookup
+ * found libc's function (hooks_dlsym.c asks), as for the heap functions.
+ */
+int mp_sandbox_hook_wants(const char *name)
+{
+	return name[0] == 'p' ? !strcmp(name, "prctl") : name[0] == 's' && !strcmp(name, "syscall");
+}
+
+void *mp_sandbox_hook_for(const char *name, void *found)
+{
+	mp_hooks_need();
+	if (!found)
+		return found;
+	if (!strcmp(name, "prctl"))
+		return found == (void *)mp_real_prctl ? (void *)prctl : found;
+#if defined(__x86_64__)
+	if (!strcmp(name, "syscall"))
+		return found == (void *)mp_real_syscall ? (void *)syscall : found;
+#endif
+	return found;
 }
 
 MP_EXPORT int prctl(int option, ...)

@@ -59,6 +59,8 @@
 	X(void, _longjmp, (struct __jmp_buf_tag *, int))                  \
 	X(void, siglongjmp, (struct __jmp_buf_tag *, int))                \
 	X(void, __longjmp_chk, (struct __jmp_buf_tag *, int))             \
+	X(int, prctl, (int, ...))                                         \
+	X(long, syscall, (long, ...))                                     \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \
 				   void (*)(void), void *))

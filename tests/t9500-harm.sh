@@ -223,7 +223,7 @@ test_expect_success 'a program that confines itself with seccomp (kill on any ot
 	# for a new chunk) were not on its list: SIGSYS, status 159. denykill
 	# kills on madvise only, args on madvise with any advice but
 	# MADV_DONTNEED (memprov asks for MADV_POPULATE_WRITE)
-	for m in prctl syscall strict denykill args; do
+	for m in prctl syscall dlsym strict denykill args; do
 		"$BIN/seccomp_filter" $m >sc-bare-$m.out &&
 		timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/sc-$m.trace" \
 			"$BIN/seccomp_filter" $m >sc-$m.out 2>sc-$m.err ||

@@ -6,12 +6,14 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|strict|denyerrno|denykill|args|fsize [N]
+ *   seccomp_filter prctl|syscall|dlsym|strict|denyerrno|denykill|args|fsize [N]
  *   seccomp_filter exec
  *   seccomp_filter calls
  *
  * prctl: the filter through prctl(PR_SET_SECCOMP); syscall: through
  * syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER) as libseccomp does;
+ * dlsym: the prctl filter through libc's prctl found with dlsym on
+ * dlopen("libc.so.6") (as ctypes.CDLL("libc.so.6").prctl does);
  * strict: SECCOMP_MODE_STRICT (read, write, _exit and sigreturn only: the
  * program ends with a raw exit); denyerrno: every call allowed but
  * madvise, process_vm_readv and ptrace, which fail with EPERM (a deny-list
@@ -42,6 +44,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <sys/mman.h>
@@ -171,7 +174,12 @@ int main(int argc, char **argv)
 	}
 	if (strict)
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
-	else if (!strcmp(mode, "syscall"))
+	else if (!strcmp(mode, "dlsym")) {
+		int (*libc_prctl)(int, ...) =
+			(int (*)(int, ...))dlsym(dlopen("libc.so.6", RTLD_NOW), "prctl");
+
+		r = libc_prctl ? libc_prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) : -1;
+	} else if (!strcmp(mode, "syscall"))
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	else {
 		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
