@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../interpose/hooks_libc.h"
+#include "../../interpose/hooks_sandbox.h"
 #include "../../interpose/recorder.h"
 
 __thread struct mp_thread mp_self __attribute__((tls_model("initial-exec")));
@@ -112,6 +113,19 @@ int mp_heap_hook_wants(const char *name)
 }
 
 void *mp_heap_hook_for(const char *name, void *found)
+{
+	(void)name;
+	return found;
+}
+
+/* hooks_dlsym.c's prctl and syscall path: this object hooks neither. */
+int mp_sandbox_hook_wants(const char *name)
+{
+	(void)name;
+	return 0;
+}
+
+void *mp_sandbox_hook_for(const char *name, void *found)
 {
 	(void)name;
 	return found;
