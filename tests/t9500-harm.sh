@@ -271,6 +271,17 @@ test_expect_success 'a deny-list filter that fails memprov'"'"'s calls, never ki
 		"=sorted(f[\"function\"] for s in j[\"sites\"] for f in s[\"frames\"][:1])==[\"after_filter\", \"before_filter\"]"
 '
 
+test_expect_success 'a filter that allows memprov'"'"'s own calls and kills on others: traced to the end, threads, dlopen and the scan' '
+	# the list in tests/progs/seccomp_filter.c is hooks_sandbox.c'"'"'s: a
+	# call memprov makes while it traces and does not list kills here
+	"$BIN/seccomp_filter" ownlist >ol-bare.out &&
+	traced ol "$BIN/seccomp_filter" ownlist >ol.out 2>ol.err &&
+	test_cmp ol-bare.out ol.out && test ! -s ol.err &&
+	memprov leaks --json ol.trace >ol.json &&
+	jget --check ol.json state=exited reach.status=done "=\"seccomp\" in j[\"reach\"][\"notes\"]==true" \
+		"=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"churn_thread\")==3"
+'
+
 test_expect_success 'syscall() and prctl() through the hooks behave as libc'"'"'s: results, errno, six arguments, a forked child' '
 	"$BIN/seccomp_filter" calls >calls-bare.out &&
 	traced calls "$BIN/seccomp_filter" calls >calls.out 2>calls.err &&

@@ -8,6 +8,7 @@
  *
  *   seccomp_filter prctl|syscall|dlsym|strict|denyerrno|denykill|args|fsize [N]
  *   seccomp_filter exec
+ *   seccomp_filter ownlist
  *   seccomp_filter calls
  *
  * prctl: the filter through prctl(PR_SET_SECCOMP); syscall: through
@@ -31,6 +32,12 @@
  * "(unset)") and exits 0; a tool whose start-up makes other calls kills
  * the child.
  *
+ * ownlist: a filter that allows the calls memprov may make while it
+ * traces (hooks_sandbox.c's list, copied here) and the program's own
+ * (threads), and kills on any other; then 3 threads churn and keep a
+ * block each, dlopen and dlclose, more churn, "done". memprov goes on
+ * tracing under it, through the scan at exit.
+ *
  * calls: no filter; syscall() as programs use it, one line each: a
  * result, errno on failure, the sixth argument (an mmap offset), a child
  * of SYS_fork returning through it, prctl's name round trip.
@@ -46,6 +53,7 @@
 #include <sys/resource.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -81,6 +89,37 @@ static struct sock_filter exec_rules[] = {
 	ALLOW(SYS_prlimit64), ALLOW(SYS_getrandom),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
+
+static struct sock_filter own_list[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	ALLOW(SYS_read), ALLOW(SYS_write), ALLOW(SYS_open), ALLOW(SYS_openat), ALLOW(SYS_close),
+	ALLOW(SYS_fstat), ALLOW(SYS_newfstatat), ALLOW(SYS_statfs), ALLOW(SYS_fstatfs),
+	ALLOW(SYS_pread64), ALLOW(SYS_pwrite64), ALLOW(SYS_fallocate), ALLOW(SYS_mmap),
+	ALLOW(SYS_munmap), ALLOW(SYS_mremap), ALLOW(SYS_mprotect), ALLOW(SYS_madvise),
+	ALLOW(SYS_mincore), ALLOW(SYS_brk), ALLOW(SYS_futex), ALLOW(SYS_getpid), ALLOW(SYS_gettid),
+	ALLOW(SYS_getppid), ALLOW(SYS_uname), ALLOW(SYS_prlimit64), ALLOW(SYS_fcntl),
+	ALLOW(SYS_readlink), ALLOW(SYS_readlinkat), ALLOW(SYS_access), ALLOW(SYS_faccessat),
+	ALLOW(SYS_faccessat2), ALLOW(SYS_getcwd), ALLOW(SYS_rt_sigaction), ALLOW(SYS_rt_sigprocmask),
+	ALLOW(SYS_rt_sigpending), ALLOW(SYS_sigaltstack), ALLOW(SYS_tgkill), ALLOW(SYS_prctl),
+	ALLOW(SYS_clock_gettime), ALLOW(SYS_getdents64), ALLOW(SYS_sched_yield),
+	ALLOW(SYS_nanosleep), ALLOW(SYS_process_vm_readv), ALLOW(SYS_exit), ALLOW(SYS_exit_group),
+	/* the program's own: threads */
+	ALLOW(SYS_clone3), ALLOW(SYS_clone), ALLOW(SYS_set_robust_list), ALLOW(SYS_rseq),
+	ALLOW(SYS_getrandom),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+static void *kept[3];
+
+static void *churn_thread(void *arg)
+{
+	long i;
+
+	for (i = 0; i < 100000; i++)
+		free(malloc((size_t)(i % 3000 + 1)));
+	kept[(long)arg] = malloc(4321);
+	return NULL;
+}
 
 static struct sock_filter deny_errno[] = {
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -183,15 +222,28 @@ int main(int argc, char **argv)
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	else {
 		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
-					      PROG(exec_rules) };
+					      PROG(exec_rules), PROG(own_list) };
 		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
-			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 : -1;
+			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 :
+			!strcmp(mode, "ownlist") ? 4 : -1;
 
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
 	}
 	if (r) {
 		perror("seccomp");
 		return 2;
+	}
+	if (!strcmp(mode, "ownlist")) {
+		pthread_t t[3];
+		void *h;
+
+		for (i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, churn_thread, (void *)i);
+		for (i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		h = dlopen("libm.so.6", RTLD_NOW);
+		if (h)
+			dlclose(h);
 	}
 	if (!strcmp(mode, "exec")) {
 		char child[] = "child", *args[] = { argv[0], child, NULL };
