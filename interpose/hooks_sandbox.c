@@ -68,39 +68,48 @@ static const int needed[] = {
 	SYS_process_vm_readv, SYS_exit, SYS_exit_group,
 };
 
-/* n bytes of the program's memory at src, or 0 where they cannot be read
- * (the kernel would refuse the filter with EFAULT there). */
+/* n bytes of the program's memory at src: 1 read, 0 not there (EFAULT:
+ * the kernel refuses the filter too), -1 not known (process_vm_readv
+ * failed otherwise: an earlier filter fails it, say). */
 static int self_read(void *dst, const void *src, size_t n)
 {
 	struct iovec l = { dst, n }, r = { (void *)src, n };
 	long pid = mp_rsys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long got = mp_rsys(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0);
 
-	return mp_rsys(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0) == (long)n;
+	return got == (long)n ? 1 : got == -EFAULT ? 0 : -1;
 }
 
 /*
  * Does the filter at prog (a struct sock_fprog) spare every call memprov
- * makes? A program that cannot be read, or has no instructions or too
+ * makes? A program that is not there, or has no instructions or too
  * many, is refused by the kernel (EFAULT, EINVAL) and installs nothing:
- * libseccomp probes for the call with a NULL one. That spares too.
+ * libseccomp probes for the call with a NULL one. That spares too. One
+ * that cannot be read does not.
  */
 static int filter_spares(long prog)
 {
 	size_t len = BPF_MAXINSNS * sizeof(struct sock_filter) + MP_SECCOMP_SCRATCH;
 	struct sock_fprog fp;
 	uint8_t *buf;
-	int r = 1;
+	int r;
 
-	if (!self_read(&fp, (const void *)prog, sizeof(fp)) || !fp.len || fp.len > BPF_MAXINSNS)
+	r = self_read(&fp, (const void *)prog, sizeof(fp));
+	if (r <= 0)
+		return !r;
+	if (!fp.len || fp.len > BPF_MAXINSNS)
 		return 1;
 	buf = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return 0;
-	if (self_read(buf, fp.filter, fp.len * sizeof(struct sock_filter)))
+	r = self_read(buf, fp.filter, fp.len * sizeof(struct sock_filter));
+	if (r > 0)
 		r = mp_seccomp_spares((const struct sock_filter *)buf, fp.len, needed,
 				      sizeof(needed) / sizeof(needed[0]),
 				      buf + BPF_MAXINSNS * sizeof(struct sock_filter),
 				      MP_SECCOMP_SCRATCH);
+	else
+		r = !r;
 	mp_sys_munmap(buf, len);
 	return r;
 }

@@ -6,7 +6,7 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|dlsym|strict|denyerrno|denykill|args|fsize [N]
+ *   seccomp_filter prctl|syscall|dlsym|strict|denyerrno|denykill|args|fsize|twofilters [N]
  *   seccomp_filter exec
  *   seccomp_filter ownlist
  *   seccomp_filter calls
@@ -22,7 +22,9 @@
  * madvise, which kills; args: madvise allowed for MADV_DONTNEED only,
  * anything else kills (glibc's free needs no other advice); fsize: prctl
  * with the file-size limit set to 0 first, as sshd's child does (a write
- * to a file on stderr then raises SIGXFSZ). All but
+ * to a file on stderr then raises SIGXFSZ); twofilters: denyerrno's
+ * filter (process_vm_readv fails with EPERM from then on), then
+ * denykill's. All but
  * prctl, syscall and strict go through prctl. Before the filter it leaks one block
  * (before_filter); after it, N (default 200,000) malloc/free pairs of
  * 16 B to 4 KiB, one more leak (after_filter), and "done" on stdout.
@@ -224,10 +226,17 @@ int main(int argc, char **argv)
 		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
 					      PROG(exec_rules), PROG(own_list) };
 		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
+			!strcmp(mode, "twofilters") ? 0 :
 			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 :
 			!strcmp(mode, "ownlist") ? 4 : -1;
 
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
+		if (!r && !strcmp(mode, "twofilters")) {
+			/* memprov goes on tracing under the first: churn through chunks */
+			for (i = 0; i < n; i++)
+				free(malloc(16 + (size_t)(i * 7919 % 4081)));
+			r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &other[1], 0, 0);
+		}
 	}
 	if (r) {
 		perror("seccomp");
