@@ -103,7 +103,8 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 	if (getauxval(AT_SECURE))
 		goto out; /* setuid/setgid: leave it alone */
 	mp_config_load();
-	if (mp_config.disable)
+	/* disabled, or a constructor before this one confined the process (hooks_sandbox.c) */
+	if (mp_config.disable || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
 		goto out;
 	if (mp_stack_init())
 		mp_warn("cannot map the stack table; stacks are written repeatedly", NULL);
