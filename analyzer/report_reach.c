@@ -50,7 +50,8 @@ const char *reach_why_not(const struct replay *r)
 		return "no scan: not supported here (not x86-64, or under valgrind)";
 	case MP_REACH_FAULT: return "the scan faulted and gave up (a memprov bug: please report it)";
 	case MP_REACH_NOMAPS:
-		return "no scan: the process's memory map could not be read (is /proc mounted?)";
+		return "no scan: the process's memory map could not be read "
+		       "(/proc not mounted, or no descriptor left under the program's RLIMIT_NOFILE)";
 	case MP_REACH_PARTIAL:
 		return "no scan: the trace does not record every allocation "
 		       "(MEMPROV_SAMPLE_BYTES or MEMPROV_HEAP=0)";

@@ -355,7 +355,7 @@ static const char *check_record(const struct mp_rec_head *h)
 	case MP_REC_PYCODE:
 		return check_pycode((const void *)h);
 	case MP_REC_REACH:
-		if (((const struct mp_rec_reach *)h)->status > MP_REACH_PARTIAL)
+		if (((const struct mp_rec_reach *)h)->status >= MP_REACH_STATUS_COUNT)
 			return "reach status out of range";
 		break;
 	case MP_REC_REACH_BLOCKS: {

@@ -661,6 +661,7 @@ enum mp_reach_status {
 	MP_REACH_PARTIAL = 7,     /* not every allocation is recorded (sampling,
 				     MEMPROV_HEAP=0): no scan */
 	MP_REACH_NOMAPS = 8,      /* the memory map (/proc) could not be read */
+	MP_REACH_STATUS_COUNT     /* readers: a status from here on is not known */
 };
 
 /* MP_REC_REACH.notes: what a finished scan could not cover (flags). */

@@ -284,6 +284,17 @@ test_expect_success 'a filter that allows memprov'"'"'s own calls and kills on o
 		"=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"churn_thread\")==3"
 '
 
+test_expect_success 'a program that lowers RLIMIT_NOFILE to 3: as bare, threads recorded, the scan says why it could not run' '
+	# the scan needs a descriptor for /proc/self/maps; its status
+	# (no-memory-map) was refused by the reader as a corrupt record
+	"$BIN/nofile" >nf-bare.out &&
+	traced nf "$BIN/nofile" >nf.out 2>nf.err &&
+	test_cmp nf-bare.out nf.out && test ! -s nf.err &&
+	memprov leaks --json nf.trace >nf.json 2>nf.leaks.err && test ! -s nf.leaks.err &&
+	jget --check nf.json reach.status=no-memory-map damaged=false \
+		"=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"thr\")==4"
+'
+
 test_expect_success 'syscall() and prctl() through the hooks behave as libc'"'"'s: results, errno, six arguments, a forked child' '
 	"$BIN/seccomp_filter" calls >calls-bare.out &&
 	traced calls "$BIN/seccomp_filter" calls >calls.out 2>calls.err &&
