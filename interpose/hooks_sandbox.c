@@ -20,8 +20,11 @@
  * The two ways in that a program reaches through libc: prctl(
  * PR_SET_SECCOMP, ...) and syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER
  * or SECCOMP_SET_MODE_STRICT, ...), which is how libseccomp installs its
- * filters (glibc has no seccomp() wrapper). A filter installed with a
- * raw system call instruction is not seen.
+ * filters (glibc has no seccomp() wrapper); also libc's prctl and
+ * syscall found with dlsym on a handle (hooks_dlsym.c asks
+ * mp_sandbox_hook_for). A filter installed with a raw system call
+ * instruction is not seen. A program a sandboxed process runs with the
+ * exec family gets no libmemprov.so in LD_PRELOAD (init.c).
  *
  * syscall() is a few instructions of assembly: it must behave as libc's
  * does for every call number, clone with a new stack included (the child
