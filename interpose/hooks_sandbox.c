@@ -69,6 +69,8 @@ static const int needed[] = {
 	SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigpending, SYS_sigaltstack, SYS_tgkill,
 	SYS_prctl, SYS_clock_gettime, SYS_getdents64, SYS_sched_yield, SYS_nanosleep,
 	SYS_process_vm_readv, SYS_exit, SYS_exit_group,
+	SYS_rt_sigreturn,   /* the death-watch handlers return */
+	SYS_rt_sigtimedwait, /* a SIGXFSZ of memprov's own taken back (mp_xfsz_release) */
 };
 
 /* n bytes of the program's memory at src: 1 read, 0 not there (EFAULT:
@@ -117,6 +119,16 @@ static int filter_spares(long prog)
 	return r;
 }
 
+/* Where an exec of the sandboxed process builds the environment it passes on (init.c). */
+#define EXEC_BUF (64u << 10)
+static void *exec_buf;
+
+void *mp_sandbox_exec_buf(size_t *len)
+{
+	*len = EXEC_BUF;
+	return exec_buf;
+}
+
 /* Called before a call that may install a filter, with the program's
  * first three arguments. */
 MP_HIDDEN __attribute__((used)) void mp_sandbox_before(long nr, long a1, long a2, long a3);
@@ -125,22 +137,32 @@ void mp_sandbox_before(long nr, long a1, long a2, long a3)
 {
 	int strict, filter, saved = errno;
 
-	/* strict mode takes no flags and no filter: otherwise EINVAL (a probe of libseccomp's) */
+	/*
+	 * The kernel reads prctl's option and mode as int, seccomp's operation
+	 * and flags as unsigned int. prctl's strict mode ignores the third
+	 * argument; seccomp's takes no flags and no filter, or fails with
+	 * EINVAL (a probe of libseccomp's).
+	 */
 	if (nr == SYS_prctl) {
-		if (a1 != PR_SET_SECCOMP)
+		if ((int)a1 != PR_SET_SECCOMP)
 			return;
-		strict = a2 == SECCOMP_MODE_STRICT && !a3;
-		filter = a2 == SECCOMP_MODE_FILTER;
+		strict = (int)a2 == SECCOMP_MODE_STRICT;
+		filter = (int)a2 == SECCOMP_MODE_FILTER;
 	} else {
-		strict = a1 == SECCOMP_SET_MODE_STRICT && !a2 && !a3;
-		filter = a1 == SECCOMP_SET_MODE_FILTER;
+		strict = (unsigned)a1 == SECCOMP_SET_MODE_STRICT && !(unsigned)a2 && !a3;
+		filter = (unsigned)a1 == SECCOMP_SET_MODE_FILTER;
 	}
 	if ((!strict && !filter) || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) ||
 	    (filter && filter_spares(a3))) {
 		errno = saved;
 		return;
 	}
-	__atomic_store_n(&mp_sandboxed, 1, __ATOMIC_RELAXED);
+	/* the last system calls of memprov's own: its buffer for execs, then the stop */
+	exec_buf = mp_sys_mmap(NULL, EXEC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+	if (exec_buf == MAP_FAILED)
+		exec_buf = NULL;
+	__atomic_store_n(&mp_sandboxed, 1, __ATOMIC_RELEASE);
 	if (mp_tracing)
 		mp_stop(MP_STOP_SECCOMP, "the program installs a seccomp filter");
 	mp_signal_unwatch_deaths();

@@ -1,14 +1,22 @@
 /*
- * hooks_sandbox.h - what hooks_dlsym.c asks of hooks_sandbox.c: prctl and
- * syscall looked up through a handle get memprov's hook where the lookup
- * found libc's function (see hooks_sandbox.c).
+ * hooks_sandbox.h - what hooks_dlsym.c and init.c ask of hooks_sandbox.c:
+ * prctl and syscall looked up through a handle get memprov's hook where
+ * the lookup found libc's function; the buffer an exec builds its
+ * environment in, in a sandboxed process.
  */
 #ifndef MEMPROV_HOOKS_SANDBOX_H
 #define MEMPROV_HOOKS_SANDBOX_H
+
+#include <stddef.h>
 
 #include "sys.h"
 
 int mp_sandbox_hook_wants(const char *name) MP_HIDDEN;
 void *mp_sandbox_hook_for(const char *name, void *found) MP_HIDDEN;
+
+/* In a sandboxed process: a buffer mapped before the filter went in, for
+ * the environment an exec passes on (init.c), and its size in *len; NULL
+ * when there is none. */
+void *mp_sandbox_exec_buf(size_t *len) MP_HIDDEN;
 
 #endif /* MEMPROV_HOOKS_SANDBOX_H */

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -20,6 +19,7 @@
 
 #include "config.h"
 #include "gate.h"
+#include "hooks_sandbox.h"
 #include "hooks_signal.h"
 #include "libc_real.h"
 #include "modules.h"
@@ -329,14 +329,11 @@ MP_EXPORT pid_t fork(void)
  * filter, and memprov's start-up there would make those calls. The
  * program gets the environment without libmemprov.so in LD_PRELOAD, as
  * if memprov had never been preloaded (the variable goes when nothing is
- * left in it); the arrays are a mapping of memprov's own, given back if
- * the exec fails.
+ * left in it). The new arrays are built, without a system call, in a
+ * buffer hooks_sandbox.c mapped before the filter went in (a vfork child
+ * uses it while its parent waits; two threads that exec at the same
+ * instant would share it). An environment too big for it goes as it is.
  */
-struct exec_env {
-	char *const *envp;
-	void *map;
-	size_t len;
-};
 
 /* Is the LD_PRELOAD entry s (n bytes) this libmemprov.so, by its file name? */
 static int is_self(const char *s, size_t n)
@@ -353,26 +350,20 @@ static int is_self(const char *s, size_t n)
 	return self && strlen(self) == (size_t)(s + n - base) && !memcmp(self, base, strlen(self));
 }
 
-static void exec_env_make(struct exec_env *e, char *const *envp)
+static char *const *exec_env(char *const *envp)
 {
 	static const char key[] = "LD_PRELOAD=";
-	size_t n = 0, i, j, vlen = 0, k = sizeof(key) - 1;
+	size_t n = 0, i, j, vlen = 0, k = sizeof(key) - 1, room;
 	char **out, *val, *w;
 
-	e->envp = envp;
-	e->map = NULL;
-	if (!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) || !envp)
-		return;
+	if (MP_LIKELY(!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED)) || !envp)
+		return envp;
+	out = mp_sandbox_exec_buf(&room);
 	for (; envp[n]; n++)
 		if (!strncmp(envp[n], key, k))
 			vlen += strlen(envp[n]) + 1;
-	e->len = (n + 1) * sizeof(char *) + k + vlen + 1;
-	e->map = mp_sys_mmap(NULL, e->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (e->map == MAP_FAILED) {
-		e->map = NULL;
-		return;
-	}
-	out = e->map;
+	if (!out || (n + 1) * sizeof(char *) + vlen + 1 > room)
+		return envp;
 	val = (char *)(out + n + 1);
 	for (i = j = 0; i < n; i++) {
 		const char *s = envp[i] + k, *end;
@@ -399,13 +390,7 @@ static void exec_env_make(struct exec_env *e, char *const *envp)
 		val = w;
 	}
 	out[j] = NULL;
-	e->envp = out;
-}
-
-static void exec_env_drop(struct exec_env *e)
-{
-	if (e->map)
-		mp_sys_munmap(e->map, e->len);
+	return out;
 }
 
 /*
@@ -434,37 +419,34 @@ static int exec_end(int marked, int r)
 	return r;
 }
 
-/* real: the libc function called, with env.envp (the environment, or
- * one without libmemprov.so in a sandboxed process); envp: the one the
- * program passed. */
+/* real: the libc function called, with env (the environment, or one
+ * without libmemprov.so in a sandboxed process: exec_env); envp: the one
+ * the program passed. */
 #define MP_EXEC_HOOK(name, real, params, envp, args)                      \
 	MP_EXPORT int name params                                         \
 	{                                                                 \
-		struct exec_env env;                                      \
-		int marked, r;                                            \
+		char *const *env;                                         \
                                                                           \
 		mp_hooks_need();                                          \
 		if (MP_UNLIKELY(!mp_real_##real)) {                       \
 			errno = ENOSYS;                                   \
 			return -1;                                        \
 		}                                                         \
-		exec_env_make(&env, envp);                                \
-		marked = exec_begin();                                    \
-		r = exec_end(marked, mp_real_##real args);                \
-		exec_env_drop(&env);                                      \
-		return r;                                                 \
+		env = exec_env(envp);                                     \
+		int marked = exec_begin();                                \
+		return exec_end(marked, mp_real_##real args);             \
 	}
 
 MP_EXEC_HOOK(execve, execve, (const char *path, char *const argv[], char *const envp[]),
-	     envp, (path, argv, env.envp))
+	     envp, (path, argv, env))
 MP_EXEC_HOOK(execv, execve, (const char *path, char *const argv[]), environ,
-	     (path, argv, env.envp))
+	     (path, argv, env))
 MP_EXEC_HOOK(execvp, execvpe, (const char *file, char *const argv[]), environ,
-	     (file, argv, env.envp))
+	     (file, argv, env))
 MP_EXEC_HOOK(execvpe, execvpe, (const char *file, char *const argv[], char *const envp[]),
-	     envp, (file, argv, env.envp))
+	     envp, (file, argv, env))
 MP_EXEC_HOOK(fexecve, fexecve, (int fd, char *const argv[], char *const envp[]), envp,
-	     (fd, argv, env.envp))
+	     (fd, argv, env))
 
 #define MAX_EXECL_ARGS 4096
 

@@ -76,6 +76,9 @@ static int alu(uint16_t code, struct val *a, struct val src)
 		a->v = -a->v;
 		return 0;
 	}
+	/* a divisor that may be 0: the kernel's filter returns 0 there, KILL_THREAD */
+	if ((BPF_OP(code) == BPF_DIV || BPF_OP(code) == BPF_MOD) && (!src.known || !s))
+		return -1;
 	a->known = a->known && src.known;
 	if (!a->known)
 		return 0;
@@ -83,17 +86,14 @@ static int alu(uint16_t code, struct val *a, struct val src)
 	case BPF_ADD: a->v += s; break;
 	case BPF_SUB: a->v -= s; break;
 	case BPF_MUL: a->v *= s; break;
-	case BPF_DIV:
-	case BPF_MOD:
-		if (!s)
-			return -1; /* the kernel's filter returns 0 there: KILL_THREAD */
-		a->v = BPF_OP(code) == BPF_DIV ? a->v / s : a->v % s;
-		break;
+	case BPF_DIV: a->v /= s; break;
+	case BPF_MOD: a->v %= s; break;
 	case BPF_AND: a->v &= s; break;
 	case BPF_OR: a->v |= s; break;
 	case BPF_XOR: a->v ^= s; break;
-	case BPF_LSH: a->v = s < 32 ? a->v << s : 0; break;
-	case BPF_RSH: a->v = s < 32 ? a->v >> s : 0; break;
+	/* the kernel shifts by the low 5 bits (a constant of 32 or more is refused) */
+	case BPF_LSH: a->v <<= s & 31; break;
+	case BPF_RSH: a->v >>= s & 31; break;
 	default: return -1;
 	}
 	return 0;
@@ -120,7 +120,10 @@ static int spares_call(const struct sock_filter *f, unsigned n, int nr,
 	unsigned depth = 1, steps = 0;
 	struct state s;
 
+	/* A and X start at 0, as in the kernel; scratch words never stored are
+	 * refused by the kernel's checker, and unknown here */
 	memset(&pending[0], 0, sizeof(pending[0]));
+	pending[0].a.known = pending[0].x.known = 1;
 	while (depth) {
 		s = pending[--depth];
 		for (;;) {

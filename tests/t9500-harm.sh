@@ -225,7 +225,8 @@ test_expect_success 'a program that confines itself with seccomp (kill on any ot
 	# MADV_DONTNEED (memprov asks for MADV_POPULATE_WRITE)
 	# twofilters: a deny-list first, under which memprov cannot read the
 	# second filter (process_vm_readv fails): that one stops tracing too
-	for m in prctl syscall dlsym strict denykill args twofilters; do
+	# strict3: strict mode with a third argument, which prctl ignores
+	for m in prctl syscall dlsym strict strict3 denykill args twofilters; do
 		"$BIN/seccomp_filter" $m >sc-bare-$m.out &&
 		timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/sc-$m.trace" \
 			"$BIN/seccomp_filter" $m >sc-$m.out 2>sc-$m.err ||

@@ -86,6 +86,16 @@ int main(void)
 	CASE("division by an unknown zero", SYS_read, 0, LD_NR, BPF_STMT(BPF_LDX | BPF_IMM, 0),
 	     BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0), ALLOW);
 	CASE("ja over a kill", SYS_read, 1, BPF_STMT(BPF_JMP | BPF_JA, 1), KILL, ALLOW);
+	/* the kernel: a divisor of 0 returns 0 (kill); shifts take the low 5 bits; A and X start at 0 */
+	CASE("division by an unknown X", SYS_read, 0, LD_ARG(0), BPF_STMT(BPF_MISC | BPF_TAX, 0),
+	     LD_NR, BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0), ALLOW);
+	CASE("modulo by X at its start (0)", SYS_read, 0, LD_NR,
+	     BPF_STMT(BPF_ALU | BPF_MOD | BPF_X, 0), ALLOW);
+	CASE("unknown divided by a known 7", SYS_read, 1, LD_ARG(0),
+	     BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 7), ALLOW);
+	CASE("shift by X = 32 is by 0", SYS_write, 0, BPF_STMT(BPF_LDX | BPF_IMM, 32), LD_NR,
+	     BPF_STMT(BPF_ALU | BPF_LSH | BPF_X, 0), JEQ(0, 0, 1), ALLOW, KILL);
+	CASE("A starts at 0", SYS_read, 1, JEQ(0, 0, 1), ALLOW, KILL);
 	/* malformed: refused, never followed past the end */
 	CASE("falls off the end", SYS_read, 0, LD_NR);
 	CASE("jump past the end", SYS_read, 0, LD_NR, JEQ(SYS_read, 5, 0), ALLOW);

@@ -6,7 +6,7 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|dlsym|strict|denyerrno|denykill|args|fsize|twofilters [N]
+ *   seccomp_filter prctl|syscall|dlsym|strict|strict3|denyerrno|denykill|args|fsize|twofilters [N]
  *   seccomp_filter exec
  *   seccomp_filter ownlist
  *   seccomp_filter calls
@@ -15,7 +15,10 @@
  * syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER) as libseccomp does;
  * dlsym: the prctl filter through libc's prctl found with dlsym on
  * dlopen("libc.so.6") (as ctypes.CDLL("libc.so.6").prctl does);
- * strict: SECCOMP_MODE_STRICT (read, write, _exit and sigreturn only: the
+ * strict: SECCOMP_MODE_STRICT, then 20,000 kept blocks of 64 B from a
+ * heap grown beforehand (no system call), strict3 the same with a third
+ * argument of 1, which prctl ignores in strict mode (read, write, _exit
+ * and sigreturn only: the
  * program ends with a raw exit); denyerrno: every call allowed but
  * madvise, process_vm_readv and ptrace, which fail with EPERM (a deny-list
  * as container runtimes install); denykill: every call allowed but
@@ -49,6 +52,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -63,6 +67,7 @@
 #include <unistd.h>
 
 static void *keep[2];
+static void *many[20000]; /* strict mode's blocks, kept */
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
@@ -105,6 +110,7 @@ static struct sock_filter own_list[] = {
 	ALLOW(SYS_rt_sigpending), ALLOW(SYS_sigaltstack), ALLOW(SYS_tgkill), ALLOW(SYS_prctl),
 	ALLOW(SYS_clock_gettime), ALLOW(SYS_getdents64), ALLOW(SYS_sched_yield),
 	ALLOW(SYS_nanosleep), ALLOW(SYS_process_vm_readv), ALLOW(SYS_exit), ALLOW(SYS_exit_group),
+	ALLOW(SYS_rt_sigreturn), ALLOW(SYS_rt_sigtimedwait),
 	/* the program's own: threads */
 	ALLOW(SYS_clone3), ALLOW(SYS_clone), ALLOW(SYS_set_robust_list), ALLOW(SYS_rseq),
 	ALLOW(SYS_getrandom),
@@ -193,7 +199,7 @@ int main(int argc, char **argv)
 	struct sock_fprog prog = { sizeof(rules) / sizeof(rules[0]), rules };
 	const char *mode = argc > 1 ? argv[1] : "prctl";
 	long n = argc > 2 ? atol(argv[2]) : 200000, i;
-	int strict = !strcmp(mode, "strict");
+	int strict = !strcmp(mode, "strict") || !strcmp(mode, "strict3");
 	int r;
 
 	if (!strcmp(mode, "calls"))
@@ -213,8 +219,15 @@ int main(int argc, char **argv)
 		perror("PR_SET_NO_NEW_PRIVS");
 		return 2;
 	}
-	if (strict)
-		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+	if (strict) {
+		/* room in the heap for what strict mode allocates: no brk then */
+		mallopt(M_TRIM_THRESHOLD, 64 << 20);
+		mallopt(M_MMAP_THRESHOLD, 64 << 20);
+		free(malloc(8 << 20));
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, !strcmp(mode, "strict3"), 0, 0);
+		for (i = 0; !r && i < 20000; i++)
+			many[i] = malloc(64);
+	}
 	else if (!strcmp(mode, "dlsym")) {
 		int (*libc_prctl)(int, ...) =
 			(int (*)(int, ...))dlsym(dlopen("libc.so.6", RTLD_NOW), "prctl");
