@@ -63,7 +63,8 @@
 static const int needed[] = {
 	SYS_read, SYS_write, SYS_open, SYS_openat, SYS_close, SYS_fstat, SYS_newfstatat,
 	SYS_statfs, SYS_fstatfs, SYS_pread64, SYS_pwrite64, SYS_fallocate, SYS_mmap,
-	SYS_munmap, SYS_mremap, SYS_mprotect, SYS_madvise, SYS_mincore, SYS_brk, SYS_futex,
+	SYS_munmap, SYS_mremap, SYS_mprotect, SYS_madvise, SYS_mincore, SYS_msync, SYS_brk,
+	SYS_futex,
 	SYS_getpid, SYS_gettid, SYS_getppid, SYS_uname, SYS_prlimit64, SYS_fcntl,
 	SYS_readlink, SYS_readlinkat, SYS_access, SYS_faccessat, SYS_faccessat2, SYS_getcwd,
 	SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigpending, SYS_sigaltstack, SYS_tgkill,

@@ -110,7 +110,7 @@ static struct sock_filter own_list[] = {
 	ALLOW(SYS_rt_sigpending), ALLOW(SYS_sigaltstack), ALLOW(SYS_tgkill), ALLOW(SYS_prctl),
 	ALLOW(SYS_clock_gettime), ALLOW(SYS_getdents64), ALLOW(SYS_sched_yield),
 	ALLOW(SYS_nanosleep), ALLOW(SYS_process_vm_readv), ALLOW(SYS_exit), ALLOW(SYS_exit_group),
-	ALLOW(SYS_rt_sigreturn), ALLOW(SYS_rt_sigtimedwait),
+	ALLOW(SYS_rt_sigreturn), ALLOW(SYS_rt_sigtimedwait), ALLOW(SYS_msync),
 	/* the program's own: threads */
 	ALLOW(SYS_clone3), ALLOW(SYS_clone), ALLOW(SYS_set_robust_list), ALLOW(SYS_rseq),
 	ALLOW(SYS_getrandom),
