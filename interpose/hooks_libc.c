@@ -27,6 +27,7 @@
 #include "hooks_libc.h"
 #include "libc_real.h"
 #include "modules.h"
+#include "reach.h"
 #include "recorder.h"
 #include "unwind.h"
 
@@ -283,6 +284,45 @@ MP_EXPORT int munmap(void *a, size_t len)
 	if (MP_UNLIKELY(!mp_real_munmap))
 		return mp_sys_munmap(a, len);
 	return mp_real_munmap(a, len);
+}
+
+/*
+ * The break moved by the program itself (glibc's malloc moves it with
+ * calls of its own, which no hook sees): what the program takes so is
+ * its memory, a root of the scan at exit (reach.c), not an allocation.
+ */
+MP_EXPORT void *sbrk(intptr_t incr)
+{
+	void *old;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_sbrk)) {
+		errno = ENOMEM;
+		return (void *)-1;
+	}
+	old = mp_real_sbrk(incr);
+	if (old != (void *)-1 && incr)
+		mp_reach_program_break(incr > 0 ? (uintptr_t)old : (uintptr_t)old + (uintptr_t)incr,
+				       (uintptr_t)old + (uintptr_t)incr, incr > 0);
+	return old;
+}
+
+MP_EXPORT int brk(void *addr)
+{
+	void *old;
+	int r;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_brk || !mp_real_sbrk)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	old = mp_real_sbrk(0);
+	r = mp_real_brk(addr);
+	if (!r && old != (void *)-1 && addr != old)
+		mp_reach_program_break(addr > old ? (uintptr_t)old : (uintptr_t)addr,
+				       (uintptr_t)addr, addr > old);
+	return r;
 }
 
 MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)

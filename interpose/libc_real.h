@@ -18,6 +18,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sys.h"
@@ -60,6 +61,8 @@
 	X(void, siglongjmp, (struct __jmp_buf_tag *, int))                \
 	X(void, __longjmp_chk, (struct __jmp_buf_tag *, int))             \
 	X(int, prctl, (int, ...))                                         \
+	X(void *, sbrk, (intptr_t))                                       \
+	X(int, brk, (void *))                                             \
 	X(long, syscall, (long, ...))                                     \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \

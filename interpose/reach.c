@@ -237,6 +237,34 @@ static uint64_t tls_static_size(void)
 	return size;
 }
 
+/* The program's own ranges of the break (mp_reach_program_break). */
+static uint64_t prog_brk[MP_REACH_BRK_MAX][2];
+static size_t n_prog_brk;
+
+void mp_reach_program_break(uint64_t lo, uint64_t hi, int add)
+{
+	size_t i, k;
+
+	if (!add) { /* the break came down to lo: nothing above it is left */
+		for (i = k = 0; i < n_prog_brk; i++) {
+			if (prog_brk[i][0] >= lo)
+				continue;
+			prog_brk[k][0] = prog_brk[i][0];
+			prog_brk[k++][1] = prog_brk[i][1] < lo ? prog_brk[i][1] : lo;
+		}
+		n_prog_brk = k;
+		return;
+	}
+	if (lo >= hi)
+		return;
+	if (n_prog_brk && prog_brk[n_prog_brk - 1][1] == lo)
+		prog_brk[n_prog_brk - 1][1] = hi;
+	else if (n_prog_brk < MP_REACH_BRK_MAX) {
+		prog_brk[n_prog_brk][0] = lo;
+		prog_brk[n_prog_brk++][1] = hi;
+	}
+}
+
 /* Step 2, with the loader's lock held (see the file's head). */
 MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -257,6 +285,8 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	maps.pagemap_fd = maps.mem_fd = -1;
 	memset(&roots, 0, sizeof(roots));
 	roots.tls_static = j->tls_static;
+	roots.prog_brk = (const uint64_t (*)[2])prog_brk;
+	roots.n_prog_brk = n_prog_brk;
 	th = rmem_alloc((SW_MAX_THREADS + 1) * sizeof(*th));
 	if (!th) {
 		j->status = MP_REACH_NOMEM;

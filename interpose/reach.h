@@ -32,6 +32,18 @@ void mp_reach_at_exit(void) MP_HIDDEN;
 void mp_reach_note_exit(void) MP_HIDDEN;
 
 /*
+ * Memory the program took from the break itself, with sbrk or brk:
+ * [lo, hi) added, or (add 0) the break lowered to lo. glibc's malloc
+ * moves the break with calls of its own, never through these. The
+ * ranges are roots of the scan though they lie in [heap], glibc's main
+ * arena otherwise; a pointer the program keeps there is a pointer (the
+ * scan called such blocks definitely lost, where valgrind says
+ * reachable). At most MP_REACH_BRK_MAX ranges: more are left out.
+ */
+#define MP_REACH_BRK_MAX 32
+void mp_reach_program_break(uint64_t lo, uint64_t hi, int add) MP_HIDDEN;
+
+/*
  * The program's callee-saved registers (rbx, rbp, r12-r15) and stack
  * pointer at its call into an exit hook, stored by the hook's first
  * instructions (MP_ENTRY_STUB, before any of memprov's code can change a

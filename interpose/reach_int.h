@@ -204,6 +204,8 @@ struct rroots {
 	size_t nregs, regs_cap;
 	uint32_t notes;         /* enum mp_reach_notes */
 	uint64_t tls_static;    /* in: glibc's static TLS size (0: not known) */
+	const uint64_t (*prog_brk)[2]; /* in: memory the program took from the break */
+	size_t n_prog_brk;
 };
 
 /* Build the roots (reach_roots.c). */

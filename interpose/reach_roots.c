@@ -12,7 +12,10 @@
  *    mappings, memory the program mapped with raw system calls), as
  *    valgrind does, less device mappings.
  *
- * Never roots: the malloc arenas (the [heap] of brk, glibc's other arenas,
+ *  - the parts of the break the program took itself (sbrk, brk: reach.c
+ *    keeps them), though they lie in [heap].
+ *
+ * Never roots: the malloc arenas (the rest of the [heap] of brk, glibc's other arenas,
  * which glibc maps with calls memprov does not see, and glibc's main_arena
  * with its free lists, found in libc's data by its top chunk), the stacks
  * of threads that have exited (glibc keeps them for reuse), the tracked
@@ -262,6 +265,18 @@ static int arena_like(const struct ctx *c, uint64_t m)
 }
 
 /* glibc's main_arena, by its top chunk: top + size of top == the break. */
+static int top_end_ok(const struct ctx *c, uint64_t top, uint64_t end)
+{
+	size_t i;
+
+	if (end == c->brk)
+		return 1;
+	for (i = 0; i < c->rr->n_prog_brk; i++)
+		if (end == c->rr->prog_brk[i][0] && end > top)
+			return 1;
+	return 0;
+}
+
 static uint64_t find_main_arena(const struct ctx *c)
 {
 	int k;
@@ -289,7 +304,8 @@ static uint64_t find_main_arena(const struct ctx *c)
 			t = word(a);
 			if (t < c->heap_lo || t + 16 > c->heap_hi || (t & 7))
 				continue;
-			if ((word(t + 8) & ~7ull) != c->brk - t || a < MA_TOP)
+			/* the top chunk ends at the break, or where the program's own part of it starts */
+			if (!top_end_ok(c, t, t + (word(t + 8) & ~7ull)) || a < MA_TOP)
 				continue;
 			if (arena_like(c, a - MA_TOP))
 				return a - MA_TOP;
@@ -545,6 +561,17 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 			continue;
 		}
 		subtract(&c, v->start, v->end, 0, &c.ex_vma, emit_less_ex);
+	}
+	/* what the program took from the break itself: roots inside [heap] */
+	for (i = 0; i < rr->n_prog_brk; i++) {
+		uint64_t lo = rr->prog_brk[i][0], hi = rr->prog_brk[i][1];
+
+		if (hi > c.brk)
+			hi = c.brk;
+		if (lo < c.heap_lo)
+			lo = c.heap_lo;
+		if (lo < hi && readable(&c, lo, hi - lo))
+			emit_root(&c, lo, hi, 0);
 	}
 	return c.err;
 }

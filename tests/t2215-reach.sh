@@ -167,6 +167,16 @@ in_class() {
 	jget "$1" "=sum(s[\"reach\"][\"$3\"][\"bytes\"] for s in j[\"sites\"] if s[\"frames\"] and s[\"frames\"][0][\"function\"]==\"$2\")"
 }
 
+test_expect_success 'memory the program took from the break with sbrk is a root, as under valgrind' '
+	# the scan called the 100 blocks kept there definitely lost; valgrind
+	# says reachable. Given back (sbrk down), they are lost
+	run sbrk sbrk && run sbrkdown sbrk down &&
+	test "$(in_class sbrk.json sbrk_keep still_reachable)" = 4800 &&
+	test "$(in_class sbrk.json sbrk_lost definitely_lost)" = 777 &&
+	jget --check sbrk.json "=\"no-main-arena\" in j[\"reach\"][\"notes\"]==false" &&
+	test "$(in_class sbrkdown.json sbrk_keep definitely_lost)" = 4800
+'
+
 test_expect_success 'pointers only in another thread register or stack keep their blocks' '
 	run threads threads &&
 	jget --check threads.json reach.threads=3 reach.threads_stopped=3 \

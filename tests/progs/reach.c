@@ -68,6 +68,10 @@
  *   forkbusy N                 4 threads replace blocks of a table of 8,000
  *                              while main forks N children (20 ms apart),
  *                              each of which replaces 5,000 and exits
+ *   sbrk [down]                64 KiB taken from the break with sbrk, 100
+ *                              blocks of 48 B kept only there (sbrk_keep),
+ *                              one of 777 B dropped (sbrk_lost); down: the
+ *                              64 KiB given back first (the 100 are lost)
  */
 #include <pthread.h>
 #include <linux/filter.h>
@@ -759,12 +763,44 @@ static void inreg(const char *how, int drop)
 	abort();
 }
 
+static __attribute__((noinline)) void *sbrk_keep(void)
+{
+	return malloc(48);
+}
+
+static __attribute__((noinline)) void *sbrk_lost(void)
+{
+	return malloc(777);
+}
+
+static void sbrk_mode(int down)
+{
+	void **area;
+	int i;
+
+	/* room in glibc's top chunk first: malloc does not move the break
+	 * past the program's part (which giving it back would then cut) */
+	free(malloc(100 << 10));
+	area = sbrk(64 << 10);
+	if (area == (void *)-1)
+		exit(3);
+	for (i = 0; i < 100; i++)
+		area[i] = sbrk_keep();
+	if (!sbrk_lost())
+		exit(3);
+	if (down && sbrk(-(64 << 10)) == (void *)-1)
+		exit(3);
+	scrub();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
 
 	if (!strcmp(mode, "basic"))
 		basic(argc > 2 ? argv[2] : "return");
+	else if (!strcmp(mode, "sbrk"))
+		sbrk_mode(argc > 2 && !strcmp(argv[2], "down"));
 	else if (!strcmp(mode, "inreg") && argc > 2)
 		inreg(argv[2], argc > 3 && !strcmp(argv[3], "drop"));
 	else if (!strcmp(mode, "mainleft"))
