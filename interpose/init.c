@@ -102,6 +102,7 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 	mp_hooks_need(); /* a constructor's malloc before this one may have resolved them */
 	if (getauxval(AT_SECURE))
 		goto out; /* setuid/setgid: leave it alone */
+	mp_warn_init();
 	mp_config_load();
 	/* disabled, or a constructor before this one confined the process (hooks_sandbox.c) */
 	if (mp_config.disable || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))

@@ -337,14 +337,45 @@ static void write_all(const char *buf, size_t len)
 	mp_xfsz_release(&x, efbig);
 }
 
+/* What descriptor 2 was at start-up (mp_warn_init): 0 not known yet, 1 open, -1 closed. */
+static int err_state;
+static dev_t err_dev;
+static ino_t err_ino;
+
+void mp_warn_init(void)
+{
+	struct stat st;
+
+	if (fstat(2, &st)) {
+		err_state = -1;
+		return;
+	}
+	err_dev = st.st_dev;
+	err_ino = st.st_ino;
+	err_state = 1;
+}
+
+/* Is descriptor 2 still the stderr memprov started with? */
+static int stderr_same(void)
+{
+	struct stat st;
+
+	if (!err_state)
+		return 1; /* a warning before start-up's check */
+	return err_state > 0 && !fstat(2, &st) && st.st_dev == err_dev && st.st_ino == err_ino;
+}
+
 void mp_warn(const char *msg1, const char *msg2)
 {
 	char buf[512];
 	size_t n;
 	int saved = errno;
 
-	if (__atomic_fetch_add(&warn_count, 1, __ATOMIC_RELAXED) >= MAX_WARNINGS)
+	if (!stderr_same() ||
+	    __atomic_fetch_add(&warn_count, 1, __ATOMIC_RELAXED) >= MAX_WARNINGS) {
+		errno = saved;
 		return;
+	}
 	n = mp_strlcpy(buf, "memprov: ", sizeof(buf));
 	if (msg1 && n < sizeof(buf))
 		n += mp_strlcpy(buf + n, msg1, sizeof(buf) - n);

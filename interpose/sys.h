@@ -140,7 +140,13 @@ struct mp_xfsz {
 void mp_xfsz_hold(struct mp_xfsz *x) MP_HIDDEN;
 void mp_xfsz_release(struct mp_xfsz *x, int efbig) MP_HIDDEN;
 
-/* One warning line "memprov: msg1msg2" on stderr, at most 10 per process. */
+/*
+ * One warning line "memprov: msg1msg2" on stderr, at most 10 per process,
+ * and only while descriptor 2 is the file it was when mp_warn_init ran
+ * (memprov's start-up): a program started with stderr closed may open a
+ * file of its own as number 2, and a warning would land in it.
+ */
+void mp_warn_init(void) MP_HIDDEN;
 void mp_warn(const char *msg1, const char *msg2) MP_HIDDEN;
 
 /* Small string helpers that neither allocate nor use stdio. */

@@ -62,6 +62,15 @@ test_expect_success "file-size limit $lim B: the program goes on, tracing stops 
 '
 done
 
+test_expect_success 'stderr closed at start, the program'"'"'s file given number 2: no warning of memprov'"'"'s in it' '
+	# the trace reaches the file-size limit and memprov warns: the line
+	# went into the program'"'"'s own file
+	"$BIN/harm" stderrfile sf-bare.txt 2>&- &&
+	traced sf "$BIN/harm" stderrfile sf.txt 2>&- &&
+	test_cmp sf-bare.txt sf.txt && test "$(wc -l <sf.txt)" = 2 &&
+	memprov stats --json sf.trace >sf.json && jget --check sf.json state=stopped
+'
+
 test_expect_success 'file-size limit set before the program starts: no SIGXFSZ, same output' '
 	traced pl prlimit --fsize=4096 "$BIN/harm" fsize 4096 >pl.out 2>pl.err &&
 	test "$(cat pl.out)" = done

@@ -23,6 +23,10 @@
  *                         allocating; exit 3 if one succeeds
  *   harm fsize BYTES      lower RLIMIT_FSIZE to BYTES, then allocate
  *                         200000 blocks; prints "done"
+ *   harm stderrfile FILE  started with stderr closed by the caller: open
+ *                         FILE (it gets number 2), write a line, lower
+ *                         RLIMIT_FSIZE to 30000, allocate 200000 blocks,
+ *                         write a second line; FILE holds just the two
  *   harm cancel T         T threads each malloc/free 300000 times with no
  *                         cancellation point of their own, then call
  *                         pthread_testcancel; main cancels them at once
@@ -192,6 +196,20 @@ static int mode_fsize(long bytes)
 		free(malloc(32 + (size_t)(i % 64)));
 	printf("done\n");
 	return 0;
+}
+
+static int mode_stderrfile(const char *path)
+{
+	struct rlimit rl = { 30000, 30000 };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	long i;
+
+	if (fd < 0 || dprintf(fd, "program data, fd %d\n", fd) < 0 || setrlimit(RLIMIT_FSIZE, &rl))
+		return 2;
+	for (i = 0; i < 200000; i++)
+		free(malloc(32 + (size_t)(i % 64)));
+	dprintf(fd, "program end\n");
+	return close(fd) ? 2 : 0;
 }
 
 static void *cancel_loop(void *arg)
@@ -502,6 +520,8 @@ int main(int argc, char **argv)
 		return mode_stdio();
 	if (!strcmp(m, "fsize") && argc == 3)
 		return mode_fsize(atol(argv[2]));
+	if (!strcmp(m, "stderrfile") && argc == 3)
+		return mode_stderrfile(argv[2]);
 	if (!strcmp(m, "cancel") && argc == 3)
 		return mode_cancel(atoi(argv[2]));
 	if (!strcmp(m, "sigmmap") && argc == 3)
@@ -517,7 +537,7 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "crashabort"))
 		return mode_crashabort();
 	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
-			"       fsize BYTES | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
+			"       fsize BYTES | stderrfile FILE | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
 			"       misaligned | vforksig | crashabort\n");
 	return 2;
 }
