@@ -984,8 +984,17 @@ int mp_trace_open(void)
 	int ramfs, have_fs;
 	void *p;
 
-	if (mp_fd_adopt(&trace_fd, create_file(name, sizeof(name))))
+	int fd = create_file(name, sizeof(name));
+
+	if (fd < 0)
 		return -1;
+	/* a trace that cannot be set up leaves no empty file behind (no reader could use it) */
+	if (mp_fd_adopt(&trace_fd, fd)) {
+		mp_warn("cannot keep a descriptor for the trace (the descriptor limit?): not tracing ",
+			name);
+		unlink(name);
+		return -1;
+	}
 	remember_path(name);
 	stopped = 0;
 	space_end = 0;
@@ -1002,6 +1011,7 @@ int mp_trace_open(void)
 	if (p == MAP_FAILED) {
 		mp_warn("cannot reserve or map the trace header of ", name);
 		mp_fd_release(&trace_fd);
+		unlink(name);
 		mp_trace_ok = 0;
 		return -1;
 	}

@@ -71,6 +71,19 @@ test_expect_success 'stderr closed at start, the program'"'"'s file given number
 	memprov stats --json sf.trace >sf.json && jget --check sf.json state=stopped
 '
 
+test_expect_success 'no descriptor left for the trace (RLIMIT_NOFILE 4 at start): one warning, no empty trace' '
+	# the trace was created, then its descriptor could not be moved above
+	# the program'"'"'s: a 0-byte file stayed, which every reader called damaged
+	prlimit --nofile=4 ls -d / >nd-bare.out &&
+	mkdir -p "$TRASH/nd" &&
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/nd/t.%p.trace" \
+		prlimit --nofile=4 ls -d / >nd.out 2>nd.err &&
+	test_cmp nd-bare.out nd.out &&
+	grep -q "^memprov: cannot keep a descriptor for the trace" nd.err &&
+	test "$(find "$TRASH/nd" -name "*.trace" -size 0 | wc -l)" = 0 &&
+	test "$(ls "$TRASH/nd" | wc -l)" = 1
+'
+
 test_expect_success 'file-size limit set before the program starts: no SIGXFSZ, same output' '
 	traced pl prlimit --fsize=4096 "$BIN/harm" fsize 4096 >pl.out 2>pl.err &&
 	test "$(cat pl.out)" = done
