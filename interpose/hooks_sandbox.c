@@ -40,6 +40,7 @@
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -221,12 +222,64 @@ long mp_syscall_failed(long r)
 #define MP_STR_(x) #x
 #define MP_STR(x) MP_STR_(x)
 
+/* A fork made with clone: init.c's fork handling runs around it (mp_clone_fork_hooks). */
+static void (*clone_prepare)(void);
+static void (*clone_parent)(pid_t);
+static void (*clone_child)(void);
+
+void mp_clone_fork_hooks(void (*prepare)(void), void (*parent)(pid_t), void (*child)(void))
+{
+	clone_prepare = prepare;
+	clone_parent = parent;
+	clone_child = child;
+}
+
+/* fork, or clone or clone3 that makes a copy of the process on the same stack as fork does */
+static int fork_like(long nr, long a1, long a2)
+{
+	struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack; } args;
+
+	if (nr == SYS_fork)
+		return 1;
+	if (nr == SYS_clone)
+		return !(a1 & (CLONE_VM | CLONE_VFORK | CLONE_THREAD)) && !a2;
+	if ((unsigned long)a2 < sizeof(args) || self_read(&args, (const void *)a1, sizeof(args)) <= 0)
+		return 0;
+	return !(args.flags & (CLONE_VM | CLONE_VFORK | CLONE_THREAD)) && !args.stack;
+}
+
+/*
+ * The slow path of syscall(): prctl, seccomp, fork, clone and clone3. The raw
+ * result (-errno on failure): the stub turns it into libc's.
+ */
+MP_HIDDEN __attribute__((used)) long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4,
+						      long a5, long a6);
+
+long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long r;
+
+	if (nr == SYS_prctl || nr == SYS_seccomp) {
+		mp_sandbox_before(nr, a1, a2, a3);
+		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
+	}
+	if (!clone_prepare || !fork_like(nr, a1, a2))
+		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
+	clone_prepare();
+	r = mp_rsys(nr, a1, a2, a3, a4, a5, a6);
+	if (r == 0)
+		clone_child();
+	else
+		clone_parent(r > 0 ? (pid_t)r : -1);
+	return r;
+}
+
 /*
  * long syscall(long nr, a1..a6): nr in rdi, a1-a5 in rsi, rdx, rcx, r8,
  * r9, a6 on the stack; the kernel takes nr in rax and a1-a6 in rdi, rsi,
- * rdx, r10, r8, r9. prctl and seccomp see mp_sandbox_before(nr, a1, a2,
- * a3) first (the registers as they came), with the argument registers
- * kept around it.
+ * rdx, r10, r8, r9. prctl, seccomp, fork, clone and clone3 go to
+ * mp_syscall_slow (a6 passed on as its seventh argument), every other
+ * number straight to the kernel.
  */
 __asm__(".text\n"
 	".globl syscall\n"
@@ -237,7 +290,13 @@ __asm__(".text\n"
 	"	je 2f\n"
 	"	cmpq $" MP_STR(SYS_seccomp) ", %rdi\n"
 	"	je 2f\n"
-	"1:	movq %rdi, %rax\n"
+	"	cmpq $" MP_STR(SYS_clone) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_fork) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_clone3) ", %rdi\n"
+	"	je 2f\n"
+	"	movq %rdi, %rax\n"
 	"	movq %rsi, %rdi\n"
 	"	movq %rdx, %rsi\n"
 	"	movq %rcx, %rdx\n"
@@ -245,39 +304,15 @@ __asm__(".text\n"
 	"	movq %r9, %r8\n"
 	"	movq 8(%rsp), %r9\n"
 	"	syscall\n"
-	"	cmpq $-4095, %rax\n"
+	"1:	cmpq $-4095, %rax\n"
 	"	jae 3f\n"
 	"	ret\n"
 	"3:	movq %rax, %rdi\n"
 	"	jmp mp_syscall_failed\n"
-	"2:	pushq %rdi\n"
+	"2:	pushq 8(%rsp)\n"
 	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %rdx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %rcx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %r8\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %r9\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	subq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	call mp_sandbox_before\n"
+	"	call mp_syscall_slow\n"
 	"	addq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %r9\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %r8\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rcx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rdx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	jmp 1b\n"
 	"	.cfi_endproc\n"

@@ -8,6 +8,7 @@
 #define MEMPROV_HOOKS_SANDBOX_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "sys.h"
 
@@ -18,5 +19,9 @@ void *mp_sandbox_hook_for(const char *name, void *found) MP_HIDDEN;
  * the environment an exec passes on (init.c), and its size in *len; NULL
  * when there is none. */
 void *mp_sandbox_exec_buf(size_t *len) MP_HIDDEN;
+
+/* What runs around a fork made with syscall(SYS_clone or SYS_clone3)
+ * without CLONE_VM, on the same stack (init.c's fork handling). */
+void mp_clone_fork_hooks(void (*prepare)(void), void (*parent)(pid_t), void (*child)(void)) MP_HIDDEN;
 
 #endif /* MEMPROV_HOOKS_SANDBOX_H */

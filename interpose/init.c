@@ -92,6 +92,16 @@ static void atfork_child(void)
 	fork_count = 0;
 }
 
+/* The parent of a fork made with syscall(SYS_clone): what fork() does after glibc's handlers. */
+static void clone_parent(pid_t pid)
+{
+	atfork_parent();
+	if (pid > 0 && mp_enter()) {
+		mp_record_fork(pid, fork_serial);
+		mp_leave();
+	}
+}
+
 /* glibc hands constructors the program's argc, argv and environment. */
 __attribute__((constructor(101))) static void mp_init(int argc, char **argv, char **envp)
 {
@@ -111,6 +121,7 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 		mp_warn("cannot map the stack table; stacks are written repeatedly", NULL);
 	if (!atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		mp_clone_fork_hooks(atfork_prepare, clone_parent, atfork_child);
 		atfork_done = 1;
 	}
 	mp_pass_end(g);

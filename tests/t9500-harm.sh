@@ -323,7 +323,15 @@ test_expect_success 'syscall() and prctl() through the hooks behave as libc'"'"'
 	traced calls "$BIN/seccomp_filter" calls >calls.out 2>calls.err &&
 	test_cmp calls-bare.out calls.out && test ! -s calls.err &&
 	grep -qx "mmap offset 1" calls.out && grep -qx "fork child 7" calls.out &&
-	grep -qx "close(-1) -1 EBADF" calls.out && grep -qx "prctl name memprov-x" calls.out
+	grep -qx "close(-1) -1 EBADF" calls.out && grep -qx "prctl name memprov-x" calls.out &&
+	grep -qx "clone child 8" calls.out &&
+	# children of syscall(SYS_fork) and of a fork-like SYS_clone wrote into
+	# their parent'"'"'s trace (no fork handling ran): each has its own now
+	memprov stats calls.trace >calls.stats 2>calls.stats.err && test ! -s calls.stats.err &&
+	grep -qx "ended: exited with status 0" calls.stats &&
+	test "$(ls "$TRASH" | grep -c "^calls\.[0-9]*\.trace$")" = 2 &&
+	for t in "$TRASH"/calls.[0-9]*.trace; do memprov stats "$t"; done >calls.kids &&
+	grep -qx "ended: exited with status 7" calls.kids && grep -qx "ended: exited with status 8" calls.kids
 '
 
 test_done

@@ -45,12 +45,14 @@
  *
  * calls: no filter; syscall() as programs use it, one line each: a
  * result, errno on failure, the sixth argument (an mmap offset), a child
- * of SYS_fork returning through it, prctl's name round trip.
+ * of SYS_fork returning through it, one of SYS_clone (fork-like) that
+ * allocates, prctl's name round trip.
  */
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdio.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -188,6 +190,17 @@ static int calls(const char *self)
 		_exit(7);
 	printf("fork child %d\n", pid > 0 && waitpid((pid_t)pid, &st, 0) == pid &&
 				      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	/* a fork made with clone, as bubblewrap makes its sandboxed child */
+	pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+	if (pid == 0) {
+		int k;
+
+		for (k = 0; k < 20000; k++)
+			free(malloc(64 + (size_t)(k % 100)));
+		_exit(8);
+	}
+	printf("clone child %d\n", pid > 0 && waitpid((pid_t)pid, &st, 0) == pid &&
+				       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	prctl(PR_SET_NAME, "memprov-x", 0, 0, 0);
 	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
 	printf("prctl name %s\n", name);
