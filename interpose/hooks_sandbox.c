@@ -133,9 +133,7 @@ void *mp_sandbox_exec_buf(size_t *len)
 
 /* Called before a call that may install a filter, with the program's
  * first three arguments. */
-MP_HIDDEN __attribute__((used)) void mp_sandbox_before(long nr, long a1, long a2, long a3);
-
-void mp_sandbox_before(long nr, long a1, long a2, long a3)
+static void sandbox_before(long nr, long a1, long a2, long a3)
 {
 	int strict, filter, saved = errno;
 
@@ -205,7 +203,7 @@ MP_EXPORT int prctl(int option, ...)
 	for (i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	mp_sandbox_before(SYS_prctl, option, (long)a[0], (long)a[1]);
+	sandbox_before(SYS_prctl, option, (long)a[0], (long)a[1]);
 	return mp_prctl(option, a[0], a[1], a[2], a[3]);
 }
 
@@ -260,7 +258,7 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	long r;
 
 	if (nr == SYS_prctl || nr == SYS_seccomp) {
-		mp_sandbox_before(nr, a1, a2, a3);
+		sandbox_before(nr, a1, a2, a3);
 		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 	}
 	if (!clone_prepare || !fork_like(nr, a1, a2))

@@ -47,8 +47,6 @@
 	X(void, _Exit, (int))                                             \
 	X(pid_t, fork, (void))                                            \
 	X(int, execve, (const char *, char *const *, char *const *))      \
-	X(int, execv, (const char *, char *const *))                      \
-	X(int, execvp, (const char *, char *const *))                     \
 	X(int, execvpe, (const char *, char *const *, char *const *))     \
 	X(int, fexecve, (int, char *const *, char *const *))             \
 	X(void, quick_exit, (int))                                        \
