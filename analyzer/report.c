@@ -87,6 +87,12 @@ void report_header(FILE *f, const struct replay *r)
 			"memprov was busy, from a signal handler it could not wrap): figures may "
 			"miss them; `memprov stats` lists them\n",
 			t->hdr.skipped_total, t->hdr.skipped_total == 1 ? "" : "s");
+	if (t->hdr.no_room_stacks)
+		fprintf(f, "note: %" PRIu64 " allocation%s ha%s no native frames: %s thread had too "
+			"little stack left for memprov to walk it (a small thread stack, deep "
+			"recursion, an alternate signal stack)\n",
+			t->hdr.no_room_stacks, t->hdr.no_room_stacks == 1 ? "" : "s",
+			t->hdr.no_room_stacks == 1 ? "s" : "ve", t->hdr.no_room_stacks == 1 ? "its" : "their");
 }
 
 int report_status(const struct trace *t)

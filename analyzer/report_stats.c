@@ -96,6 +96,9 @@ static void print_text(const struct replay *r, const struct reach_view *rv)
 				printf("  %-24s %10" PRIu32 "\n", i ? func_name((unsigned)i) : "other",
 				       t->hdr.skipped[i]);
 	}
+	if (t->hdr.no_room_stacks)
+		printf("\nwithout native frames (too little stack left to walk): %" PRIu64 "\n",
+		       t->hdr.no_room_stacks);
 	printf("\nkinds:\n");
 	for (k = 1; k < MP_KIND_COUNT; k++) {
 		const struct replay_kind *kd = &r->kinds[k];

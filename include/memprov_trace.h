@@ -194,7 +194,11 @@ enum mp_stop {
  *   2476 fork_serial     a forked child: the serial its parent gave the fork
  *                        (the parent's MP_REC_FORK carries it too); 0: not
  *                        known (older writers, or not a child of fork)
- *   2480 reserved, zero
+ *   2480 no_room_stacks  allocations recorded without native frames: the
+ *                        thread had too little stack left for the walk (a
+ *                        small thread stack, a deep recursion, a handler on
+ *                        an alternate stack); 0 from older writers
+ *   2488 reserved, zero
  *
  * Fields from skipped_total on were added without a version change: older
  * writers left them zero.
@@ -241,7 +245,8 @@ struct mp_file_header {
 	int32_t term_signal;
 	char host[64];
 	uint32_t fork_serial;
-	uint8_t reserved[MP_HEADER_SIZE - 2480];
+	uint64_t no_room_stacks;
+	uint8_t reserved[MP_HEADER_SIZE - 2488];
 };
 _Static_assert(sizeof(struct mp_file_header) == MP_HEADER_SIZE, "file header is one page");
 

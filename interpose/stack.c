@@ -12,7 +12,7 @@
  * captures with both unwinders and reports the differences at exit.
  *
  * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_pipe, intern, gate, elfsym,
- * trace_writer, config and sys.
+ * trace_writer, trace_file (a count in the header), config and sys.
  */
 #include <libunwind.h>
 #include <sched.h>
@@ -28,6 +28,7 @@
 #include "elfsym.h"
 #include "gate.h"
 #include "unwind.h"
+#include "trace_file.h"
 #include "unwind_pipe.h"
 
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
@@ -170,6 +171,7 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 	int n, first = 0, i, g;
 
 	if (!mp_unwind_room((uintptr_t)__builtin_frame_address(0), SLOW_ROOM)) {
+		mp_count_no_room();
 		*np = 0;
 		return 0;
 	}
@@ -200,7 +202,7 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
  * Python frames), else for none.
  */
 static inline __attribute__((always_inline)) uint64_t
-capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int))
+capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int), const int walk)
 {
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
@@ -219,10 +221,16 @@ capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int
 		a.stop_lo = mp_python_text_lo;
 		a.stop_hi = mp_python_text_hi;
 	}
-	if (fast_ok)
+	if (!walk)
+		n = 0;
+	else if (fast_ok)
 		n = mp_unwind(buf, mp_config.depth, &a);
+	if (MP_UNLIKELY(n == MP_UNWIND_NO_ROOM)) {
+		mp_count_no_room();
+		n = 0;
+	}
 	fast = n >= 0;
-	if (MP_UNLIKELY(n < 0 || mp_config.unwind_check)) {
+	if (MP_UNLIKELY(walk && (n < 0 || mp_config.unwind_check))) {
 		if (mp_gate_enter()) {
 			if (MP_UNLIKELY(mp_config.unwind_check))
 				unwind_check(buf, n, &a);
@@ -257,7 +265,7 @@ static MP_REALIGN __attribute__((noinline)) uint64_t capture_small(void)
 {
 	void *buf[SMALL_DEPTH + OWN_FRAMES];
 
-	return capture(buf, NULL, NULL);
+	return capture(buf, NULL, NULL, 1);
 }
 
 static MP_REALIGN __attribute__((noinline)) uint64_t
@@ -266,15 +274,44 @@ capture_big(int (*pycap)(struct mp_pyframe *, int))
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
 
-	return capture(buf, py, pycap);
+	return capture(buf, py, pycap, 1);
 }
+
+/*
+ * With too little stack left for the arrays and the walk, an allocation
+ * gets a stack without frames (counted in the header): the id of the
+ * empty stack. One pointer of array, no Python walk.
+ */
+static MP_REALIGN __attribute__((noinline)) uint64_t capture_none(void)
+{
+	void *buf[1];
+
+	mp_count_no_room();
+	return capture(buf, NULL, NULL, 0);
+}
+
+/*
+ * Stack the capture needs below mp_capture_stack: the arrays (the
+ * compiler's frame sizes, -fstack-usage: capture_small 752 B,
+ * capture_big 3,328 B), the walk (MP_WALK_ROOM), and the Python walk's
+ * own frames (pywalk_capture and pw_verify_attr, 4.3 KiB together).
+ */
+#define SMALL_ROOM (1024u + MP_WALK_ROOM)
+#define BIG_ROOM (3584u + MP_WALK_ROOM)
+#define PY_ROOM (4608u)
 
 MP_REALIGN uint64_t mp_capture_stack(int skip)
 {
 	int (*pycap)(struct mp_pyframe *, int) = mp_config.python ? mp_python_capture : NULL;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 
 	(void)skip;
-	if (!pycap && mp_config.depth <= SMALL_DEPTH)
+	if (!pycap && mp_config.depth <= SMALL_DEPTH) {
+		if (MP_UNLIKELY(!mp_unwind_room_known(sp, SMALL_ROOM)))
+			return capture_none();
 		return capture_small();
+	}
+	if (MP_UNLIKELY(!mp_unwind_room_known(sp, BIG_ROOM + (pycap ? PY_ROOM : 0))))
+		return capture_none();
 	return capture_big(pycap);
 }

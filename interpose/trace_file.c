@@ -137,6 +137,15 @@ void mp_count_skipped(enum mp_func fn)
 			   __ATOMIC_RELAXED);
 }
 
+/* An allocation recorded without native frames: no room for the walk. */
+void mp_count_no_room(void)
+{
+	struct mp_file_header *h = mp_header;
+
+	if (h)
+		__atomic_fetch_add(&h->no_room_stacks, 1, __ATOMIC_RELAXED);
+}
+
 void mp_trace_killed(int sig)
 {
 	struct mp_file_header *h = mp_header;

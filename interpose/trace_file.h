@@ -41,6 +41,8 @@ void mp_trace_killed(int sig) MP_HIDDEN;
 void mp_stop(enum mp_stop why, const char *msg) MP_HIDDEN;
 /* A hook call that found memprov busy (guard REC): counted in the header. */
 void mp_count_skipped(enum mp_func fn) MP_HIDDEN;
+/* An allocation recorded without native frames: too little stack for the walk. */
+void mp_count_no_room(void) MP_HIDDEN;
 /*
  * A chunk never used before, mapped and present, for a writer to fill: want
  * blocks of MP_BLOCK_SIZE or fewer, never fewer than min; its length in

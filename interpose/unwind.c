@@ -493,6 +493,11 @@ int mp_unwind_room(uintptr_t sp, size_t room)
 	return 1;
 }
 
+int mp_unwind_room_known(uintptr_t sp, size_t room)
+{
+	return stk_state != 1 || sp < stk_lo || sp >= stk_hi || sp - stk_lo >= room;
+}
+
 /* ------------------------------------------------------------------ */
 /* The walk                                                             */
 
@@ -620,6 +625,8 @@ int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unw
 	hi = stk_hi;
 	if (f < stk_lo || f > hi - 16 || f & 7) /* on another stack (sigaltstack, coroutine) */
 		return -1;
+	if (MP_UNLIKELY(f - stk_lo < MP_WALK_ROOM))
+		return MP_UNWIND_NO_ROOM;
 	for (own = 0;; own++) {
 		ip = ((const uintptr_t *)f)[1];
 		if (ip - skip_lo >= skip_len)

@@ -240,6 +240,33 @@ test_expect_success 'allocations on 16 KiB thread stacks and on 8 and 12 KiB alt
 	done
 '
 
+test_expect_success 'a thread that recurses to within 1,200 B of the end of its 16 KiB stack and allocates there: no crash, the allocations recorded without frames' '
+	# the capture took 2.3 KiB below malloc (its arrays, and a rule read
+	# from .eh_frame through dl_iterate_phdr), and memprov'"'"'s static TLS,
+	# which glibc carves from every thread'"'"'s stack, was 1.8 KiB: SIGSEGV
+	# (status 139) with 2,400 B left, where the bare run needs 167 B
+	"$BIN/small_stacks" deep 1200 >deep-bare.out 2>deep-bare.err &&
+	cat deep-bare.out deep-bare.err &&
+	timeout -s KILL 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/deep.trace" \
+		"$BIN/small_stacks" deep 1200 >deep.out 2>deep.err ||
+	{ echo "traced: status $?"; return 1; }
+	cat deep.err &&
+	test_cmp deep-bare.out deep.out &&
+	test "$(grep -c "^memprov" deep.err)" = 0 &&
+	# no more than 900 B of stack for an allocation memprov does not walk
+	used=$(sed -n "s/.*the deepest allocations used \([0-9]*\) bytes.*/\1/p" deep.err) &&
+	test "$used" -le 900 &&
+	memprov stats deep.trace >deep.stats &&
+	grep -q "^ended: exited with status 0$" deep.stats &&
+	# the 1,000 mallocs at the bottom (and the levels just above), counted
+	n=$(sed -n "s/^without native frames (too little stack left to walk): //p" deep.stats) &&
+	test "$n" -ge 1000 && test "$n" -le 1100 &&
+	# the block leaked from the top of the stack keeps its frames
+	memprov leaks deep.trace >deep.leaks &&
+	grep -q "^note: $n allocations have no native frames" deep.leaks &&
+	grep -A2 "^definitely lost: 1 site" deep.leaks | grep -q "deep_leak .*small_stacks.c:"
+'
+
 test_expect_success 'a program that confines itself with seccomp (kill on any other call) runs as bare; the trace stops there' '
 	# memprov'"'"'s own calls after the filter (pwrite64, madvise, prlimit64
 	# for a new chunk) were not on its list: SIGSYS, status 159. denykill
