@@ -62,6 +62,14 @@
 	X(void *, sbrk, (intptr_t))                                       \
 	X(int, brk, (void *))                                             \
 	X(long, syscall, (long, ...))                                     \
+	X(int, fcntl, (int, int, ...))                                    \
+	X(int, fcntl64, (int, int, ...))                                  \
+	X(int, dup, (int))                                                \
+	X(int, dup2, (int, int))                                          \
+	X(int, dup3, (int, int, int))                                     \
+	X(int, close, (int))                                              \
+	X(int, close_range, (unsigned, unsigned, int))                    \
+	X(void, closefrom, (int))                                         \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \
 				   void (*)(void), void *))

@@ -183,7 +183,7 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 		if (fd < 0)
 			continue;
 		err = parse_maps(m, fd, buf, MAPS_BUF);
-		close(fd);
+		mp_sys_close(fd);
 	}
 	rmem_free(buf);
 	if (err)
@@ -212,9 +212,9 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 void rmaps_close(struct rmaps *m)
 {
 	if (m->pagemap_fd >= 0)
-		close(m->pagemap_fd);
+		mp_sys_close(m->pagemap_fd);
 	if (m->mem_fd >= 0)
-		close(m->mem_fd);
+		mp_sys_close(m->mem_fd);
 	m->pagemap_fd = m->mem_fd = -1;
 }
 

@@ -369,7 +369,7 @@ static int yama_restricted(void)
 		return 0;
 	if (read(fd, &c, 1) != 1)
 		c = 0;
-	close(fd);
+	mp_sys_close(fd);
 	return c == '1';
 }
 
@@ -405,7 +405,7 @@ static uint64_t sleeping_sp(int32_t tid)
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	mp_sys_close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;

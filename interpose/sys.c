@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -406,7 +407,111 @@ static int high_fd_floor(void)
 	return (int)(cur - cur / 8);
 }
 
-MP_REALIGN int mp_fd_adopt(struct mp_owned_fd *o, int fd)
+/*
+ * The descriptors hidden from the program (hooks_fd.c asks): every owned
+ * descriptor's struct, registered once (static storage: never removed),
+ * and the lowest number any of them had, below which no lookup is needed.
+ */
+#define HIDDEN_MAX 32
+static struct mp_owned_fd *hidden[HIDDEN_MAX];
+static int hidden_min = INT_MAX;
+
+static void hidden_lower(int fd)
+{
+	int m = __atomic_load_n(&hidden_min, __ATOMIC_RELAXED);
+
+	while (fd < m && !__atomic_compare_exchange_n(&hidden_min, &m, fd, 1, __ATOMIC_RELEASE,
+						      __ATOMIC_RELAXED))
+		;
+}
+
+void mp_fd_hide(struct mp_owned_fd *o)
+{
+	int i;
+
+	for (i = 0; i < HIDDEN_MAX; i++) {
+		struct mp_owned_fd *cur = __atomic_load_n(&hidden[i], __ATOMIC_ACQUIRE);
+
+		if (cur == o)
+			break;
+		if (!cur && __atomic_compare_exchange_n(&hidden[i], &cur, o, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+			break;
+		if (cur == o)
+			break;
+	}
+	if (o->fd >= 0)
+		hidden_lower(o->fd);
+}
+
+struct mp_owned_fd *mp_fd_owner(int fd)
+{
+	int i;
+
+	if (MP_LIKELY(fd < __atomic_load_n(&hidden_min, __ATOMIC_ACQUIRE)))
+		return NULL;
+	for (i = 0; i < HIDDEN_MAX; i++) {
+		struct mp_owned_fd *o = __atomic_load_n(&hidden[i], __ATOMIC_ACQUIRE);
+
+		if (!o)
+			break;
+		if (__atomic_load_n(&o->fd, __ATOMIC_ACQUIRE) == fd && mp_fd_ours(o))
+			return o;
+	}
+	return NULL;
+}
+
+int mp_fd_owned_next(unsigned first, unsigned last)
+{
+	int i, best = -1;
+
+	if (last < (unsigned)__atomic_load_n(&hidden_min, __ATOMIC_ACQUIRE))
+		return -1;
+	for (i = 0; i < HIDDEN_MAX; i++) {
+		struct mp_owned_fd *o = __atomic_load_n(&hidden[i], __ATOMIC_ACQUIRE);
+		int fd;
+
+		if (!o)
+			break;
+		fd = __atomic_load_n(&o->fd, __ATOMIC_ACQUIRE);
+		if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last &&
+		    (best < 0 || fd < best) && mp_fd_ours(o))
+			best = fd;
+	}
+	return best;
+}
+
+/* A new number for fd, high and close-on-exec (never 0-2); -1. */
+static int dup_high(int fd)
+{
+	long hi = mp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, high_fd_floor());
+
+	if (hi < 0)
+		hi = mp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	return (int)hi;
+}
+
+int mp_fd_move(struct mp_owned_fd *o, int fd)
+{
+	int saved = errno, hi = dup_high(fd), expected = fd;
+
+	if (hi < 0) {
+		errno = saved;
+		return -1;
+	}
+	hidden_lower(hi);
+	if (!__atomic_compare_exchange_n(&o->fd, &expected, hi, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		mp_sys_close(hi); /* another thread moved it first */
+		errno = saved;
+		return 0;
+	}
+	mp_sys_close(fd);
+	errno = saved;
+	return 0;
+}
+
+MP_REALIGN int mp_fd_take(struct mp_owned_fd *o, int fd)
 {
 	struct stat st;
 	int hi;
@@ -414,9 +519,7 @@ MP_REALIGN int mp_fd_adopt(struct mp_owned_fd *o, int fd)
 
 	if (fd < 0)
 		return -1;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, high_fd_floor());
-	if (hi < 0)
-		hi = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* never 0-2 */
+	hi = dup_high(fd);
 	mp_sys_close(fd);
 	if (hi < 0 || fstat(hi, &st)) {
 		if (hi >= 0)
@@ -428,6 +531,14 @@ MP_REALIGN int mp_fd_adopt(struct mp_owned_fd *o, int fd)
 	o->ino = st.st_ino;
 	__atomic_store_n(&o->fd, hi, __ATOMIC_RELEASE);
 	errno = saved;
+	return 0;
+}
+
+int mp_fd_adopt(struct mp_owned_fd *o, int fd)
+{
+	if (mp_fd_take(o, fd))
+		return -1;
+	mp_fd_hide(o);
 	return 0;
 }
 

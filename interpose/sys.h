@@ -168,9 +168,26 @@ struct mp_owned_fd {
 /* Take fd (just opened by memprov) as o's, moved to a high number and
  * close-on-exec. 0, or -1 with fd closed. */
 int mp_fd_adopt(struct mp_owned_fd *o, int fd) MP_HIDDEN;
+/* The same without hiding it (o on the stack: see mp_fd_hide). */
+int mp_fd_take(struct mp_owned_fd *o, int fd) MP_HIDDEN;
 /* 1 when o->fd still names the file memprov opened. */
 int mp_fd_ours(const struct mp_owned_fd *o) MP_HIDDEN;
 /* Close o->fd only if it is still memprov's; forget it either way. */
 void mp_fd_release(struct mp_owned_fd *o) MP_HIDDEN;
+
+/*
+ * Owned descriptors are hidden from the program (hooks_fd.c): to it their
+ * numbers are not open, and a dup2 onto one moves memprov's descriptor
+ * out of the way first. mp_fd_adopt registers o; mp_fd_hide registers an
+ * owned descriptor taken over another way (o in static storage, at most
+ * 32 of them). mp_fd_owner: the struct whose descriptor fd is, or NULL.
+ * mp_fd_move: give o's descriptor fd (its current number) a new high
+ * number and close fd; 0, or -1 (no descriptor left).
+ */
+void mp_fd_hide(struct mp_owned_fd *o) MP_HIDDEN;
+struct mp_owned_fd *mp_fd_owner(int fd) MP_HIDDEN;
+int mp_fd_move(struct mp_owned_fd *o, int fd) MP_HIDDEN;
+/* The lowest of memprov's descriptors in [first, last], or -1. */
+int mp_fd_owned_next(unsigned first, unsigned last) MP_HIDDEN;
 
 #endif /* MEMPROV_SYS_H */

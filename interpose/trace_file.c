@@ -229,6 +229,14 @@ static int write_zeros(off_t off, off_t len)
 	return 0;
 }
 
+static int trace_fd_check(void);
+
+static int reserve(off_t off, off_t len)
+{
+	return space_by_writing ? write_zeros(off, len) :
+	       mp_syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
+}
+
 /*
  * Grow the trace file to off + len (at least off + min_len, under a
  * file-size limit). Never raises a signal in the program:
@@ -254,8 +262,11 @@ MP_REALIGN static off_t grow_file(off_t off, off_t len, off_t min_len)
 		len = (off_t)((uint64_t)rl.rlim_cur - (uint64_t)off);
 	}
 	mp_xfsz_hold(&x);
-	err = space_by_writing ? write_zeros(off, len) :
-	      mp_syscall(SYS_fallocate, trace_fd.fd, 0, off, len) ? errno : 0;
+	err = reserve(off, len);
+	/* a dup2 onto the descriptor's number moved it (hooks_fd.c) between
+	 * the load of its number and the call: once more, with the new one */
+	if (err == EBADF && !trace_fd_check())
+		err = reserve(off, len);
 	if (err == EOPNOTSUPP) {
 		/* glibc's emulation writes, a cancellation point */
 		int cs;
@@ -288,11 +299,13 @@ MP_REALIGN static int trace_fd_check(void)
 	if (mp_fd_ours(&trace_fd))
 		return 0;
 	fd = mp_sys_open(trace_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (fd >= 0 && mp_fd_adopt(&mine, fd) == 0) {
+	if (fd >= 0 && mp_fd_take(&mine, fd) == 0) {
 		if (mine.dev == trace_fd.dev && mine.ino == trace_fd.ino) {
 			if (__atomic_compare_exchange_n(&trace_fd.fd, &old, mine.fd, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				mp_fd_hide(&trace_fd);
 				return 0;
+			}
 			mp_sys_close(mine.fd); /* another thread reopened it first */
 			return mp_fd_ours(&trace_fd) ? 0 : -1;
 		}
@@ -397,6 +410,9 @@ static char *segment(uint64_t si, uint64_t first, uint64_t n)
 		return NULL;
 	p = mp_sys_mmap(NULL, (size_t)(n * BLOCK), PROT_READ | PROT_WRITE, MAP_SHARED,
 			trace_fd.fd, off);
+	if (p == MAP_FAILED && errno == EBADF && !trace_fd_check()) /* moved meanwhile */
+		p = mp_sys_mmap(NULL, (size_t)(n * BLOCK), PROT_READ | PROT_WRITE, MAP_SHARED,
+				trace_fd.fd, off);
 	if (p == MAP_FAILED) {
 		mp_stop(MP_STOP_MAP, "cannot map the trace file (address space limit?)");
 		return NULL;
@@ -1058,6 +1074,7 @@ static void keep_as_ancestor(uint64_t fork_ts, uint64_t fork_extent, uint32_t th
 		n_ancestors--;
 	}
 	ancestors[n_ancestors].fd = trace_fd;
+	mp_fd_hide(&ancestors[n_ancestors].fd);
 	ancestors[n_ancestors].until_ts = fork_ts;
 	ancestors[n_ancestors].until_off = fork_extent;
 	ancestors[n_ancestors].thread = thread;

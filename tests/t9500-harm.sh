@@ -32,6 +32,36 @@ test_expect_success 'the program dup2s its file over every descriptor: the file 
 	jget --check du.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
 '
 
+test_expect_success 'memprov'"'"'s descriptors act as not open to the program: close, dup, fcntl fail, dup2 onto one is the program'"'"'s, close_range keeps them' '
+	# fcntl(F_GETFD) said they were open, close closed them (the trace
+	# was reopened by path), and a dup2 onto one was undone by programs
+	# that save and restore what they find open (bash)
+	"$BIN/harm" hidden >hd-bare.out 2>hd-bare.err &&
+	test "$(cat hd-bare.err)" = "hidden=0 kept_open=0" &&
+	traced hd "$BIN/harm" hidden >hd.out 2>hd.err ||
+	{ cat hd.out; return 1; }
+	cat hd.err &&
+	test_cmp hd-bare.out hd.out &&
+	n=$(sed -n "s/^hidden=\([0-9]*\) kept_open=\([0-9]*\)$/\1/p" hd.err) &&
+	test "$n" -ge 1 && grep -q "^hidden=$n kept_open=$n$" hd.err &&
+	memprov leaks --json hd.trace >hd.json &&
+	jget --check hd.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
+'
+
+test_expect_success 'bash: exec 896>FILE where memprov has its trace (ulimit -n 1024) writes into FILE, not the trace' '
+	# bash found 896 open, saved it and put it back after the
+	# redirection: "hello" went into the trace, FILE stayed empty
+	script="readlink /proc/\$\$/fd/896 >fd896.txt; exec 896>bout.txt; echo hello >&896; exec 896>&-; echo done" &&
+	(ulimit -n 1024 && bash -c "$script") >bash-bare.out &&
+	test "$(cat bout.txt)" = hello && rm bout.txt &&
+	(ulimit -n 1024 && traced bs bash -c "$script") >bash.out 2>bash.err &&
+	test_cmp bash-bare.out bash.out && test ! -s bash.err &&
+	test "$(cat bout.txt)" = hello &&
+	grep -q "bs.trace$" fd896.txt &&
+	memprov stats --json bs.trace >bs.json &&
+	jget --check bs.json state=exited exit_status=0 damaged=false
+'
+
 test_expect_success 'a forked child keeps the descriptors the program put where memprov had its own' '
 	traced fp "$BIN/harm" forkpipe >fp.out 2>fp.err &&
 	test "$(cat fp.out)" = "child read 9 bytes" && test ! -s fp.err &&

@@ -52,6 +52,14 @@
  *                         and asks for them (as CPython's subprocess does
  *                         before exec), then _exits; the parent raises
  *                         both: prints "hup=1 usr1=1 child-saw-dfl=1"
+ *   harm hidden           every number /proc/self/fd lists from 3 up
+ *                         that fcntl calls not open (memprov's own) must
+ *                         act as not open to close, dup and dup2 from it,
+ *                         and take a dup2 onto it: a pipe's write end
+ *                         put there carries a byte; then close_range(3,
+ *                         ~0) and closefrom(3), and 1001 blocks kept;
+ *                         stderr: "hidden=N kept_open=K" (K: of those N,
+ *                         still listed after close_range and closefrom)
  *   harm crashabort       a stack overflow caught by a SIGSEGV handler on
  *                         a small alternate stack (the CPU's minimum
  *                         signal frame and 4 KiB), which says "overflow"
@@ -135,6 +143,56 @@ static int mode_dup2over(const char *path)
 	keep_blocks(1001, 64);
 	printf("size_after=%ld\n", file_size(path));
 	return file_size(path) == 9 ? 0 : 3;
+}
+
+/* The numbers /proc/self/fd lists from 3 up that fcntl says are not
+ * open, into out (at most max); how many. */
+static int unseen_fds(int *out, int max)
+{
+	char path[64];
+	int n = 0, fd;
+
+	for (fd = 3; fd < 65536 && n < max; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (access(path, F_OK) == 0 && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			out[n++] = fd;
+	}
+	return n;
+}
+
+static int mode_hidden(void)
+{
+	int h[64], n = unseen_fds(h, 64), i, bad = 0, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		int p[2];
+		char c = 0;
+
+		errno = 0;
+		if (close(h[i]) != -1 || errno != EBADF)
+			printf("close(%d) did not fail with EBADF\n", h[i]), bad++;
+		if (dup(h[i]) != -1 || dup2(h[i], 1000) != -1 || dup3(h[i], 1000, 0) != -1)
+			printf("dup of %d did not fail\n", h[i]), bad++;
+		if (pipe(p) || dup2(p[1], h[i]) != h[i] || write(h[i], "x", 1) != 1 ||
+		    read(p[0], &c, 1) != 1 || c != 'x' || fcntl(h[i], F_GETFD) < 0 || close(h[i]))
+			printf("dup2 onto %d: the program's pipe did not get the byte\n", h[i]), bad++;
+		close(p[0]);
+		close(p[1]);
+	}
+	n = unseen_fds(h, 64);
+	if (close_range(3, ~0u, 0))
+		printf("close_range failed: %s\n", strerror(errno)), bad++;
+	closefrom(3);
+	for (i = 0; i < n; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", h[i]);
+		kept += access(path, F_OK) == 0;
+	}
+	keep_blocks(1001, 64);
+	fprintf(stderr, "hidden=%d kept_open=%d\n", n, kept);
+	printf("hidden numbers act as not open, a dup2 onto one is the program's; kept=1001\n");
+	return bad ? 3 : 0;
 }
 
 static int mode_forkpipe(void)
@@ -536,8 +594,10 @@ int main(int argc, char **argv)
 		return mode_vforksig();
 	if (!strcmp(m, "crashabort"))
 		return mode_crashabort();
+	if (!strcmp(m, "hidden"))
+		return mode_hidden();
 	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
 			"       fsize BYTES | stderrfile FILE | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
-			"       misaligned | vforksig | crashabort\n");
+			"       misaligned | vforksig | crashabort | hidden\n");
 	return 2;
 }

@@ -1,0 +1,191 @@
+/*
+ * hooks_fd.c - memprov's own descriptors are not the program's: to the
+ * program their numbers are not open.
+ *
+ * memprov keeps a few descriptors (the trace, its ancestors' traces after
+ * a fork, /proc/self/statm, the run index, big modules' files) at high
+ * numbers, 7/8 of the descriptor limit (sys.c). A program may still name
+ * one: bash's `exec 896>out.txt` asks fcntl(896, F_GETFD) whether the
+ * number is taken, and finding it open, saved and restored it around the
+ * redirection, so that `echo hello >&896` wrote into the trace and
+ * out.txt stayed empty. So here:
+ *
+ *  - fcntl, dup and the old number of dup2/dup3 on one of memprov's
+ *    descriptors fail with EBADF, as on a number not open;
+ *  - dup2/dup3 onto one first moves memprov's descriptor to another high
+ *    number (sys.c's mp_fd_move), then do what the program asked;
+ *  - close fails with EBADF and leaves it open; close_range and closefrom
+ *    close the ranges around memprov's descriptors.
+ *
+ * A number that is no longer memprov's file (closed behind its back with
+ * a raw system call, then reused) is the program's (mp_fd_owner checks
+ * device and inode). Not hidden: /proc/self/fd, fstat, and these calls
+ * made through dlsym on a handle or as raw system calls (memprov then
+ * reopens its trace by path, trace_file.c). In a sandboxed process
+ * (mp_sandboxed) and in a vfork child, which shares memprov's memory but
+ * not its descriptor table, every call goes straight to libc.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, libc_real and sys.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "libc_real.h"
+#include "sys.h"
+#include "trace_file.h"
+
+/* Whether the calls here hide anything now (see the top). */
+static int hiding(void)
+{
+	return !mp_sandboxed &&
+	       !(mp_header && mp_header->pid != (int32_t)mp_syscall(SYS_getpid));
+}
+
+/* memprov's descriptor fd, when the program must not see it. */
+static struct mp_owned_fd *hidden_owner(int fd)
+{
+	struct mp_owned_fd *o;
+
+	if (MP_LIKELY(!(o = mp_fd_owner(fd))))
+		return NULL;
+	return hiding() ? o : NULL;
+}
+
+static int not_open(void)
+{
+	errno = EBADF;
+	return -1;
+}
+
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
+{
+	void *arg = va_arg(ap, void *); /* every command's argument fits a pointer */
+
+	if (MP_UNLIKELY(hidden_owner(fd)))
+		return not_open();
+	if (MP_UNLIKELY(!real)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real(fd, cmd, arg);
+}
+
+MP_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	int r;
+
+	mp_hooks_need();
+	va_start(ap, cmd);
+	r = fcntl_common(mp_real_fcntl, fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+MP_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	int r;
+
+	mp_hooks_need();
+	va_start(ap, cmd);
+	r = fcntl_common(mp_real_fcntl64 ? mp_real_fcntl64 : mp_real_fcntl, fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+MP_EXPORT int dup(int fd)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(hidden_owner(fd)))
+		return not_open();
+	return mp_real_dup(fd);
+}
+
+/* Before newfd becomes the program's: memprov's descriptor there moves. */
+static void make_room(int oldfd, int newfd)
+{
+	struct mp_owned_fd *o;
+
+	if (MP_LIKELY(oldfd == newfd || !(o = hidden_owner(newfd))))
+		return;
+	/* the old number must be open, or dup2 fails and closes nothing */
+	if (mp_syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
+		return;
+	mp_fd_move(o, newfd);
+}
+
+MP_EXPORT int dup2(int oldfd, int newfd)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(hidden_owner(oldfd)))
+		return not_open();
+	make_room(oldfd, newfd);
+	return mp_real_dup2(oldfd, newfd);
+}
+
+MP_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(hidden_owner(oldfd)))
+		return not_open();
+	make_room(oldfd, newfd);
+	return mp_real_dup3(oldfd, newfd, flags);
+}
+
+MP_EXPORT int close(int fd)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(hidden_owner(fd)))
+		return not_open();
+	return mp_real_close(fd);
+}
+
+/* Close [first, last] but memprov's descriptors, one range at a time. */
+static int close_around(unsigned first, unsigned last, int flags)
+{
+	while (first <= last) {
+		int h = mp_fd_owned_next(first, last), r;
+
+		if (h < 0)
+			return mp_real_close_range(first, last, flags);
+		if ((unsigned)h > first && (r = mp_real_close_range(first, (unsigned)h - 1, flags)))
+			return r;
+		if ((unsigned)h == last)
+			return 0;
+		first = (unsigned)h + 1;
+	}
+	return 0;
+}
+
+MP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_close_range)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (MP_LIKELY(mp_fd_owned_next(first, last) < 0) || !hiding())
+		return mp_real_close_range(first, last, flags);
+	return close_around(first, last, flags);
+}
+
+MP_EXPORT void closefrom(int lowfd)
+{
+	int saved = errno;
+
+	mp_hooks_need();
+	if (lowfd < 0)
+		lowfd = 0;
+	if (mp_real_close_range && mp_fd_owned_next((unsigned)lowfd, ~0u) >= 0 && hiding() &&
+	    !close_around((unsigned)lowfd, ~0u, 0)) {
+		errno = saved;
+		return;
+	}
+	errno = saved;
+	if (mp_real_closefrom)
+		mp_real_closefrom(lowfd); /* memprov's descriptors go too: reopened by path */
+}
