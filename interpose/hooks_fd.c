@@ -11,7 +11,8 @@
  * out.txt stayed empty. So here:
  *
  *  - fcntl, dup and the old number of dup2/dup3 on one of memprov's
- *    descriptors fail with EBADF, as on a number not open;
+ *    descriptors fail with EBADF, as on a number not open; F_DUPFD
+ *    takes the lowest number the program sees free, memprov's moved;
  *  - dup2/dup3 onto one first moves memprov's descriptor to another high
  *    number (sys.c's mp_fd_move), then do what the program asked;
  *  - close fails with EBADF and leaves it open; close_range and closefrom
@@ -21,7 +22,9 @@
  * a raw system call, then reused) is the program's (mp_fd_owner checks
  * device and inode). Not hidden: /proc/self/fd, fstat, and these calls
  * made through dlsym on a handle or as raw system calls (memprov then
- * reopens its trace by path, trace_file.c). In a sandboxed process
+ * reopens its trace by path, trace_file.c), glibc's own calls (fdopen
+ * checks the number with an internal fcntl), and /dev/fd/N opened by
+ * path. In a sandboxed process
  * (mp_sandboxed) and in a vfork child, which shares memprov's memory but
  * not its descriptor table, every call goes straight to libc.
  *
@@ -29,6 +32,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/close_range.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,6 +65,32 @@ static int not_open(void)
 	return -1;
 }
 
+/*
+ * F_DUPFD and F_DUPFD_CLOEXEC give the lowest number from arg up that is
+ * not open: to the program, memprov's are not. While the one the kernel
+ * gave lies above one of memprov's, that one moves away and the call is
+ * made again.
+ */
+static int dupfd(int (*real)(int, int, ...), int fd, int cmd, long from)
+{
+	int r = real(fd, cmd, from), h, tries = 0;
+
+	while (r > from && (h = mp_fd_owned_next((unsigned)from, (unsigned)r - 1)) >= 0 &&
+	       hiding() && tries++ < 64) {
+		struct mp_owned_fd *o = mp_fd_owner(h);
+		int again;
+
+		if (!o || mp_fd_move(o, h))
+			break;
+		again = real(fd, cmd, from);
+		if (again < 0)
+			break;
+		mp_sys_close(r);
+		r = again;
+	}
+	return r;
+}
+
 static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
 {
 	void *arg = va_arg(ap, void *); /* every command's argument fits a pointer */
@@ -70,10 +101,13 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
 		errno = ENOSYS;
 		return -1;
 	}
+	if (MP_UNLIKELY(cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && (long)arg >= 0 &&
+	    (long)arg <= INT_MAX)
+		return dupfd(real, fd, cmd, (long)arg);
 	return real(fd, cmd, arg);
 }
 
-MP_EXPORT int fcntl(int fd, int cmd, ...)
+MP_EXPORT MP_REALIGN int fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
 	int r;
@@ -85,7 +119,7 @@ MP_EXPORT int fcntl(int fd, int cmd, ...)
 	return r;
 }
 
-MP_EXPORT int fcntl64(int fd, int cmd, ...)
+MP_EXPORT MP_REALIGN int fcntl64(int fd, int cmd, ...)
 {
 	va_list ap;
 	int r;
@@ -168,7 +202,9 @@ MP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 		errno = ENOSYS;
 		return -1;
 	}
-	if (MP_LIKELY(mp_fd_owned_next(first, last) < 0) || !hiding())
+	/* flags the kernel refuses: refused as a whole, nothing closed */
+	if (MP_LIKELY(mp_fd_owned_next(first, last) < 0) || !hiding() ||
+	    (flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		return mp_real_close_range(first, last, flags);
 	return close_around(first, last, flags);
 }

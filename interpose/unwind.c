@@ -239,6 +239,14 @@ static struct mp_cfi_file *file_of(const struct dl_phdr_info *info)
 		if (!e->hdr_size || e->base != info->dlpi_addr || e->gone ||
 		    e->hdr_size != mp_cfi_hdr_size(info))
 			continue;
+		/* a dup2 onto its number moved the descriptor (hooks_fd.c):
+		 * read through the new one, checked now */
+		int fd = __atomic_load_n(&e->fd.fd, __ATOMIC_ACQUIRE);
+
+		if (MP_UNLIKELY(fd != e->f.fd)) {
+			e->f.fd = fd;
+			e->uses = 0;
+		}
 		if ((e->uses++ & 63) == 0 || e->checked_at != e->f.from_memory) {
 			e->checked_at = e->f.from_memory;
 			if (!mp_fd_ours(&e->fd)) {

@@ -129,11 +129,22 @@ test_expect_success 'python3.11 and libc: .eh_frame read from the files stays ou
 # high number): the descriptor is no longer memprov's (sys.c checks its
 # inode before each use), and the FDEs are read in memory again: libc's
 # .eh_frame becomes resident, and no stack differs.
-test_expect_success 'a descriptor taken over by the program: FDEs read in memory again, stacks the same' '
+test_expect_success 'a descriptor taken over by the program (raw dup2): FDEs read in memory again, stacks the same' '
 	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh2.trace" \
-		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 >traced.txt &&
+		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" rawdup2 >traced.txt &&
 	cat traced.txt &&
 	read x exe y libc <traced.txt && test "$libc" -gt 24 &&
+	checked /usr/bin/python3 "$TOP/tests/py/eh_resident.py" rawdup2 &&
+	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
+'
+
+test_expect_success 'libc'"'"'s dup2 onto the descriptor moves it: FDEs still read from the file, stacks the same' '
+	# the moved descriptor was read through its old number, the
+	# program'"'"'s file from then on (cfi.c kept a copy of the number)
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh3.trace" \
+		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 >traced.txt &&
+	cat traced.txt &&
+	read x exe y libc <traced.txt && test "$libc" -le 24 &&
 	checked /usr/bin/python3 "$TOP/tests/py/eh_resident.py" dup2 &&
 	test "$(field 4)" = 0 && test "$(field 1)" -gt 10000
 '

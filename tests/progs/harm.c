@@ -55,7 +55,9 @@
  *   harm hidden           every number /proc/self/fd lists from 3 up
  *                         that fcntl calls not open (memprov's own) must
  *                         act as not open to close, dup and dup2 from it,
- *                         and take a dup2 onto it: a pipe's write end
+ *                         close_range with bad flags fails (EINVAL),
+ *                         fcntl(F_DUPFD, N) gives N, and it takes a dup2
+ *                         onto it: a pipe's write end
  *                         put there carries a byte; then close_range(3,
  *                         ~0) and closefrom(3), and 1001 blocks kept;
  *                         stderr: "hidden=N kept_open=K" (K: of those N,
@@ -165,7 +167,7 @@ static int mode_hidden(void)
 	int h[64], n = unseen_fds(h, 64), i, bad = 0, kept = 0;
 
 	for (i = 0; i < n; i++) {
-		int p[2];
+		int p[2], d;
 		char c = 0;
 
 		errno = 0;
@@ -173,7 +175,14 @@ static int mode_hidden(void)
 			printf("close(%d) did not fail with EBADF\n", h[i]), bad++;
 		if (dup(h[i]) != -1 || dup2(h[i], 1000) != -1 || dup3(h[i], 1000, 0) != -1)
 			printf("dup of %d did not fail\n", h[i]), bad++;
-		if (pipe(p) || dup2(p[1], h[i]) != h[i] || write(h[i], "x", 1) != 1 ||
+		errno = 0;
+		if (close_range((unsigned)h[i], (unsigned)h[i], 0xff) != -1 || errno != EINVAL)
+			printf("close_range(%d, %d, 0xff) did not fail with EINVAL\n", h[i], h[i]), bad++;
+		if (pipe(p))
+			return 2;
+		if ((d = fcntl(p[0], F_DUPFD, h[i])) != h[i] || close(h[i]))
+			printf("fcntl(F_DUPFD, %d) gave %d\n", h[i], d), bad++;
+		if (dup2(p[1], h[i]) != h[i] || write(h[i], "x", 1) != 1 ||
 		    read(p[0], &c, 1) != 1 || c != 'x' || fcntl(h[i], F_GETFD) < 0 || close(h[i]))
 			printf("dup2 onto %d: the program's pipe did not get the byte\n", h[i]), bad++;
 		close(p[0]);

@@ -3,11 +3,13 @@ executable and of libc, read from /proc/self/pagemap after a workload
 that allocates from many distinct native stacks. Prints
 "exe PAGES libc PAGES".
 
-    python3 eh_resident.py [dup2]
+    python3 eh_resident.py [dup2 | rawdup2]
 
-dup2: first puts /dev/null over every descriptor open on the executable
-or libc (memprov's, which it reads .eh_frame through), as a program
-that dup2()s over a high descriptor would, then loads and unloads a
+rawdup2: first puts /dev/null over every descriptor open on the executable
+or libc (memprov's, which it reads .eh_frame through) with the raw
+dup2 system call (memprov cannot move its descriptor out of the way
+first, as it does for libc's dup2: the file is taken over); dup2: the
+same through os.dup2 (libc's); then loads and unloads a
 library (dlclose empties memprov's cache of unwind rules: every rule is
 looked up again), imports a few modules and calls into libc (new
 stacks through libc)."""
@@ -56,14 +58,20 @@ def work(depth, k):
     text = json.dumps({"k%d" % i: [i] * (k % 7) for i in range(50)})
     return len(re.findall(r"k\d+", text)) + len(json.loads(text))
 
-if sys.argv[1:] == ["dup2"]:
+if sys.argv[1:] in (["dup2"], ["rawdup2"]):
+    import ctypes
+    raw = sys.argv[1] == "rawdup2"
+    sysc = ctypes.CDLL(None, use_errno=True).syscall
     mine = {os.path.realpath(sys.executable)}
     mine |= {os.path.realpath(l.split()[5]) for l in open("/proc/self/maps") if "libc.so" in l}
     null = os.open("/dev/null", os.O_RDONLY)
     for fd in map(int, os.listdir("/proc/self/fd")):
         try:
             if os.path.realpath("/proc/self/fd/%d" % fd) in mine:
-                os.dup2(null, fd)
+                if raw:
+                    sysc(33, null, fd)  # SYS_dup2 on x86-64
+                else:
+                    os.dup2(null, fd)
         except OSError:
             pass
     import ctypes, _ctypes
