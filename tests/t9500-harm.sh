@@ -291,6 +291,8 @@ test_expect_success 'a thread that recurses to within 1,200 B of the end of its 
 	# the 1,000 mallocs at the bottom (and the levels just above), counted
 	n=$(sed -n "s/^without native frames (too little stack left to walk): //p" deep.stats) &&
 	test "$n" -ge 1000 && test "$n" -le 1100 &&
+	memprov stats --json deep.trace >deep.json &&
+	jget --check deep.json no_room_stacks=$n &&
 	# the block leaked from the top of the stack keeps its frames
 	memprov leaks deep.trace >deep.leaks &&
 	grep -q "^note: $n allocations have no native frames" deep.leaks &&
