@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "sys.h"
@@ -70,6 +71,11 @@
 	X(int, close, (int))                                              \
 	X(int, close_range, (unsigned, unsigned, int))                    \
 	X(void, closefrom, (int))                                         \
+	X(int, fstat, (int, struct stat *))                               \
+	X(int, fstat64, (int, struct stat64 *))                           \
+	X(int, fstatat, (int, const char *, struct stat *, int))          \
+	X(int, fstatat64, (int, const char *, struct stat64 *, int))      \
+	X(int, statx, (int, const char *, int, unsigned int, struct statx *)) \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \
 				   void (*)(void), void *))

@@ -357,7 +357,7 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	maps.all_safe = j->st.stopped != j->st.threads;
 	if (!r)
 		r = rroots_build(&roots, &j->live, &maps, th, n + 1,
-				 fd >= 0 && !fstat(fd, &st) ? (uint64_t)st.st_ino : 0);
+				 fd >= 0 && !mp_sys_fstat(fd, &st) ? (uint64_t)st.st_ino : 0);
 	j->st.notes |= roots.notes;
 	if (!r)
 		r = rmark_run(&j->live, &roots, &maps, &j->st, j->deadline);

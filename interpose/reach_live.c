@@ -931,7 +931,7 @@ static struct mp_iter_horizon *horizons_for(const struct rl_source *s, struct mp
 	struct stat st;
 	uint64_t blocks;
 
-	if (!s->settled || s->fd < 0 || fstat(s->fd, &st) || st.st_size <= 0)
+	if (!s->settled || s->fd < 0 || mp_sys_fstat(s->fd, &st) || st.st_size <= 0)
 		return NULL;
 	blocks = (uint64_t)st.st_size / 4096 + 1;
 	if (blocks * 2 * sizeof(uint64_t) > HORIZON_MAX)

@@ -126,6 +126,11 @@ size_t mp_self_exe(char *buf, size_t size)
 	return (size_t)n;
 }
 
+int mp_sys_fstat(int fd, struct stat *st)
+{
+	return (int)mp_syscall(SYS_fstat, fd, st);
+}
+
 int mp_sys_close(int fd)
 {
 	return (int)mp_syscall(SYS_close, fd);
@@ -347,7 +352,7 @@ void mp_warn_init(void)
 {
 	struct stat st;
 
-	if (fstat(2, &st)) {
+	if (mp_sys_fstat(2, &st)) {
 		err_state = -1;
 		return;
 	}
@@ -363,7 +368,7 @@ static int stderr_same(void)
 
 	if (!err_state)
 		return 1; /* a warning before start-up's check */
-	return err_state > 0 && !fstat(2, &st) && st.st_dev == err_dev && st.st_ino == err_ino;
+	return err_state > 0 && !mp_sys_fstat(2, &st) && st.st_dev == err_dev && st.st_ino == err_ino;
 }
 
 void mp_warn(const char *msg1, const char *msg2)
@@ -521,7 +526,7 @@ MP_REALIGN int mp_fd_take(struct mp_owned_fd *o, int fd)
 		return -1;
 	hi = dup_high(fd);
 	mp_sys_close(fd);
-	if (hi < 0 || fstat(hi, &st)) {
+	if (hi < 0 || mp_sys_fstat(hi, &st)) {
 		if (hi >= 0)
 			mp_sys_close(hi);
 		errno = saved;
@@ -550,7 +555,7 @@ int mp_fd_ours(const struct mp_owned_fd *o)
 
 	if (fd < 0)
 		return 0;
-	ok = !fstat(fd, &st) && st.st_dev == o->dev && st.st_ino == o->ino;
+	ok = !mp_sys_fstat(fd, &st) && st.st_dev == o->dev && st.st_ino == o->ino;
 	errno = saved;
 	return ok;
 }

@@ -81,6 +81,8 @@ void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off) MP_HIDDEN;
 int mp_sys_munmap(void *addr, size_t len) MP_HIDDEN;
 int mp_sys_open(const char *path, int flags, int mode) MP_HIDDEN;
+struct stat;
+int mp_sys_fstat(int fd, struct stat *st) MP_HIDDEN;
 int mp_sys_close(int fd) MP_HIDDEN;
 
 /*

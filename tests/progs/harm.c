@@ -55,6 +55,7 @@
  *   harm hidden           every number /proc/self/fd lists from 3 up
  *                         that fcntl calls not open (memprov's own) must
  *                         act as not open to close, dup and dup2 from it,
+ *                         fstat, fstatat and statx,
  *                         close_range with bad flags fails (EINVAL),
  *                         fcntl(F_DUPFD, N) gives N, and it takes a dup2
  *                         onto it: a pipe's write end
@@ -175,6 +176,16 @@ static int mode_hidden(void)
 			printf("close(%d) did not fail with EBADF\n", h[i]), bad++;
 		if (dup(h[i]) != -1 || dup2(h[i], 1000) != -1 || dup3(h[i], 1000, 0) != -1)
 			printf("dup of %d did not fail\n", h[i]), bad++;
+		{
+			struct stat st;
+			struct statx sx;
+
+			errno = 0;
+			if (fstat(h[i], &st) != -1 || errno != EBADF ||
+			    fstatat(h[i], "", &st, AT_EMPTY_PATH) != -1 || errno != EBADF ||
+			    statx(h[i], "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx) != -1 || errno != EBADF)
+				printf("fstat, fstatat or statx of %d did not fail with EBADF\n", h[i]), bad++;
+		}
 		errno = 0;
 		if (close_range((unsigned)h[i], (unsigned)h[i], 0xff) != -1 || errno != EINVAL)
 			printf("close_range(%d, %d, 0xff) did not fail with EINVAL\n", h[i], h[i]), bad++;
