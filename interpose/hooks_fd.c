@@ -29,7 +29,9 @@
  * checks the number with an internal fcntl), and /dev/fd/N opened by
  * path. In a sandboxed process
  * (mp_sandboxed) and in a vfork child, which shares memprov's memory but
- * not its descriptor table, every call goes straight to libc.
+ * not its descriptor table, every call goes straight to libc. A call
+ * made before libc's functions are found (while they are being looked
+ * up) is made as the system call itself.
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, libc_real and sys.
  */
@@ -101,10 +103,8 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
 
 	if (MP_UNLIKELY(hidden_owner(fd)))
 		return not_open();
-	if (MP_UNLIKELY(!real)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	if (MP_UNLIKELY(!real))
+		return (int)mp_syscall(SYS_fcntl, fd, cmd, arg); /* not resolved yet */
 	if (MP_UNLIKELY(cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && (long)arg >= 0 &&
 	    (long)arg <= INT_MAX)
 		return dupfd(real, fd, cmd, (long)arg);
@@ -140,7 +140,7 @@ MP_EXPORT int dup(int fd)
 	mp_hooks_need();
 	if (MP_UNLIKELY(hidden_owner(fd)))
 		return not_open();
-	return mp_real_dup(fd);
+	return mp_real_dup ? mp_real_dup(fd) : (int)mp_syscall(SYS_dup, fd);
 }
 
 /* Before newfd becomes the program's: memprov's descriptor there moves. */
@@ -162,7 +162,7 @@ MP_EXPORT int dup2(int oldfd, int newfd)
 	if (MP_UNLIKELY(hidden_owner(oldfd)))
 		return not_open();
 	make_room(oldfd, newfd);
-	return mp_real_dup2(oldfd, newfd);
+	return mp_real_dup2 ? mp_real_dup2(oldfd, newfd) : (int)mp_syscall(SYS_dup2, oldfd, newfd);
 }
 
 MP_EXPORT int dup3(int oldfd, int newfd, int flags)
@@ -171,7 +171,8 @@ MP_EXPORT int dup3(int oldfd, int newfd, int flags)
 	if (MP_UNLIKELY(hidden_owner(oldfd)))
 		return not_open();
 	make_room(oldfd, newfd);
-	return mp_real_dup3(oldfd, newfd, flags);
+	return mp_real_dup3 ? mp_real_dup3(oldfd, newfd, flags) :
+	       (int)mp_syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 /*
@@ -191,7 +192,7 @@ MP_EXPORT int fstat(int fd, struct stat *st)
 	mp_hooks_need();
 	if (stat_hidden(fd, NULL))
 		return not_open();
-	return mp_real_fstat(fd, st);
+	return mp_real_fstat ? mp_real_fstat(fd, st) : mp_sys_fstat(fd, st);
 }
 
 MP_EXPORT int fstat64(int fd, struct stat64 *st)
@@ -199,7 +200,7 @@ MP_EXPORT int fstat64(int fd, struct stat64 *st)
 	mp_hooks_need();
 	if (stat_hidden(fd, NULL))
 		return not_open();
-	return mp_real_fstat64 ? mp_real_fstat64(fd, st) : mp_real_fstat(fd, (struct stat *)st);
+	return mp_real_fstat64 ? mp_real_fstat64(fd, st) : mp_sys_fstat(fd, (struct stat *)st);
 }
 
 MP_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
@@ -207,7 +208,8 @@ MP_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 	mp_hooks_need();
 	if (stat_hidden(dirfd, path))
 		return not_open();
-	return mp_real_fstatat(dirfd, path, st, flags);
+	return mp_real_fstatat ? mp_real_fstatat(dirfd, path, st, flags) :
+	       (int)mp_syscall(SYS_newfstatat, dirfd, path, st, flags);
 }
 
 MP_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
@@ -216,7 +218,7 @@ MP_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flag
 	if (stat_hidden(dirfd, path))
 		return not_open();
 	return mp_real_fstatat64 ? mp_real_fstatat64(dirfd, path, st, flags) :
-	       mp_real_fstatat(dirfd, path, (struct stat *)st, flags);
+	       (int)mp_syscall(SYS_newfstatat, dirfd, path, st, flags);
 }
 
 MP_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *st)
@@ -236,7 +238,7 @@ MP_EXPORT int close(int fd)
 	mp_hooks_need();
 	if (MP_UNLIKELY(hidden_owner(fd)))
 		return not_open();
-	return mp_real_close(fd);
+	return mp_real_close ? mp_real_close(fd) : mp_sys_close(fd);
 }
 
 /* Close [first, last] but memprov's descriptors, one range at a time. */
