@@ -23,8 +23,11 @@
  *
  * A number that is no longer memprov's file (closed behind its back with
  * a raw system call, then reused) is the program's (mp_fd_owner checks
- * device and inode). Not hidden: /proc/self/fd, and these calls
- * made through dlsym on a handle or as raw system calls (memprov then
+ * device and inode). syscall() with these calls' numbers (libuv closes
+ * and stats with it: Node.js) gets the same, through hooks_sandbox.c's
+ * stub (mp_fd_syscall). Not hidden: /proc/self/fd, read, write and lseek,
+ * and these calls made through dlsym on a handle or as system call
+ * instructions (memprov then
  * reopens its trace by path, trace_file.c), glibc's own calls (fdopen
  * checks the number with an internal fcntl), and /dev/fd/N opened by
  * path. In a sandboxed process
@@ -44,6 +47,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hooks_fd.h"
 #include "libc_real.h"
 #include "sys.h"
 #include "trace_file.h"
@@ -287,4 +291,73 @@ MP_EXPORT void closefrom(int lowfd)
 	errno = saved;
 	if (mp_real_closefrom)
 		mp_real_closefrom(lowfd); /* memprov's descriptors go too: reopened by path */
+}
+
+/* fcntl as the system call, for dupfd when syscall() was asked. */
+static int raw_fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	long arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	return (int)mp_syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+/* A libc-style result (-1 and errno) as the system call's (-errno). */
+static long raw_result(long r)
+{
+	return r < 0 ? -(long)errno : r;
+}
+
+int mp_fd_syscall_wants(long nr)
+{
+	return nr == SYS_close || nr == SYS_fstat || nr == SYS_newfstatat || nr == SYS_statx ||
+	       nr == SYS_fcntl || nr == SYS_dup || nr == SYS_dup2 || nr == SYS_dup3 ||
+	       nr == SYS_close_range;
+}
+
+long mp_fd_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	int saved = errno;
+	long r;
+
+	switch (nr) {
+	case SYS_close:
+	case SYS_fstat:
+	case SYS_dup:
+		if (hidden_owner((int)a1))
+			return -EBADF;
+		break;
+	case SYS_fcntl:
+		if (hidden_owner((int)a1))
+			return -EBADF;
+		if ((a2 == F_DUPFD || a2 == F_DUPFD_CLOEXEC) && a3 >= 0 && a3 <= INT_MAX) {
+			r = raw_result(dupfd(raw_fcntl, (int)a1, (int)a2, a3));
+			errno = saved;
+			return r;
+		}
+		break;
+	case SYS_newfstatat:
+	case SYS_statx:
+		if (stat_hidden((int)a1, (const char *)a2))
+			return -EBADF;
+		break;
+	case SYS_dup2:
+	case SYS_dup3:
+		if (hidden_owner((int)a1))
+			return -EBADF;
+		make_room((int)a1, (int)a2);
+		break;
+	case SYS_close_range:
+		if (mp_real_close_range && mp_fd_owned_next((unsigned)a1, (unsigned)a2) >= 0 &&
+		    hiding() && !(a3 & ~(long)(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE))) {
+			r = raw_result(close_around((unsigned)a1, (unsigned)a2, (int)a3));
+			errno = saved;
+			return r;
+		}
+		break;
+	}
+	return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 }

@@ -32,7 +32,7 @@
  * memprov's own code never calls syscall() or prctl(): it has
  * mp_syscall and mp_prctl (sys.c).
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, hooks_signal, seccomp_eval,
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_file, hooks_signal, hooks_fd, seccomp_eval,
  * libc_real and sys.
  */
 #include <errno.h>
@@ -48,6 +48,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hooks_fd.h"
 #include "hooks_sandbox.h"
 #include "hooks_signal.h"
 #include "libc_real.h"
@@ -247,7 +248,8 @@ static int fork_like(long nr, long a1, long a2)
 }
 
 /*
- * The slow path of syscall(): prctl, seccomp, fork, clone and clone3. The raw
+ * The slow path of syscall(): prctl, seccomp, fork, clone and clone3, and
+ * the descriptor calls (hooks_fd.c). The raw
  * result (-errno on failure): the stub turns it into libc's.
  */
 MP_HIDDEN __attribute__((used)) long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4,
@@ -261,6 +263,8 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 		sandbox_before(nr, a1, a2, a3);
 		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 	}
+	if (mp_fd_syscall_wants(nr))
+		return mp_fd_syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (!clone_prepare || !fork_like(nr, a1, a2))
 		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 	clone_prepare();
@@ -275,7 +279,8 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 /*
  * long syscall(long nr, a1..a6): nr in rdi, a1-a5 in rsi, rdx, rcx, r8,
  * r9, a6 on the stack; the kernel takes nr in rax and a1-a6 in rdi, rsi,
- * rdx, r10, r8, r9. prctl, seccomp, fork, clone and clone3 go to
+ * rdx, r10, r8, r9. prctl, seccomp, fork, clone, clone3 and the
+ * descriptor calls go to
  * mp_syscall_slow (a6 passed on as its seventh argument), every other
  * number straight to the kernel.
  */
@@ -293,6 +298,26 @@ __asm__(".text\n"
 	"	cmpq $" MP_STR(SYS_fork) ", %rdi\n"
 	"	je 2f\n"
 	"	cmpq $" MP_STR(SYS_clone3) ", %rdi\n"
+	"	je 2f\n"
+	/* the descriptor calls (hooks_fd.c): close, fstat, dup, dup2, fcntl,
+	 * newfstatat, dup3, statx, close_range */
+	"	cmpq $" MP_STR(SYS_close) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_fstat) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_dup) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_dup2) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_fcntl) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_newfstatat) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_dup3) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_statx) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_close_range) ", %rdi\n"
 	"	je 2f\n"
 	"	movq %rdi, %rax\n"
 	"	movq %rsi, %rdi\n"

@@ -397,7 +397,7 @@ void mp_warn(const char *msg1, const char *msg2)
 /*
  * The lowest number memprov's descriptors take: high in the soft limit
  * (896 of the usual 1024), where programs that open files one by one
- * rarely go; at most 4096 when the limit is huge.
+ * rarely go; at most 4032 when the limit is huge.
  */
 static int high_fd_floor(void)
 {
@@ -407,8 +407,10 @@ static int high_fd_floor(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return 10;
 	cur = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4608 ? 4608 : rl.rlim_cur;
+	/* under 24: the top 4 (at 16, 12-15), not 3 up, where every number
+	 * a program then opened came out shifted by memprov's */
 	if (cur < 24)
-		return 3;
+		return cur > 7 ? (int)cur - 4 : 3;
 	return (int)(cur - cur / 8);
 }
 

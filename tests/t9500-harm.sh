@@ -48,6 +48,20 @@ test_expect_success 'memprov'"'"'s descriptors act as not open to the program: c
 	jget --check hd.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
 '
 
+test_expect_success 'under ulimit -n 16 the numbers a program opens are those of the bare run' '
+	# memprov took 4 and 5 (3 up): the program'"'"'s files came out as 3, 6, 7, 8
+	cat >opens.py <<-\EOF &&
+	import os
+	print([os.open("/dev/null", os.O_RDONLY) for _ in range(4)])
+	EOF
+	(ulimit -n 16 && /usr/bin/python3 opens.py) >opens-bare.out &&
+	cat opens-bare.out &&
+	(ulimit -n 16 && traced op /usr/bin/python3 opens.py) >opens.out &&
+	test_cmp opens-bare.out opens.out &&
+	memprov stats --json op.trace >op.json &&
+	jget --check op.json state=exited exit_status=0 damaged=false
+'
+
 test_expect_success 'bash: exec 896>FILE where memprov has its trace (ulimit -n 1024) writes into FILE, not the trace' '
 	# bash found 896 open, saved it and put it back after the
 	# redirection: "hello" went into the trace, FILE stayed empty

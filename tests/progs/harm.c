@@ -55,7 +55,8 @@
  *   harm hidden           every number /proc/self/fd lists from 3 up
  *                         that fcntl calls not open (memprov's own) must
  *                         act as not open to close, dup and dup2 from it,
- *                         fstat, fstatat and statx,
+ *                         fstat, fstatat and statx (also as syscall()
+ *                         by number: fstat, fcntl, close),
  *                         close_range with bad flags fails (EINVAL),
  *                         fcntl(F_DUPFD, N) gives N, and it takes a dup2
  *                         onto it: a pipe's write end
@@ -185,6 +186,12 @@ static int mode_hidden(void)
 			    fstatat(h[i], "", &st, AT_EMPTY_PATH) != -1 || errno != EBADF ||
 			    statx(h[i], "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx) != -1 || errno != EBADF)
 				printf("fstat, fstatat or statx of %d did not fail with EBADF\n", h[i]), bad++;
+			/* by number through syscall(), as libuv does */
+			errno = 0;
+			if (syscall(SYS_fstat, h[i], &st) != -1 || errno != EBADF ||
+			    syscall(SYS_fcntl, h[i], F_GETFD) != -1 || errno != EBADF ||
+			    syscall(SYS_close, h[i]) != -1 || errno != EBADF)
+				printf("syscall(fstat, fcntl or close) of %d did not fail with EBADF\n", h[i]), bad++;
 		}
 		errno = 0;
 		if (close_range((unsigned)h[i], (unsigned)h[i], 0xff) != -1 || errno != EINVAL)
