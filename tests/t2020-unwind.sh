@@ -129,7 +129,7 @@ test_expect_success 'python3.11 and libc: .eh_frame read from the files stays ou
 # high number): the descriptor is no longer memprov's (sys.c checks its
 # inode before each use), and the FDEs are read in memory again: libc's
 # .eh_frame becomes resident, and no stack differs.
-test_expect_success 'a descriptor taken over by the program (raw dup2): FDEs read in memory again, stacks the same' '
+test_expect_success 'a descriptor taken over by the program (libc'"'"'s dup2 through dlsym on a handle): FDEs read in memory again, stacks the same' '
 	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/eh2.trace" \
 		/usr/bin/python3 "$TOP/tests/py/eh_resident.py" rawdup2 >traced.txt &&
 	cat traced.txt &&

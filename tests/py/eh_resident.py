@@ -6,10 +6,12 @@ that allocates from many distinct native stacks. Prints
     python3 eh_resident.py [dup2 | rawdup2]
 
 rawdup2: first puts /dev/null over every descriptor open on the executable
-or libc (memprov's, which it reads .eh_frame through) with the raw
-dup2 system call (memprov cannot move its descriptor out of the way
-first, as it does for libc's dup2: the file is taken over); dup2: the
-same through os.dup2 (libc's); then loads and unloads a
+or libc (memprov's, which it reads .eh_frame through) with libc's dup2
+found by dlsym on libc's handle (ctypes.CDLL("libc.so.6").dup2: memprov
+hooks neither that nor a system call instruction, and cannot move its
+descriptor out of the way first: the file is taken over); dup2: the
+same through os.dup2 (the dup2 the program links to, memprov's hook,
+which moves its descriptor); then loads and unloads a
 library (dlclose empties memprov's cache of unwind rules: every rule is
 looked up again), imports a few modules and calls into libc (new
 stacks through libc)."""
@@ -61,7 +63,7 @@ def work(depth, k):
 if sys.argv[1:] in (["dup2"], ["rawdup2"]):
     import ctypes
     raw = sys.argv[1] == "rawdup2"
-    sysc = ctypes.CDLL(None, use_errno=True).syscall
+    libc_dup2 = ctypes.CDLL("libc.so.6").dup2
     mine = {os.path.realpath(sys.executable)}
     mine |= {os.path.realpath(l.split()[5]) for l in open("/proc/self/maps") if "libc.so" in l}
     null = os.open("/dev/null", os.O_RDONLY)
@@ -69,7 +71,7 @@ if sys.argv[1:] in (["dup2"], ["rawdup2"]):
         try:
             if os.path.realpath("/proc/self/fd/%d" % fd) in mine:
                 if raw:
-                    sysc(33, null, fd)  # SYS_dup2 on x86-64
+                    libc_dup2(null, fd)
                 else:
                     os.dup2(null, fd)
         except OSError:
