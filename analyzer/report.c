@@ -133,7 +133,8 @@ void report_json_trace(FILE *f, const struct trace *t)
 			fprintf(f, "null");
 		free(next);
 	}
-	fprintf(f, ",\"skipped_events\":%" PRIu64, t->hdr.skipped_total);
+	fprintf(f, ",\"skipped_events\":%" PRIu64 ",\"no_room_stacks\":%" PRIu64,
+		t->hdr.skipped_total, t->hdr.no_room_stacks);
 }
 
 void report_json_head(FILE *f, const struct trace *t, const char *report)

@@ -174,7 +174,7 @@ static void print_json(const struct replay *r, const struct reach_view *rv)
 		       t->hdr.skipped[i]);
 		first = 0;
 	}
-	printf("},\"no_room_stacks\":%" PRIu64 ",\"kinds\":{", t->hdr.no_room_stacks);
+	printf("},\"kinds\":{");
 	for (k = 1; k < MP_KIND_COUNT; k++) {
 		const struct replay_kind *kd = &r->kinds[k];
 
