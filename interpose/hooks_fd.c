@@ -59,12 +59,23 @@ static int hiding(void)
 	       !(mp_header && mp_header->pid != (int32_t)mp_syscall(SYS_getpid));
 }
 
+/*
+ * The lowest of memprov's descriptors in [first, last], or -1; nothing
+ * in a sandboxed process, where the check's fstat may be a system call
+ * the program's filter kills on (mp_fd_owner and mp_fd_owned_next make
+ * one for a number that may be memprov's).
+ */
+static int owned_next(unsigned first, unsigned last)
+{
+	return MP_UNLIKELY(mp_sandboxed) ? -1 : mp_fd_owned_next(first, last);
+}
+
 /* memprov's descriptor fd, when the program must not see it. */
 static struct mp_owned_fd *hidden_owner(int fd)
 {
 	struct mp_owned_fd *o;
 
-	if (MP_LIKELY(!(o = mp_fd_owner(fd))))
+	if (MP_UNLIKELY(mp_sandboxed) || MP_LIKELY(!(o = mp_fd_owner(fd))))
 		return NULL;
 	return hiding() ? o : NULL;
 }
@@ -85,7 +96,7 @@ static int dupfd(int (*real)(int, int, ...), int fd, int cmd, long from)
 {
 	int r = real(fd, cmd, from), h, tries = 0;
 
-	while (r > from && (h = mp_fd_owned_next((unsigned)from, (unsigned)r - 1)) >= 0 &&
+	while (r > from && (h = owned_next((unsigned)from, (unsigned)r - 1)) >= 0 &&
 	       hiding() && tries++ < 64) {
 		struct mp_owned_fd *o = mp_fd_owner(h);
 		int again;
@@ -249,7 +260,7 @@ MP_EXPORT int close(int fd)
 static int close_around(unsigned first, unsigned last, int flags)
 {
 	while (first <= last) {
-		int h = mp_fd_owned_next(first, last), r;
+		int h = owned_next(first, last), r;
 
 		if (h < 0)
 			return mp_real_close_range(first, last, flags);
@@ -270,7 +281,7 @@ MP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 		return -1;
 	}
 	/* flags the kernel refuses: refused as a whole, nothing closed */
-	if (MP_LIKELY(mp_fd_owned_next(first, last) < 0) || !hiding() ||
+	if (MP_LIKELY(owned_next(first, last) < 0) || !hiding() ||
 	    (flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		return mp_real_close_range(first, last, flags);
 	return close_around(first, last, flags);
@@ -283,7 +294,7 @@ MP_EXPORT void closefrom(int lowfd)
 	mp_hooks_need();
 	if (lowfd < 0)
 		lowfd = 0;
-	if (mp_real_close_range && mp_fd_owned_next((unsigned)lowfd, ~0u) >= 0 && hiding() &&
+	if (mp_real_close_range && owned_next((unsigned)lowfd, ~0u) >= 0 && hiding() &&
 	    !close_around((unsigned)lowfd, ~0u, 0)) {
 		errno = saved;
 		return;
@@ -351,7 +362,7 @@ long mp_fd_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6
 		make_room((int)a1, (int)a2);
 		break;
 	case SYS_close_range:
-		if (mp_real_close_range && mp_fd_owned_next((unsigned)a1, (unsigned)a2) >= 0 &&
+		if (mp_real_close_range && owned_next((unsigned)a1, (unsigned)a2) >= 0 &&
 		    hiding() && !(a3 & ~(long)(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE))) {
 			r = raw_result(close_around((unsigned)a1, (unsigned)a2, (int)a3));
 			errno = saved;

@@ -6,7 +6,7 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|dlsym|strict|strict3|denyerrno|denykill|args|fsize|twofilters [N]
+ *   seccomp_filter prctl|syscall|dlsym|strict|strict3|denyerrno|denykill|args|fsize|twofilters|closefrom [N]
  *   seccomp_filter exec
  *   seccomp_filter ownlist
  *   seccomp_filter calls
@@ -27,7 +27,8 @@
  * with the file-size limit set to 0 first, as sshd's child does (a write
  * to a file on stderr then raises SIGXFSZ); twofilters: denyerrno's
  * filter (process_vm_readv fails with EPERM from then on), then
- * denykill's. All but
+ * denykill's. closefrom: an allow-list without fstat, with close and
+ * close_range, then closefrom(3). All but
  * prctl, syscall and strict go through prctl. Before the filter it leaks one block
  * (before_filter); after it, N (default 200,000) malloc/free pairs of
  * 16 B to 4 KiB, one more leak (after_filter), and "done" on stdout.
@@ -83,6 +84,19 @@ static struct sock_filter rules[] = {
 	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
 	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
 	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+/* rules without fstat, with close and close_range: closefrom after the
+ * filter is the program's own call, and nothing may be added to it */
+static struct sock_filter close_rules[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
+	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
+	ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_close), ALLOW(SYS_close_range),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
@@ -250,11 +264,11 @@ int main(int argc, char **argv)
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	else {
 		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
-					      PROG(exec_rules), PROG(own_list) };
+					      PROG(exec_rules), PROG(own_list), PROG(close_rules) };
 		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
 			!strcmp(mode, "twofilters") ? 0 :
 			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 :
-			!strcmp(mode, "ownlist") ? 4 : -1;
+			!strcmp(mode, "ownlist") ? 4 : !strcmp(mode, "closefrom") ? 5 : -1;
 
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
 		if (!r && !strcmp(mode, "twofilters")) {
@@ -280,6 +294,8 @@ int main(int argc, char **argv)
 		if (h)
 			dlclose(h);
 	}
+	if (!strcmp(mode, "closefrom"))
+		closefrom(3); /* close_range: memprov's descriptors among them */
 	if (!strcmp(mode, "exec")) {
 		char child[] = "child", *args[] = { argv[0], child, NULL };
 
