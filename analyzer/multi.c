@@ -41,6 +41,15 @@ struct tpath {
 	uint64_t start;
 };
 
+/* A regular file of 0 bytes: a trace created by a process that ended
+ * before memprov wrote its header. */
+static int file_empty(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !st.st_size;
+}
+
 static int tpath_cmp(const void *a, const void *b)
 {
 	const struct tpath *x = a, *y = b;
@@ -76,7 +85,10 @@ static int add_dir(const char *dir, struct tpath **v, size_t *n, size_t *alloc)
 			/* other files (the index, summaries) are not traces; one named so is said */
 			if (len > 6 && !strcmp(de->d_name + len - 6, ".trace"))
 				warning("'%s' is not a readable memprov trace (%s): left out", p,
-					errno ? strerror(errno) : "no memprov trace header");
+					errno ? strerror(errno) :
+					file_empty(p) ? "empty: the process ended before memprov "
+							      "wrote its header" :
+					"no memprov trace header");
 			free(p);
 			continue;
 		}

@@ -501,6 +501,13 @@ int trace_open(struct trace *t, const char *path, unsigned flags)
 		error("cannot read '%s': %s", path, strerror(errno));
 		goto out_close;
 	}
+	if (!got) {
+		/* created, and the process gone before memprov wrote a byte
+		 * (killed at start-up): there is nothing to read */
+		error("'%s' is empty: the process ended before memprov wrote its header "
+		      "(killed as it started?)", path);
+		goto out_close;
+	}
 	if (got < MP_MAGIC_LEN || memcmp(t->hdr.magic, MP_MAGIC, MP_MAGIC_LEN)) {
 		error("'%s' is not a memprov trace: bad magic at offset 0", path);
 		goto out_close;

@@ -67,6 +67,14 @@ test_expect_success 'bad magic: one sentence, exit 1' '
 	test_cmp expect err
 '
 
+test_expect_success 'an empty file (the process killed as memprov created it): says so, exit 1' '
+	: >empty.trace &&
+	st=0 && memprov stats empty.trace >out 2>err || st=$? &&
+	test $st = 1 &&
+	echo "memprov: error: '\''empty.trace'\'' is empty: the process ended before memprov wrote its header (killed as it started?)" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success 'newer format version: asks for an upgrade, exit 1' '
 	gen v3 <<-EOF &&
 	header version=3

@@ -137,6 +137,15 @@ test_expect_success 'a run directory with a cut trace and a stray file: said on 
 	grep "^5 traces, 5 processes" odd.txt
 '
 
+test_expect_success 'an empty trace in a run directory (a process killed as it started) is left out, said so' '
+	cp -r pool odd2 &&
+	: >odd2/memprov.99998.trace &&
+	memprov leaks odd2 >odd2.txt 2>odd2.err &&
+	grep "odd2/memprov.99998.trace. is not a readable memprov trace (empty: the process ended before memprov wrote its header): left out" odd2.err &&
+	test $(wc -l <odd2.err) = 1 &&
+	grep "^5 traces, 5 processes" odd2.txt
+'
+
 test_expect_success 'bad summaries: mixed kinds, not JSON, not a summary, missing' '
 	{ memprov merge sum/*.json gsum/*.json >/dev/null 2>err; test $? = 1; } &&
 	grep "a growth summary among leaks summaries" err &&
