@@ -451,29 +451,14 @@ void mp_fd_hide(struct mp_owned_fd *o)
 		hidden_lower(o->fd);
 }
 
-struct mp_owned_fd *mp_fd_owner(int fd)
+/* The struct of memprov's lowest descriptor in [first, last], or NULL. */
+static struct mp_owned_fd *owned_in(unsigned first, unsigned last)
 {
-	int i;
-
-	if (MP_LIKELY(fd < __atomic_load_n(&hidden_min, __ATOMIC_ACQUIRE)))
-		return NULL;
-	for (i = 0; i < HIDDEN_MAX; i++) {
-		struct mp_owned_fd *o = __atomic_load_n(&hidden[i], __ATOMIC_ACQUIRE);
-
-		if (!o)
-			break;
-		if (__atomic_load_n(&o->fd, __ATOMIC_ACQUIRE) == fd && mp_fd_ours(o))
-			return o;
-	}
-	return NULL;
-}
-
-int mp_fd_owned_next(unsigned first, unsigned last)
-{
-	int i, best = -1;
+	struct mp_owned_fd *best = NULL;
+	int i, best_fd = -1;
 
 	if (last < (unsigned)__atomic_load_n(&hidden_min, __ATOMIC_ACQUIRE))
-		return -1;
+		return NULL;
 	for (i = 0; i < HIDDEN_MAX; i++) {
 		struct mp_owned_fd *o = __atomic_load_n(&hidden[i], __ATOMIC_ACQUIRE);
 		int fd;
@@ -482,10 +467,24 @@ int mp_fd_owned_next(unsigned first, unsigned last)
 			break;
 		fd = __atomic_load_n(&o->fd, __ATOMIC_ACQUIRE);
 		if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last &&
-		    (best < 0 || fd < best) && mp_fd_ours(o))
-			best = fd;
+		    (best_fd < 0 || fd < best_fd) && mp_fd_ours(o)) {
+			best = o;
+			best_fd = fd;
+		}
 	}
 	return best;
+}
+
+struct mp_owned_fd *mp_fd_owner(int fd)
+{
+	return fd < 0 ? NULL : owned_in((unsigned)fd, (unsigned)fd);
+}
+
+int mp_fd_owned_next(unsigned first, unsigned last)
+{
+	struct mp_owned_fd *o = owned_in(first, last);
+
+	return o ? __atomic_load_n(&o->fd, __ATOMIC_ACQUIRE) : -1;
 }
 
 /* A new number for fd, high and close-on-exec (never 0-2); -1. */

@@ -74,6 +74,10 @@ static void *many[20000]; /* strict mode's blocks, kept */
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+/* what glibc's malloc and exit need here */
+#define ALLOW_HEAP_EXIT ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap), \
+	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex), \
+	ALLOW(SYS_rt_sigprocmask)
 
 static struct sock_filter rules[] = {
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -81,9 +85,7 @@ static struct sock_filter rules[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 	/* what glibc's malloc, stdio and exit need here, nothing more */
-	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
-	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
-	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
+	ALLOW_HEAP_EXIT, ALLOW(SYS_newfstatat), ALLOW(SYS_fstat),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
@@ -94,18 +96,14 @@ static struct sock_filter close_rules[] = {
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
-	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
-	ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_close), ALLOW(SYS_close_range),
+	ALLOW_HEAP_EXIT, ALLOW(SYS_close), ALLOW(SYS_close_range),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
 /* rules, and what the loader and libc's start-up need in a new program */
 static struct sock_filter exec_rules[] = {
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap),
-	ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit), ALLOW(SYS_futex),
-	ALLOW(SYS_newfstatat), ALLOW(SYS_fstat), ALLOW(SYS_rt_sigprocmask),
+	ALLOW_HEAP_EXIT, ALLOW(SYS_newfstatat), ALLOW(SYS_fstat),
 	ALLOW(SYS_execve), ALLOW(SYS_arch_prctl), ALLOW(SYS_access), ALLOW(SYS_openat),
 	ALLOW(SYS_read), ALLOW(SYS_close), ALLOW(SYS_pread64), ALLOW(SYS_mprotect),
 	ALLOW(SYS_set_tid_address), ALLOW(SYS_set_robust_list), ALLOW(SYS_rseq),
