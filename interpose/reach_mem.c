@@ -17,6 +17,15 @@
  * back only when it was the last one cut; at most POOL_CHUNKS pools are
  * made, then small allocations are mappings of their own.
  *
+ * The first ARENA_LEN bytes of mappings (pools and plain ones) are cut
+ * from one reservation, made at the first allocation: `ls` made seven
+ * mappings and unmapped two, and those system calls were a seventh of
+ * its scan. A piece of the arena goes back when it is the last one cut
+ * and at most ZERO_MAX (zeroed, as a new mapping is); another freed piece
+ * stays used until the end. The whole arena is memprov's own memory (never a root), whatever
+ * is in use in it. Past it, or where the reservation fails (an address
+ * space limit), allocations are mappings of their own, as before.
+ *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys.
  */
 #include <string.h>
@@ -34,6 +43,12 @@
 #define POOL_PIECE (32u << 10)
 #define POOL_CHUNKS 8
 #define POOL_ALIGN 64
+#define ARENA_LEN ((2u << 20) - 4096) /* under 2 MiB: never a huge page to zero (THP "always") */
+#define ZERO_MAX (64u << 10) /* an arena piece up to this is zeroed and reused when freed last */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 static struct {
 	void *p;
@@ -42,9 +57,13 @@ static struct {
 	size_t last;  /* a pool: offset of the last piece cut */
 	int pool;
 	int kept;     /* rmem_forget'ed: never unmapped */
+	int arena;    /* cut from the arena: never unmapped by itself */
 } maps[MAX_MAPS];
 static uint64_t used, peak, limit;
 static int failed, pool_at = -1, pools, n_slots; /* slots below n_slots were ever used */
+static char *arena;        /* NULL: not made (yet), or refused */
+static size_t arena_cut;   /* bytes cut from its start */
+static int arena_tried, arena_kept;
 
 /* memprov's other mappings (the stack-id set, the unwind cache). */
 static struct {
@@ -72,11 +91,61 @@ void rmem_init(uint64_t lim)
 	pool_at = -1;
 	pools = 0;
 	n_own = 0;
+	arena = NULL;
+	arena_cut = 0;
+	arena_tried = arena_kept = 0;
 }
 
 static size_t page_round(size_t len)
 {
 	return (len + 4095) & ~(size_t)4095;
+}
+
+/*
+ * len bytes (a multiple of the page) of fresh memory, zeroed: from the
+ * arena where it has room (*in_arena set), else a mapping of its own.
+ * populate: the caller touches every page at once.
+ */
+static void *map_fresh(size_t len, int populate, int *in_arena)
+{
+	void *p;
+
+	if (!arena_tried) {
+		arena_tried = 1;
+		p = mp_sys_mmap(NULL, ARENA_LEN, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		arena = p == MAP_FAILED ? NULL : p;
+	}
+	if (arena && len <= ARENA_LEN - arena_cut) {
+		p = arena + arena_cut;
+		arena_cut += len;
+		*in_arena = 1;
+		/* one call instead of a fault a page; older kernels fault them */
+		if (populate && len > ZERO_MAX)
+			(void)mp_syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE);
+		return p;
+	}
+	*in_arena = 0;
+	return mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+}
+
+/* Give back what map_fresh gave: an arena piece only when it is the last cut. */
+static void unmap_fresh(void *p, size_t len, int in_arena)
+{
+	if (!in_arena) {
+		mp_sys_munmap(p, len);
+		return;
+	}
+	/*
+	 * Not the last, or too big to zero (memset would fault in the pages
+	 * a buffer never used: a trace walk's 80 KiB, a page or two used):
+	 * it stays until the end.
+	 */
+	if ((char *)p + len != arena + arena_cut || len > ZERO_MAX)
+		return;
+	memset(p, 0, len);
+	arena_cut -= len;
 }
 
 /* The plain mapping that starts at p, or -1. */
@@ -106,7 +175,7 @@ static int pool_of(const void *p)
 static void *alloc(size_t len, int populate)
 {
 	void *p;
-	int i;
+	int i, in_arena;
 
 	len = page_round(len ? len : 1);
 	for (i = 0; i < MAX_MAPS && maps[i].p; i++)
@@ -115,14 +184,14 @@ static void *alloc(size_t len, int populate)
 		failed = 1;
 		return NULL;
 	}
-	p = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+	p = map_fresh(len, populate, &in_arena);
 	if (p == MAP_FAILED) {
 		failed = 1;
 		return NULL;
 	}
 	memset(&maps[i], 0, sizeof(maps[i]));
 	maps[i].p = p;
+	maps[i].arena = in_arena;
 	if (i >= n_slots)
 		n_slots = i + 1;
 	maps[i].len = len;
@@ -142,7 +211,7 @@ static void *pool_cut(size_t len)
 		return NULL;
 	if (pool_at < 0 || maps[pool_at].cut + len > maps[pool_at].len) {
 		size_t plen = pool_at < 0 ? POOL_FIRST : maps[pool_at].len * 2;
-		int i;
+		int i, in_arena;
 
 		if (plen > POOL_CHUNK)
 			plen = POOL_CHUNK;
@@ -152,12 +221,12 @@ static void *pool_cut(size_t len)
 			;
 		if (i == MAX_MAPS)
 			return NULL;
-		p = mp_sys_mmap(NULL, plen, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = map_fresh(plen, 0, &in_arena);
 		if (p == MAP_FAILED)
 			return NULL;
 		memset(&maps[i], 0, sizeof(maps[i]));
 		maps[i].p = p;
+		maps[i].arena = in_arena;
 		if (i >= n_slots)
 			n_slots = i + 1;
 		maps[i].len = plen;
@@ -234,6 +303,17 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 	i = slot_of(*pp);
 	if (i < 0)
 		return -1;
+	if (maps[i].arena) {
+		/* no mremap inside the arena: copied to a new allocation */
+		q = alloc(len, 0);
+		if (!q)
+			return -1;
+		memcpy(q, *pp, *cap * elem);
+		rmem_free(*pp);
+		*pp = q;
+		*cap = len / elem;
+		return 0;
+	}
 	old = maps[i].len;
 	if (used - old + len > limit) {
 		failed = 1;
@@ -270,7 +350,7 @@ void rmem_free(void *p)
 		}
 		return;
 	}
-	mp_sys_munmap(maps[i].p, maps[i].len);
+	unmap_fresh(maps[i].p, maps[i].len, maps[i].arena);
 	used -= maps[i].len;
 	maps[i].p = NULL;
 	maps[i].len = 0;
@@ -283,10 +363,13 @@ void rmem_forget(void *p)
 	if (i < 0) {
 		/* a piece still in use by someone else: its pool is never unmapped */
 		i = pool_of(p);
-		if (i >= 0)
+		if (i >= 0) {
 			maps[i].kept = 1;
+			arena_kept |= maps[i].arena;
+		}
 		return;
 	}
+	arena_kept |= maps[i].arena;
 	used -= maps[i].len;
 	maps[i].p = NULL;
 	maps[i].len = 0;
@@ -297,12 +380,19 @@ void rmem_release(void)
 	int i;
 
 	for (i = 0; i < n_slots; i++) {
-		if (maps[i].pool && !maps[i].kept)
+		if (maps[i].pool && !maps[i].kept && !maps[i].arena)
 			mp_sys_munmap(maps[i].p, maps[i].len);
-		else if (maps[i].p && !maps[i].pool)
+		else if (maps[i].p && !maps[i].pool && !maps[i].arena)
 			rmem_free(maps[i].p);
-		if (maps[i].pool)
+		if (maps[i].pool || maps[i].arena)
 			memset(&maps[i], 0, sizeof(maps[i]));
+	}
+	if (arena && !arena_kept)
+		mp_sys_munmap(arena, ARENA_LEN);
+	if (!arena_kept) {
+		arena = NULL;
+		arena_cut = 0;
+		arena_tried = 0;
 	}
 	pool_at = -1;
 	pools = 0;
@@ -322,6 +412,8 @@ int rmem_is_own(uint64_t addr)
 {
 	int i;
 
+	if (arena && addr >= (uintptr_t)arena && addr < (uintptr_t)arena + ARENA_LEN)
+		return 1;
 	for (i = 0; i < n_slots; i++)
 		if (maps[i].p && addr >= (uintptr_t)maps[i].p &&
 		    addr < (uintptr_t)maps[i].p + maps[i].len)
@@ -335,8 +427,13 @@ size_t rmem_own_ranges(uint64_t (*out)[2], size_t max)
 	size_t n = 0;
 	int i;
 
+	if (arena && n < max) {
+		out[n][0] = (uintptr_t)arena;
+		out[n][1] = (uintptr_t)arena + ARENA_LEN;
+		n++;
+	}
 	for (i = 0; i < n_slots && n < max; i++) {
-		if (!maps[i].p)
+		if (!maps[i].p || maps[i].arena)
 			continue;
 		out[n][0] = (uintptr_t)maps[i].p;
 		out[n][1] = (uintptr_t)maps[i].p + maps[i].len;
