@@ -31,17 +31,15 @@ LIB_SRC := $(wildcard interpose/*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-ftls-model=initial-exec -I/usr/include/$(shell $(CC) -print-multiarch)
-# libgcc_s before libunwind: libunwind also defines the C++/Rust exception
-# functions (_Unwind_RaiseException, ...), and a preloaded object's
-# dependencies join the program's global scope after the program's own;
-# where the program does not load libgcc_s itself (a C program calling a
-# C++ library, Python importing a C++ extension, rustc) libunwind's came
-# first: libstdc++'s throws ran libunwind's unwinder, and some runs hung
-# (rustc on a missing source file: libunwind's mmap, memprov's hook,
-# unw_backtrace on the lock its thread held) or aborted. (Opening libunwind
-# with RTLD_LOCAL instead made the loader allocate in the program's heap
-# before main.) t9500 checks the bindings.
-LIB_LIBS := -Wl,--no-as-needed -lgcc_s -lunwind -ldl -lpthread
+# libunwind is not linked: unwind_lib.c opens it (RTLD_LOCAL) the first
+# time a stack needs it, which common programs never do. Linked, it and
+# its liblzma were loaded into every traced process (a sixth of what
+# memprov cost `ls`), and it had to come after libgcc_s in the
+# dependencies: its _Unwind_* exception functions shadowed libgcc_s's for
+# programs that load libgcc_s later (libstdc++'s throws ran libunwind's
+# unwinder; rustc hung on a missing source file). Its headers are still
+# needed (libunwind-dev). t9500 checks the bindings.
+LIB_LIBS := -ldl -lpthread
 
 # The analyzer: sanitizers on request.
 CLI := analyzer/memprov

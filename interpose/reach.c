@@ -29,8 +29,9 @@
  *
  * Layer: 4 capture (docs/ARCHITECTURE.md): calls the reach_* leaves and
  * stop_world, the trace file (to read it back), the writer (its records),
- * config, libc_real, elfsym, and intern and unwind for where their tables
- * are; called by init.c only.
+ * config, libc_real, elfsym, intern and unwind for where their tables
+ * are, and unwind_lib (libunwind, where no entry stub kept the program's
+ * registers); called by init.c only.
  */
 #include <errno.h>
 #include <link.h>
@@ -42,9 +43,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "config.h"
 #include "elfsym.h"
 #include "intern.h"
@@ -54,6 +52,7 @@
 #include "stack.h"
 #include "trace_file.h"
 #include "unwind.h"
+#include "unwind_lib.h"
 #include "writer.h"
 
 /*
@@ -166,6 +165,7 @@ static int own_regs(struct rthread *t)
 {
 	static const int regs[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
 				    UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+	const struct mp_unw *u;
 	unw_context_t uc;
 	unw_cursor_t cur;
 	uintptr_t lo, hi;
@@ -179,26 +179,26 @@ static int own_regs(struct rthread *t)
 		t->sp = mp_entry_regs.sp;
 		return 0;
 	}
-	if (mp_elf_text_of((const void *)&own_regs, &lo, &hi) || unw_getcontext(&uc) ||
-	    unw_init_local(&cur, &uc))
+	if (!(u = mp_unw_get()) || mp_elf_text_of((const void *)&own_regs, &lo, &hi) ||
+	    u->getcontext(&uc) || u->init_local(&cur, &uc))
 		return -1;
 	for (i = 0; i < 64; i++) {
 		unw_word_t ip, v;
 
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip))
+		if (u->get_reg(&cur, UNW_REG_IP, &ip))
 			return -1;
 		if (ip < lo || ip >= hi) {
 			for (k = 0; k < 6; k++) {
-				if (unw_get_reg(&cur, regs[k], &v))
+				if (u->get_reg(&cur, regs[k], &v))
 					return -1;
 				t->regs[t->nregs++] = v;
 			}
-			if (unw_get_reg(&cur, UNW_REG_SP, &v))
+			if (u->get_reg(&cur, UNW_REG_SP, &v))
 				return -1;
 			t->sp = v;
 			return 0;
 		}
-		if (unw_step(&cur) <= 0)
+		if (u->step(&cur) <= 0)
 			return -1;
 	}
 	return -1;

@@ -1,6 +1,7 @@
 /*
  * stack.c - capture the stack of an allocation (native frames from
- * unwind.c, or from libunwind's unw_backtrace where unwind.c gives up;
+ * unwind.c, or from libunwind's unw_backtrace where unwind.c gives up,
+ * libunwind opened then (unwind_lib.c);
  * Python frames from python.c), hash it, and intern it: an MP_REC_STACK is
  * written the first time a hash is seen in this process, and records refer
  * to the stack by the small id intern.c gave it (by its hash, with
@@ -11,10 +12,9 @@
  * MEMPROV_NATIVE_FULL=1 keeps them. MEMPROV_UNWIND_CHECK=1 (tests)
  * captures with both unwinders and reports the differences at exit.
  *
- * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_pipe, intern, gate, elfsym,
+ * Layer: 4 capture (docs/ARCHITECTURE.md): calls unwind, unwind_lib, intern, gate, elfsym,
  * trace_writer, trace_file (a count in the header), config and sys.
  */
-#include <libunwind.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,7 +29,7 @@
 #include "gate.h"
 #include "unwind.h"
 #include "trace_file.h"
-#include "unwind_pipe.h"
+#include "unwind_lib.h"
 
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
@@ -39,12 +39,24 @@ uintptr_t mp_python_text_lo, mp_python_text_hi;
 static uintptr_t self_lo, self_hi;
 static int fast_ok;             /* unwind.c is usable */
 
+static int pass_begin(void)
+{
+	return mp_pass_begin();
+}
+
+static void pass_end(int g)
+{
+	mp_pass_end(g);
+}
+
 int mp_stack_init(void)
 {
+	mp_unwind_set_pass(pass_begin, pass_end);
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
-	mp_unwind_pipe_init();
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
+	if (!fast_ok || mp_config.unwind_check)
+		(void)mp_unw_get(); /* every stack needs it: opened now, not inside a hook */
 	return mp_intern_init();
 }
 
@@ -106,6 +118,7 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	uint64_t hash = mp_unwind_hash; /* the fast path's, before libunwind runs */
+	const struct mp_unw *u;
 	int m, first = 0, i, same, g;
 
 	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
@@ -114,8 +127,10 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 		return;
 	}
 	__atomic_fetch_add(&chk_fast, 1, __ATOMIC_RELAXED);
+	if (!(u = mp_unw_get()))
+		return;
 	g = mp_pass_begin();
-	m = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	m = u->backtrace(buf, mp_config.depth + OWN_FRAMES);
 	mp_pass_end(g);
 	while (first < m && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
@@ -162,21 +177,31 @@ __attribute__((destructor)) static void unwind_check_report(void)
  */
 #define SLOW_ROOM (8u << 10)
 
+/*
+ * Stack the first use needs to open libunwind (the loader maps it and
+ * liblzma and relocates them): until then, a stack with less room than
+ * this below it has no native frames.
+ */
+#define OPEN_ROOM (64u << 10)
+
 /* libunwind's capture: frames of libmemprov.so itself are dropped by
  * address, not by count, so that inlining cannot shift frame 0 off the
  * hooked call's caller. Returns the first kept frame's index in buf.
  * Without room for libunwind, no native frame. */
 static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 {
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	const struct mp_unw *u = NULL;
 	int n, first = 0, i, g;
 
-	if (!mp_unwind_room((uintptr_t)__builtin_frame_address(0), SLOW_ROOM)) {
+	*np = 0;
+	if (!mp_unwind_room(sp, mp_unw_is_open() ? SLOW_ROOM : OPEN_ROOM)) {
 		mp_count_no_room();
-		*np = 0;
 		return 0;
 	}
-	g = mp_pass_begin(); /* libunwind maps memory of its own */
-	n = unw_backtrace(buf, mp_config.depth + OWN_FRAMES);
+	g = mp_pass_begin(); /* libunwind maps memory of its own, the loader allocates */
+	u = mp_unw_get();
+	n = u ? u->backtrace(buf, mp_config.depth + OWN_FRAMES) : 0;
 	mp_pass_end(g);
 	while (first < n && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)

@@ -463,8 +463,54 @@ static int main_stack(uintptr_t here)
 }
 
 /*
+ * Another thread's stack from its attributes, where the map cannot be
+ * read: a program that lowered RLIMIT_NOFILE below the descriptors it
+ * has (as sshd's pre-authentication child does) left memprov none to
+ * open it with, and every stack of its threads went to libunwind. glibc
+ * knows a thread's stack (the main thread's it would read from the map:
+ * main_stack has it). Its copy of the thread's CPU set is allocated, in
+ * libc, through the hooks: the caller's pass functions (stack.c's
+ * mp_pass_begin and mp_pass_end) let those calls through uncounted.
+ */
+static int (*pass_begin)(void);
+static void (*pass_end)(int);
+
+void mp_unwind_set_pass(int (*begin)(void), void (*end)(int))
+{
+	pass_begin = begin;
+	pass_end = end;
+}
+
+static int attr_stack(uintptr_t here)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+	int ok, g, r;
+
+	if (!pass_begin || !pass_end)
+		return 0;
+	g = pass_begin();
+	r = pthread_getattr_np(pthread_self(), &a);
+	pass_end(g);
+	if (r)
+		return 0;
+	ok = !pthread_attr_getstack(&a, &addr, &size) && here >= (uintptr_t)addr &&
+	     here - (uintptr_t)addr < size;
+	if (ok) {
+		stk_lo = (uintptr_t)addr;
+		stk_hi = (uintptr_t)addr + size;
+	}
+	g = pass_begin();
+	pthread_attr_destroy(&a);
+	pass_end(g);
+	return ok;
+}
+
+/*
  * Find the mapping that holds this thread's stack pointer. Raw system
- * calls: not a cancellation point, no stdio, no malloc.
+ * calls: not a cancellation point, no stdio, no malloc (but where the
+ * map cannot be read: attr_stack).
  */
 static __attribute__((noinline)) void stack_find(void)
 {
@@ -479,7 +525,8 @@ static __attribute__((noinline)) void stack_find(void)
 	/* once per thread, and slow: a handler that interrupted it and left
 	 * by longjmp would leave the state half-set for good */
 	blocked = mp_signals_block(&old);
-	found = mp_maps_each(maps_line, __builtin_frame_address(0));
+	found = mp_maps_each(maps_line, __builtin_frame_address(0)) ||
+		attr_stack((uintptr_t)__builtin_frame_address(0));
 	/* A glibc thread's descriptor sits at the top of its stack: the
 	 * tighter bound, should the mapping have merged with a neighbour. */
 	if (found && (uintptr_t)pthread_self() > (uintptr_t)&old &&

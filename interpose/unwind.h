@@ -58,6 +58,14 @@ int mp_unwind(void **ip, int max, const struct mp_unwind_args *a) MP_HIDDEN;
 int mp_unwind_room_known(uintptr_t sp, size_t room) MP_HIDDEN;
 
 /*
+ * Around the walk's one call that may reach the hooks (glibc's thread
+ * attributes, where the memory map cannot be read): the caller's
+ * functions that let such calls pass through uncounted. Without them,
+ * that thread's stack is not known.
+ */
+void mp_unwind_set_pass(int (*begin)(void), void (*end)(int)) MP_HIDDEN;
+
+/*
  * Whether the calling thread has room bytes of stack below sp: 1, or 0
  * when sp is on an alternate signal stack with less room than that, or
  * on this thread's stack (once known) within room of its low end. A

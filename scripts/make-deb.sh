@@ -26,8 +26,10 @@ command -v dpkg-deb >/dev/null || die "dpkg-deb is missing (Debian package dpkg)
 command -v readelf >/dev/null || die "readelf is missing (Debian package binutils)"
 [ -x "$stage/usr/bin/memprov" ] || die "$stage/usr/bin/memprov is missing: run make install DESTDIR=$stage PREFIX=/usr first"
 
-# Depends: one Debian package per library the programs are linked with.
-deps=
+# Depends: one Debian package per library the programs are linked with,
+# and libunwind8, which libmemprov.so opens when a stack needs it
+# (interpose/unwind_lib.c).
+deps=libunwind8
 for f in "$stage/usr/bin/memprov" "$stage/usr/lib/libmemprov.so"; do
 	[ -f "$f" ] || continue
 	for lib in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do

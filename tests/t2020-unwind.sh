@@ -45,6 +45,24 @@ test_expect_success 'signal handlers: 20 captures across a signal frame fall bac
 	grep -q "leak_one .*sigalloc.c:" got && grep -q "main .*sigalloc.c:" got
 '
 
+test_expect_success 'libunwind is opened when a stack first needs it, inside a handler here, not before' '
+	# not linked (nor libgcc_s): a program whose stacks unwind.c walks never maps it
+	! readelf -d "$MEMPROV_LIB" | grep -E "NEEDED.*(libunwind|libgcc_s)" &&
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/maps.trace" \
+		cat /proc/self/maps >maps.txt &&
+	grep -q "/libmemprov\.so" maps.txt && ! grep -E "libunwind|liblzma" maps.txt &&
+	# a handler'"'"'s allocation: its walk crosses the signal frame, so
+	# libunwind is opened there, and takes the whole stack down to main
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/lazy.trace" \
+		"$BIN/uw-sigalloc" >out.txt 2>err.txt &&
+	echo ok >expect && test_cmp expect out.txt && test ! -s err.txt &&
+	memprov dump lazy.trace >dump.txt &&
+	s=$(sed -n "s/.* alloc malloc heap .* size=110 stack=\(0x[0-9a-f]*\)\$/\1/p" dump.txt | head -n 1) &&
+	test -n "$s" &&
+	n=$(sed -n "s/.* stack id=$s native=\([0-9]*\) .*/\1/p" dump.txt) &&
+	test "$n" -ge 8
+'
+
 test_expect_success 'setjmp/longjmp, threads (own stack too), -fomit-frame-pointer, alloca' '
 	checked "$BIN/uw-jmpthreads" &&
 	echo "memprov: unwind check: 384 captures, 384 fast, 0 fallback, 0 mismatches" >expect &&
@@ -59,8 +77,12 @@ test_expect_success 'frames of 40, 64 and 100 KiB (wide rules): walked, as libun
 '
 
 test_expect_success 'the same leak report with unwind.c and with libunwind only' '
+	# the check opens libunwind at start in both runs: loaded in one only,
+	# it made the threads'"'"' TLS vectors (allocate_dtv) 16 B longer there
 	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/fast.trace" \
-		"$BIN/uw-jmpthreads" >/dev/null &&
+		MEMPROV_UNWIND_CHECK=1 "$BIN/uw-jmpthreads" >/dev/null 2>err-fast.txt &&
+	echo "memprov: unwind check: 384 captures, 384 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect err-fast.txt &&
 	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/slow.trace" \
 		MEMPROV_FAST_UNWIND=0 MEMPROV_UNWIND_CHECK=1 "$BIN/uw-jmpthreads" >/dev/null 2>err.txt &&
 	echo "memprov: unwind check: 384 captures, 0 fast, 384 fallback, 0 mismatches" >expect &&
