@@ -20,9 +20,8 @@
  * The first ARENA_LEN bytes of mappings (pools and plain ones) are cut
  * from one reservation, made at the first allocation: `ls` made seven
  * mappings and unmapped two, and those system calls were a seventh of
- * its scan. A piece of the arena goes back when it is the last one cut
- * and at most ZERO_MAX (zeroed, as a new mapping is); another freed piece
- * stays used until the end. The whole arena is memprov's own memory (never a root), whatever
+ * its scan. A freed piece of the arena is reused when it is the last
+ * one cut; one over ZERO_MAX gives its pages back (unmap_fresh). The whole arena is memprov's own memory (never a root), whatever
  * is in use in it. Past it, or where the reservation fails (an address
  * space limit), allocations are mappings of their own, as before.
  *
@@ -130,22 +129,30 @@ static void *map_fresh(size_t len, int populate, int *in_arena)
 			   MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
 }
 
-/* Give back what map_fresh gave: an arena piece only when it is the last cut. */
+/*
+ * Give back what map_fresh gave. In the arena, a piece over ZERO_MAX
+ * gives its pages back to the system (they read as zeros again): a table
+ * the scan grew out of, or a trace walk's buffer, must not stay resident
+ * (a 200,000-event trace's scan kept 1.4 MiB of them, twice what it
+ * needs); a smaller one is zeroed when it is the last cut, else it stays
+ * until the end. The last piece cut is then cut again first.
+ */
 static void unmap_fresh(void *p, size_t len, int in_arena)
 {
+	int last = in_arena && (char *)p + len == arena + arena_cut;
+
 	if (!in_arena) {
 		mp_sys_munmap(p, len);
 		return;
 	}
-	/*
-	 * Not the last, or too big to zero (memset would fault in the pages
-	 * a buffer never used: a trace walk's 80 KiB, a page or two used):
-	 * it stays until the end.
-	 */
-	if ((char *)p + len != arena + arena_cut || len > ZERO_MAX)
-		return;
-	memset(p, 0, len);
-	arena_cut -= len;
+	if (len > ZERO_MAX) {
+		if (mp_syscall(SYS_madvise, p, len, MADV_DONTNEED))
+			return;
+	} else if (last) {
+		memset(p, 0, len);
+	}
+	if (last)
+		arena_cut -= len;
 }
 
 /* The plain mapping that starts at p, or -1. */
