@@ -19,18 +19,21 @@
  *    close the ranges around memprov's descriptors.
  *
  *  - fstat, fstatat and statx on one (or relative to one) fail with
- *    EBADF.
+ *    EBADF;
+ *  - open, openat, creat and fopen (and their 64-bit and _FORTIFY_SOURCE
+ *    forms) of /dev/fd/N or /proc/{self,thread-self,PID}/fd/N fail with
+ *    ENOENT (names_hidden), openat relative to one with EBADF.
  *
  * A number that is no longer memprov's file (closed behind its back with
  * a raw system call, then reused) is the program's (mp_fd_owner checks
  * device and inode). syscall() with these calls' numbers (libuv closes
  * and stats with it: Node.js) gets the same, through hooks_sandbox.c's
- * stub (mp_fd_syscall). Not hidden: /proc/self/fd, read, write and lseek,
- * and these calls made through dlsym on a handle or as system call
- * instructions (memprov then
- * reopens its trace by path, trace_file.c), glibc's own calls (fdopen
- * checks the number with an internal fcntl), and /dev/fd/N opened by
- * path. In a sandboxed process
+ * stub (mp_fd_syscall). Not hidden: the listing of /proc/self/fd, read,
+ * write and lseek, and these calls made through dlsym on a handle or as
+ * system call instructions (memprov then reopens its trace by path,
+ * trace_file.c), glibc's own calls (fdopen checks the number with an
+ * internal fcntl), and opens by syscall() or other spellings of the
+ * paths. In a sandboxed process
  * (mp_sandboxed) and in a vfork child, which shares memprov's memory but
  * not its descriptor table, every call goes straight to libc. A call
  * made before libc's functions are found (while they are being looked
@@ -43,6 +46,7 @@
 #include <limits.h>
 #include <linux/close_range.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -246,6 +250,204 @@ MP_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, s
 		return -1;
 	}
 	return mp_real_statx(dirfd, path, flags, mask, st);
+}
+
+/*
+ * Paths that name a descriptor: /dev/fd/N, /proc/self/fd/N,
+ * /proc/thread-self/fd/N and /proc/PID/fd/N with this process's PID.
+ * Opened, one of memprov's was its file: `echo hi > /dev/fd/896` in bash
+ * truncated the mapped trace, and memprov's next record killed the
+ * program with SIGBUS (bare: "No such file or directory"). Such a path
+ * fails with ENOENT, as for a number not open. Other spellings
+ * (/dev/./fd/N, a relative path from /proc/self/fd) are not checked.
+ */
+static const char *after(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return NULL;
+	return s;
+}
+
+/* The decimal number that is the whole of p (at most 10 digits), or -1. */
+static long number_at(const char *p)
+{
+	long n = 0;
+	int digits = 0;
+
+	while (*p >= '0' && *p <= '9' && digits < 10) {
+		n = n * 10 + (*p++ - '0');
+		digits++;
+	}
+	return digits && !*p ? n : -1;
+}
+
+static int names_hidden(const char *path)
+{
+	const char *p;
+	long n = -1, pid;
+
+	if (MP_LIKELY(!path || path[0] != '/' || (path[1] != 'd' && path[1] != 'p')))
+		return 0;
+	if ((p = after(path, "/dev/fd/")) || (p = after(path, "/proc/self/fd/")) ||
+	    (p = after(path, "/proc/thread-self/fd/"))) {
+		n = number_at(p);
+	} else if ((p = after(path, "/proc/"))) {
+		const char *q = p;
+
+		for (pid = 0; *q >= '0' && *q <= '9' && q - p < 10; q++)
+			pid = pid * 10 + (*q - '0');
+		if (q > p && (p = after(q, "/fd/")) &&
+		    pid == (long)mp_syscall(SYS_getpid))
+			n = number_at(p);
+	}
+	return n >= 0 && n <= INT_MAX && hidden_owner((int)n) != NULL;
+}
+
+static int no_entry(void)
+{
+	errno = ENOENT;
+	return -1;
+}
+
+/* open's mode argument: there only with O_CREAT or O_TMPFILE. */
+#define MODE_OF(flags, last)                                                   \
+	mode_t mode = 0;                                                       \
+	if (((flags)&O_CREAT) || ((flags)&O_TMPFILE) == O_TMPFILE) {           \
+		va_list ap;                                                    \
+		va_start(ap, last);                                            \
+		mode = (mode_t)va_arg(ap, int);                                \
+		va_end(ap);                                                    \
+	}
+
+MP_EXPORT MP_REALIGN int open(const char *path, int flags, ...)
+{
+	MODE_OF(flags, flags);
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	return mp_real_open ? mp_real_open(path, flags, mode) :
+	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+MP_EXPORT MP_REALIGN int open64(const char *path, int flags, ...)
+{
+	MODE_OF(flags, flags);
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	return mp_real_open64 ? mp_real_open64(path, flags, mode) :
+	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+
+MP_EXPORT MP_REALIGN int openat(int dirfd, const char *path, int flags, ...)
+{
+	MODE_OF(flags, flags);
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
+		return not_open();
+	return mp_real_openat ? mp_real_openat(dirfd, path, flags, mode) :
+	       (int)mp_syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+MP_EXPORT MP_REALIGN int openat64(int dirfd, const char *path, int flags, ...)
+{
+	MODE_OF(flags, flags);
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
+		return not_open();
+	return mp_real_openat64 ? mp_real_openat64(dirfd, path, flags, mode) :
+	       (int)mp_syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, mode);
+}
+
+/* The _FORTIFY_SOURCE entry points, without a mode. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+MP_EXPORT int __open_2(const char *path, int flags)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	return mp_real___open_2 ? mp_real___open_2(path, flags) :
+	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+}
+
+MP_EXPORT int __open64_2(const char *path, int flags)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	return mp_real___open64_2 ? mp_real___open64_2(path, flags) :
+	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, 0);
+}
+
+MP_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
+		return not_open();
+	return mp_real___openat_2 ? mp_real___openat_2(dirfd, path, flags) :
+	       (int)mp_syscall(SYS_openat, dirfd, path, flags, 0);
+}
+
+MP_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
+		return not_open();
+	return mp_real___openat64_2 ? mp_real___openat64_2(dirfd, path, flags) :
+	       (int)mp_syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, 0);
+}
+
+MP_EXPORT int creat(const char *path, mode_t mode)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	return mp_real_creat ? mp_real_creat(path, mode) :
+	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+MP_EXPORT int creat64(const char *path, mode_t mode)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)))
+		return no_entry();
+	return mp_real_creat64 ? mp_real_creat64(path, mode) :
+	       (int)mp_syscall(SYS_openat, AT_FDCWD, path,
+			       O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
+}
+
+/* fopen opens with libc's internal open, which the hooks above never see. */
+MP_EXPORT FILE *fopen(const char *path, const char *how)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)) || MP_UNLIKELY(!mp_real_fopen)) {
+		errno = MP_UNLIKELY(names_hidden(path)) ? ENOENT : ENOSYS;
+		return NULL;
+	}
+	return mp_real_fopen(path, how);
+}
+
+MP_EXPORT FILE *fopen64(const char *path, const char *how)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(names_hidden(path)) || MP_UNLIKELY(!mp_real_fopen64)) {
+		errno = MP_UNLIKELY(names_hidden(path)) ? ENOENT : ENOSYS;
+		return NULL;
+	}
+	return mp_real_fopen64(path, how);
 }
 
 MP_EXPORT int close(int fd)

@@ -18,6 +18,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -76,6 +77,18 @@
 	X(int, fstatat, (int, const char *, struct stat *, int))          \
 	X(int, fstatat64, (int, const char *, struct stat64 *, int))      \
 	X(int, statx, (int, const char *, int, unsigned int, struct statx *)) \
+	X(int, open, (const char *, int, ...))                            \
+	X(int, open64, (const char *, int, ...))                          \
+	X(int, openat, (int, const char *, int, ...))                     \
+	X(int, openat64, (int, const char *, int, ...))                   \
+	X(int, __open_2, (const char *, int))                             \
+	X(int, __open64_2, (const char *, int))                           \
+	X(int, __openat_2, (int, const char *, int))                      \
+	X(int, __openat64_2, (int, const char *, int))                    \
+	X(int, creat, (const char *, mode_t))                             \
+	X(int, creat64, (const char *, mode_t))                           \
+	X(FILE *, fopen, (const char *, const char *))                    \
+	X(FILE *, fopen64, (const char *, const char *))                  \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \
 				   void (*)(void), void *))

@@ -76,6 +76,19 @@ test_expect_success 'bash: exec 896>FILE where memprov has its trace (ulimit -n 
 	jget --check bs.json state=exited exit_status=0 damaged=false
 '
 
+test_expect_success 'bash: > /dev/fd/896 and /proc/self/fd/896 where memprov has its trace fail as bare, no SIGBUS' '
+	# opened by path, 896 was the trace: the redirection truncated it and
+	# memprov'"'"'s next record died of SIGBUS (status 135); bare, ENOENT
+	script="echo hi >/dev/fd/896; echo \$?; echo hi >/proc/self/fd/896; echo \$?; echo hi >/proc/\$\$/fd/896; echo \$?; cat /dev/fd/896; echo \$?" &&
+	(ulimit -n 1024 && bash -c "$script") >dfd-bare.out 2>dfd-bare.err &&
+	(ulimit -n 1024 && traced dfd bash -c "$script") >dfd.out 2>dfd.err &&
+	test_cmp dfd-bare.out dfd.out && printf "1\n1\n1\n1\n" >expect && test_cmp expect dfd.out &&
+	sed "s/[0-9][0-9]*\/fd/PID\/fd/" dfd-bare.err >a && sed "s/[0-9][0-9]*\/fd/PID\/fd/" dfd.err >b &&
+	test_cmp a b && test "$(grep -c "No such file or directory" dfd.err)" = 4 &&
+	memprov stats --json dfd.trace >dfd.json &&
+	jget --check dfd.json state=exited exit_status=0 damaged=false
+'
+
 test_expect_success 'a forked child keeps the descriptors the program put where memprov had its own' '
 	traced fp "$BIN/harm" forkpipe >fp.out 2>fp.err &&
 	test "$(cat fp.out)" = "child read 9 bytes" && test ! -s fp.err &&

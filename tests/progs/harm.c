@@ -56,7 +56,9 @@
  *                         that fcntl calls not open (memprov's own) must
  *                         act as not open to close, dup and dup2 from it,
  *                         fstat, fstatat and statx (also as syscall()
- *                         by number: fstat, fcntl, close),
+ *                         by number: fstat, fcntl, close), open,
+ *                         openat, fopen and creat of /dev/fd/N and
+ *                         /proc/{self,PID}/fd/N (ENOENT),
  *                         close_range with bad flags fails (EINVAL),
  *                         fcntl(F_DUPFD, N) gives N, and it takes a dup2
  *                         onto it: a pipe's write end
@@ -192,6 +194,27 @@ static int mode_hidden(void)
 			    syscall(SYS_fcntl, h[i], F_GETFD) != -1 || errno != EBADF ||
 			    syscall(SYS_close, h[i]) != -1 || errno != EBADF)
 				printf("syscall(fstat, fcntl or close) of %d did not fail with EBADF\n", h[i]), bad++;
+		}
+		{
+			/* by path: /dev/fd/N and /proc/.../fd/N, as not open: ENOENT */
+			char p1[64], p2[64], p3[64];
+			FILE *f;
+			int o1, o2, o3, e1, e2, e3;
+
+			snprintf(p1, sizeof(p1), "/dev/fd/%d", h[i]);
+			snprintf(p2, sizeof(p2), "/proc/self/fd/%d", h[i]);
+			snprintf(p3, sizeof(p3), "/proc/%d/fd/%d", (int)getpid(), h[i]);
+			errno = 0;
+			o1 = open(p1, O_RDONLY);
+			e1 = errno;
+			o2 = openat(AT_FDCWD, p2, O_RDWR | O_TRUNC);
+			e2 = errno;
+			f = fopen(p3, "r+");
+			e3 = errno;
+			o3 = creat(p1, 0600);
+			if (o1 != -1 || e1 != ENOENT || o2 != -1 || e2 != ENOENT || f || e3 != ENOENT ||
+			    o3 != -1 || errno != ENOENT)
+				printf("open, openat, fopen or creat of %s did not fail with ENOENT\n", p1), bad++;
 		}
 		errno = 0;
 		if (close_range((unsigned)h[i], (unsigned)h[i], 0xff) != -1 || errno != EINVAL)
