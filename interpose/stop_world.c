@@ -363,7 +363,7 @@ MP_REALIGN static int tracer_main(void *arg)
 static int yama_restricted(void)
 {
 	char c = 0;
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	int fd = mp_sys_open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC, 0);
 
 	if (fd < 0)
 		return 0;
@@ -401,7 +401,7 @@ static uint64_t sleeping_sp(int32_t tid)
 	char *p;
 
 	memcpy(task_dir(path, 0, tid), "/syscall", 9);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = mp_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
