@@ -266,4 +266,19 @@ test_expect_success 'without MEMPROV_SAMPLE_BYTES every block is recorded, unfla
 	grep -x "sampled-100 0 estimate-ok 0" out
 '
 
+test_expect_success 'module paths are the files the kernel mapped, links resolved (read from /proc/self/map_files)' '
+	# libbz2 (dpkg needs it), which python3 does not load: by a relative
+	# name through a link, recorded as the file the link leads to
+	lib=/usr/lib/x86_64-linux-gnu/libbz2.so.1 && real=$(readlink -f $lib) && test "$real" != $lib &&
+	mkdir -p alias && ln -sf $lib alias/libalias.so &&
+	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/paths.trace" /usr/bin/python3 -c \
+		"import ctypes; ctypes.CDLL(\"./alias/libalias.so\"); print(open(\"/proc/self/maps\").read())" >maps.txt &&
+	"$MEMPROV_CLI" dump paths.trace | sed -n "s/.* module .* path=\"\(.*\)\"$/\1/p" | sort -u >paths.txt &&
+	grep -qx "$real" paths.txt && ! grep alias paths.txt &&
+	test "$(grep -c . paths.txt)" -ge 8 &&
+	while read -r p; do
+		test "$p" = linux-vdso.so.1 || grep -q " $p\$" maps.txt || { echo "not mapped: $p"; exit 1; }
+	done <paths.txt
+'
+
 test_done
