@@ -59,22 +59,30 @@ static void start_tracing(int forked)
 
 static void atfork_prepare(void)
 {
+	int saved_errno = errno;
+
 	fork_serial = __atomic_add_fetch(&fork_count, 1, __ATOMIC_RELAXED);
 	fork_ts = mp_now();
 	fork_extent = mp_trace_extent();
 	traced_before_fork = mp_tracing;
 	mp_gate_close();
+	errno = saved_errno;
 }
 
 static void atfork_parent(void)
 {
+	int saved_errno = errno;
+
 	mp_stamp_after(fork_ts); /* the FORK record and what follows it */
 	mp_gate_open();
+	errno = saved_errno;
 }
 
 /* The child never writes to its parent's file: it opens its own. */
 static void atfork_child(void)
 {
+	int saved_errno = errno; /* the child's, as fork left it: memprov's new trace is not its business */
+
 	/* mp_self still holds the forking thread's writer context: its serial */
 	mp_trace_fork_child(fork_ts, fork_extent, mp_self.w.serial, fork_serial);
 	mp_writer_fork_child();
@@ -90,6 +98,7 @@ static void atfork_child(void)
 		mp_header->flags |= MP_HF_FORKED;
 	}
 	fork_count = 0;
+	errno = saved_errno;
 }
 
 /* The parent of a fork made with syscall(SYS_clone): what fork() does after glibc's handlers. */
@@ -105,7 +114,7 @@ static void clone_parent(pid_t pid)
 /* glibc hands constructors the program's argc, argv and environment. */
 __attribute__((constructor(101))) static void mp_init(int argc, char **argv, char **envp)
 {
-	int g = mp_pass_begin();
+	int g = mp_pass_begin(), saved_errno = errno; /* main starts with the errno it had bare */
 
 	(void)envp;
 
@@ -129,9 +138,11 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 	start_tracing(0);
 	if (mp_tracing)
 		mp_signal_watch_deaths();
+	errno = saved_errno;
 	return;
 out:
 	mp_pass_end(g);
+	errno = saved_errno;
 }
 
 static int is_tracing_self(void)

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -140,6 +141,21 @@ MP_REALIGN static void emit_module(const struct dl_phdr_info *info, const char *
 	mp_write_record(&r.m.h);
 }
 
+/*
+ * The kernel names a file deleted since it was mapped "PATH (deleted)":
+ * PATH is what the object was. A file whose own name ends so (it exists
+ * under that name) keeps it.
+ */
+static void strip_deleted(char *path)
+{
+	size_t n = strlen(path);
+	struct stat st;
+
+	if (n > 10 && !strcmp(path + n - 10, " (deleted)") &&
+	    mp_rsys(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, 0, 0, 0) < 0)
+		path[n - 10] = 0;
+}
+
 struct mapped {
 	uintptr_t addr;
 	char *out;
@@ -150,14 +166,11 @@ static int mapped_line(uintptr_t lo, uintptr_t hi, const char *rest, void *arg)
 {
 	struct mapped *m = arg;
 	const char *slash = strchr(rest, '/');
-	size_t n;
 
 	if (m->addr < lo || m->addr >= hi || !slash)
 		return 0;
 	mp_strlcpy(m->out, slash, m->size);
-	n = strlen(m->out);
-	if (n > 10 && !strcmp(m->out + n - 10, " (deleted)"))
-		m->out[n - 10] = 0;
+	strip_deleted(m->out);
 	return 1;
 }
 
@@ -244,8 +257,7 @@ static int link_path(const struct dl_phdr_info *info, char *out, size_t size)
 	if (n <= 0 || (size_t)n >= size - 1 || out[0] != '/')
 		return 0;
 	out[n] = 0;
-	if (n > 10 && !strcmp(out + n - 10, " (deleted)"))
-		out[n - 10] = 0;
+	strip_deleted(out);
 	return 1;
 }
 

@@ -271,10 +271,14 @@ test_expect_success 'module paths are the files the kernel mapped, links resolve
 	# name through a link, recorded as the file the link leads to
 	lib=/usr/lib/x86_64-linux-gnu/libbz2.so.1 && real=$(readlink -f $lib) && test "$real" != $lib &&
 	mkdir -p alias && ln -sf $lib alias/libalias.so &&
+	# a file whose own name ends in " (deleted)", as the kernel marks a
+	# deleted one: its name kept whole
+	cp /usr/lib/x86_64-linux-gnu/libuuid.so.1 "alias/libuuidcopy (deleted)" &&
 	timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/paths.trace" /usr/bin/python3 -c \
-		"import ctypes; ctypes.CDLL(\"./alias/libalias.so\"); print(open(\"/proc/self/maps\").read())" >maps.txt &&
+		"import ctypes; ctypes.CDLL(\"./alias/libalias.so\"); ctypes.CDLL(\"./alias/libuuidcopy (deleted)\"); print(open(\"/proc/self/maps\").read())" >maps.txt &&
 	"$MEMPROV_CLI" dump paths.trace | sed -n "s/.* module .* path=\"\(.*\)\"$/\1/p" | sort -u >paths.txt &&
-	grep -qx "$real" paths.txt && ! grep alias paths.txt &&
+	grep -qx "$real" paths.txt && grep -qx "$TRASH/alias/libuuidcopy (deleted)" paths.txt &&
+	test "$(grep -c alias paths.txt)" = 1 &&
 	test "$(grep -c . paths.txt)" -ge 8 &&
 	while read -r p; do
 		test "$p" = linux-vdso.so.1 || grep -q " $p\$" maps.txt || { echo "not mapped: $p"; exit 1; }

@@ -89,6 +89,19 @@ test_expect_success 'bash: > /dev/fd/896 and /proc/self/fd/896 where memprov has
 	jget --check dfd.json state=exited exit_status=0 damaged=false
 '
 
+test_expect_success 'a path the kernel cannot read fails with EFAULT as bare; errno at main and after fork as bare' '
+	# the open hooks read such a path in place and died of SIGSEGV; and
+	# main found errno ENOENT, left by memprov'"'"'s search for a trace name
+	"$BIN/harm" badpath >bp-bare.out &&
+	traced bp "$BIN/harm" badpath >bp.out 2>bp.err &&
+	test_cmp bp-bare.out bp.out && test ! -s bp.err &&
+	test "$(grep -c " -1 EFAULT$" bp.out)" = 7 &&
+	"$BIN/harm" errno >en-bare.out &&
+	traced en "$BIN/harm" errno >en.out 2>en.err &&
+	test_cmp en-bare.out en.out && test ! -s en.err &&
+	printf "main 0\nchild 0\nparent 0\n" >expect && sort expect >a && sort en.out >b && test_cmp a b
+'
+
 test_expect_success 'a forked child keeps the descriptors the program put where memprov had its own' '
 	traced fp "$BIN/harm" forkpipe >fp.out 2>fp.err &&
 	test "$(cat fp.out)" = "child read 9 bytes" && test ! -s fp.err &&

@@ -52,6 +52,12 @@
  *                         and asks for them (as CPython's subprocess does
  *                         before exec), then _exits; the parent raises
  *                         both: prints "hup=1 usr1=1 child-saw-dfl=1"
+ *   harm badpath          open, openat, creat, __open_2, fopen and fstatat
+ *                         of a path the kernel cannot read (an unreadable
+ *                         page, or "/dev/fd/" running into one): prints
+ *                         each result, "call N: -1 EFAULT"
+ *   harm errno            prints errno as main found it, and in a forked
+ *                         child and its parent right after fork: 0, 0, 0
  *   harm hidden           every number /proc/self/fd lists from 3 up
  *                         that fcntl calls not open (memprov's own) must
  *                         act as not open to close, dup and dup2 from it,
@@ -613,11 +619,68 @@ static int mode_vforksig(void)
 	return 0;
 }
 
+/*
+ * Paths the kernel cannot read: each call fails with EFAULT as bare (the
+ * hooks read a path's first bytes without faulting), and a path that
+ * runs into an unreadable page (its bytes "/dev/fd/" there) too.
+ */
+extern int __open_2(const char *, int);
+
+static int mode_badpath(void)
+{
+	char *pg = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *bad;
+	struct stat st;
+	FILE *f;
+	int r[7], e[7], i;
+
+	if (pg == MAP_FAILED || mprotect(pg + 4096, 4096, PROT_NONE))
+		return 2;
+	bad = pg + 4096;
+	memcpy(bad - 8, "/dev/fd/", 8); /* no NUL before the unreadable page */
+	errno = 0, r[0] = open(bad, O_RDONLY), e[0] = errno;
+	errno = 0, r[1] = openat(AT_FDCWD, bad, O_RDWR | O_TRUNC), e[1] = errno;
+	errno = 0, r[2] = creat(bad, 0600), e[2] = errno;
+	errno = 0, r[3] = __open_2(bad, O_RDONLY), e[3] = errno;
+	errno = 0, f = fopen(bad, "r"), r[4] = f ? 0 : -1, e[4] = errno;
+	errno = 0, r[5] = open(bad - 8, O_RDONLY), e[5] = errno;
+	errno = 0, r[6] = fstatat(AT_FDCWD, bad, &st, 0), e[6] = errno;
+	for (i = 0; i < 7; i++)
+		printf("call %d: %d %s\n", i, r[i], e[i] == EFAULT ? "EFAULT" : strerror(e[i]));
+	return 0;
+}
+
+static int errno_at_main;
+
+/* errno as main and a forked child find it: 0, as bare, whatever memprov did first */
+static int mode_errno(void)
+{
+	pid_t pid;
+	int st;
+
+	printf("main %d\n", errno_at_main);
+	errno = 0;
+	pid = fork();
+	if (pid == 0) {
+		printf("child %d\n", errno);
+		_exit(0);
+	}
+	st = errno;
+	waitpid(pid, NULL, 0);
+	printf("parent %d\n", st);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 
+	errno_at_main = errno;
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(m, "badpath"))
+		return mode_badpath();
+	if (!strcmp(m, "errno"))
+		return mode_errno();
 	if (!strcmp(m, "closefd") && argc == 3)
 		return mode_closefd(argv[2]);
 	if (!strcmp(m, "dup2over") && argc == 3)
