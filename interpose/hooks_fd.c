@@ -352,48 +352,60 @@ static int no_entry(void)
 		va_end(ap);                                                    \
 	}
 
-MP_EXPORT MP_REALIGN int open(const char *path, int flags, ...)
+/*
+ * What every open hook asks first: -1 with errno set where path names
+ * one of memprov's descriptors (ENOENT, as a number not open) or is
+ * relative to one (EBADF), else 0 and the call goes ahead. Before libc's
+ * functions are found, the call is made as the system call (sys_open).
+ */
+static int open_refused(int dirfd, const char *path)
 {
-	MODE_OF(flags, flags);
 	mp_hooks_need();
 	if (MP_UNLIKELY(names_hidden(path)))
 		return no_entry();
-	return mp_real_open ? mp_real_open(path, flags, mode) :
-	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
+		return not_open();
+	return 0;
+}
+
+static int sys_open(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return (int)mp_syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+MP_EXPORT MP_REALIGN int open(const char *path, int flags, ...)
+{
+	MODE_OF(flags, flags);
+	if (open_refused(AT_FDCWD, path))
+		return -1;
+	return mp_real_open ? mp_real_open(path, flags, mode) : sys_open(AT_FDCWD, path, flags, mode);
 }
 
 MP_EXPORT MP_REALIGN int open64(const char *path, int flags, ...)
 {
 	MODE_OF(flags, flags);
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
+	if (open_refused(AT_FDCWD, path))
+		return -1;
 	return mp_real_open64 ? mp_real_open64(path, flags, mode) :
-	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
+	       sys_open(AT_FDCWD, path, flags | O_LARGEFILE, mode);
 }
 
 MP_EXPORT MP_REALIGN int openat(int dirfd, const char *path, int flags, ...)
 {
 	MODE_OF(flags, flags);
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
-	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
-		return not_open();
+	if (open_refused(dirfd, path))
+		return -1;
 	return mp_real_openat ? mp_real_openat(dirfd, path, flags, mode) :
-	       (int)mp_syscall(SYS_openat, dirfd, path, flags, mode);
+	       sys_open(dirfd, path, flags, mode);
 }
 
 MP_EXPORT MP_REALIGN int openat64(int dirfd, const char *path, int flags, ...)
 {
 	MODE_OF(flags, flags);
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
-	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
-		return not_open();
+	if (open_refused(dirfd, path))
+		return -1;
 	return mp_real_openat64 ? mp_real_openat64(dirfd, path, flags, mode) :
-	       (int)mp_syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, mode);
+	       sys_open(dirfd, path, flags | O_LARGEFILE, mode);
 }
 
 /* The _FORTIFY_SOURCE entry points, without a mode. */
@@ -404,82 +416,73 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 MP_EXPORT int __open_2(const char *path, int flags)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
-	return mp_real___open_2 ? mp_real___open_2(path, flags) :
-	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+	if (open_refused(AT_FDCWD, path))
+		return -1;
+	return mp_real___open_2 ? mp_real___open_2(path, flags) : sys_open(AT_FDCWD, path, flags, 0);
 }
 
 MP_EXPORT int __open64_2(const char *path, int flags)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
+	if (open_refused(AT_FDCWD, path))
+		return -1;
 	return mp_real___open64_2 ? mp_real___open64_2(path, flags) :
-	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, 0);
+	       sys_open(AT_FDCWD, path, flags | O_LARGEFILE, 0);
 }
 
 MP_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
-	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
-		return not_open();
+	if (open_refused(dirfd, path))
+		return -1;
 	return mp_real___openat_2 ? mp_real___openat_2(dirfd, path, flags) :
-	       (int)mp_syscall(SYS_openat, dirfd, path, flags, 0);
+	       sys_open(dirfd, path, flags, 0);
 }
 
 MP_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
-	if (MP_UNLIKELY(stat_hidden(dirfd, path)))
-		return not_open();
+	if (open_refused(dirfd, path))
+		return -1;
 	return mp_real___openat64_2 ? mp_real___openat64_2(dirfd, path, flags) :
-	       (int)mp_syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, 0);
+	       sys_open(dirfd, path, flags | O_LARGEFILE, 0);
 }
+
+#define CREAT_FLAGS (O_CREAT | O_WRONLY | O_TRUNC)
 
 MP_EXPORT int creat(const char *path, mode_t mode)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
-	return mp_real_creat ? mp_real_creat(path, mode) :
-	       (int)mp_syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+	if (open_refused(AT_FDCWD, path))
+		return -1;
+	return mp_real_creat ? mp_real_creat(path, mode) : sys_open(AT_FDCWD, path, CREAT_FLAGS, mode);
 }
 
 MP_EXPORT int creat64(const char *path, mode_t mode)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)))
-		return no_entry();
+	if (open_refused(AT_FDCWD, path))
+		return -1;
 	return mp_real_creat64 ? mp_real_creat64(path, mode) :
-	       (int)mp_syscall(SYS_openat, AT_FDCWD, path,
-			       O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
+	       sys_open(AT_FDCWD, path, CREAT_FLAGS | O_LARGEFILE, mode);
 }
 
 /* fopen opens with libc's internal open, which the hooks above never see. */
-MP_EXPORT FILE *fopen(const char *path, const char *how)
+static FILE *fopen_as_bare(FILE *(*real)(const char *, const char *), const char *path,
+			   const char *how)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)) || MP_UNLIKELY(!mp_real_fopen)) {
-		errno = MP_UNLIKELY(names_hidden(path)) ? ENOENT : ENOSYS;
+	if (open_refused(AT_FDCWD, path))
+		return NULL;
+	if (MP_UNLIKELY(!real)) {
+		errno = ENOSYS; /* libc's not found yet */
 		return NULL;
 	}
-	return mp_real_fopen(path, how);
+	return real(path, how);
+}
+
+MP_EXPORT FILE *fopen(const char *path, const char *how)
+{
+	return fopen_as_bare(mp_real_fopen, path, how);
 }
 
 MP_EXPORT FILE *fopen64(const char *path, const char *how)
 {
-	mp_hooks_need();
-	if (MP_UNLIKELY(names_hidden(path)) || MP_UNLIKELY(!mp_real_fopen64)) {
-		errno = MP_UNLIKELY(names_hidden(path)) ? ENOENT : ENOSYS;
-		return NULL;
-	}
-	return mp_real_fopen64(path, how);
+	return fopen_as_bare(mp_real_fopen64, path, how);
 }
 
 MP_EXPORT int close(int fd)
