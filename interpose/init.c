@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "reach.h"
 #include "run_index.h"
 #include "stack.h"
+#include "unwind_lib.h"
 #include "writer.h"
 
 /* include/memprov.h declares these weak for callers; defined strong here. */
@@ -327,6 +329,29 @@ EXIT_HOOK(quick_exit)
 {
 	mp_hooks_need();
 	leave(mp_real_quick_exit, status, MP_EXIT_HOW_EXIT);
+}
+
+/*
+ * The program's first thread: libunwind is opened now if no stack needed
+ * it yet, while the process still has one thread, so that no other
+ * thread can hold the loader's lock the open takes. Later, an allocation
+ * that opened it could wait for that lock held by a thread inside dlopen
+ * whose library constructor waits for a lock the allocating thread
+ * holds (unwind_lib.c opens it lazily only while single-threaded).
+ */
+MP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			     void *arg)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_pthread_create))
+		return EAGAIN;
+	if (MP_UNLIKELY(__libc_single_threaded) && mp_tracing && !mp_unw_is_open()) {
+		int g = mp_pass_begin(); /* the loader's allocations are its own */
+
+		mp_unw_prepare();
+		mp_pass_end(g);
+	}
+	return mp_real_pthread_create(t, attr, fn, arg);
 }
 
 MP_EXPORT pid_t fork(void)

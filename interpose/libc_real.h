@@ -17,6 +17,7 @@
 
 #include <setjmp.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -89,6 +90,12 @@
 	X(int, creat64, (const char *, mode_t))                           \
 	X(FILE *, fopen, (const char *, const char *))                    \
 	X(FILE *, fopen64, (const char *, const char *))                  \
+	X(FILE *, freopen, (const char *, const char *, FILE *))          \
+	X(FILE *, freopen64, (const char *, const char *, FILE *))        \
+	X(int, truncate, (const char *, off_t))                           \
+	X(int, truncate64, (const char *, off64_t))                       \
+	X(int, pthread_create, (pthread_t *, const pthread_attr_t *,      \
+				void *(*)(void *), void *))               \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \
 				   char **, void (*)(void), void (*)(void), \
 				   void (*)(void), void *))

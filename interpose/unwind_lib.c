@@ -11,11 +11,20 @@
  * while common programs never need them (ls, git, sqlite3, python3: no
  * stack the walk could not take). Opened with RTLD_LOCAL, its symbols
  * never join the program's scope; the loader's allocations for it are
- * in the program's heap, untraced, in a process that needs it only. It
- * is not opened while the loader is in
- * the middle of mapping an object (this very thread may be inside dlopen,
- * under the loader's lock), nor by two threads at once: the caller goes
- * without for that stack.
+ * in the program's heap, untraced, in a process that needs it only.
+ *
+ * Opening it waits for the loader's lock, which an allocation bare never
+ * does. With a second thread, that can deadlock: thread B holds the
+ * program's mutex M and allocates, thread A is inside dlopen (the lock
+ * held) running a library constructor that takes M. So it is opened
+ * lazily only while the process has one thread (glibc's
+ * __libc_single_threaded), and not while the loader is in the middle of
+ * mapping an object (this very thread may be inside dlopen); and
+ * init.c's pthread_create opens it just before the first thread starts,
+ * when no other thread can hold that lock. A process that got threads
+ * some other way (glibc's own helper threads) goes without it: a stack
+ * memprov's walk cannot take then has no native frames. Two threads
+ * never open it at once.
  *
  * libunwind checks that an address is readable by writing a byte from it
  * into a pipe of its own, which it makes on first use and keeps. That
@@ -42,6 +51,7 @@
 #include <stdarg.h>
 #include <link.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -178,22 +188,45 @@ int mp_unw_is_open(void)
 	return __atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) == UNW_OPEN;
 }
 
-const struct mp_unw *mp_unw_get(void)
+/* Said once, when a stack needed libunwind and it could not be opened. */
+static void warn_failed(void)
+{
+	static int warned;
+
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		mp_warn("cannot open " LIBUNWIND, ": a stack memprov's own walk cannot take "
+			"is recorded without native frames");
+}
+
+/* quiet: opened ahead of need (mp_unw_prepare), nothing said on failure */
+static const struct mp_unw *unw_get(int quiet)
 {
 	int st = __atomic_load_n(&unw_state, __ATOMIC_ACQUIRE);
 
 	if (st == UNW_OPEN)
 		return &unw;
-	if (st != UNW_NOT_TRIED || _r_debug.r_state != RT_CONSISTENT ||
+	if (st == UNW_FAILED && !quiet)
+		warn_failed();
+	if (st != UNW_NOT_TRIED || !__libc_single_threaded || _r_debug.r_state != RT_CONSISTENT ||
 	    !__atomic_compare_exchange_n(&unw_state, &st, UNW_OPENING, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return NULL;
 	if (open_unw()) {
 		__atomic_store_n(&unw_state, UNW_FAILED, __ATOMIC_RELEASE);
-		mp_warn("cannot open " LIBUNWIND, ": a stack memprov's own walk cannot take "
-			"is recorded without native frames");
+		if (!quiet)
+			warn_failed();
 		return NULL;
 	}
 	__atomic_store_n(&unw_state, UNW_OPEN, __ATOMIC_RELEASE);
 	return &unw;
+}
+
+const struct mp_unw *mp_unw_get(void)
+{
+	return unw_get(0);
+}
+
+void mp_unw_prepare(void)
+{
+	(void)unw_get(1);
 }

@@ -25,11 +25,20 @@ struct mp_unw {
  * libunwind's functions, opening libunwind.so.8 on the first call (with
  * the loader's lock, and allocations of the loader's: the caller lets
  * them pass untraced). NULL where it cannot be opened (not installed), or
- * not now: another thread is opening it, or the loader is in the middle
- * of mapping an object (this thread may be inside dlopen), where the
- * caller goes without.
+ * not now: the process has more than one thread (the loader's lock could
+ * be held by a thread waiting for a lock the caller holds; init.c opens
+ * it before the first pthread_create), another thread is opening it, or
+ * the loader is in the middle of mapping an object (this thread may be
+ * inside dlopen), where the caller goes without.
  */
 const struct mp_unw *mp_unw_get(void) MP_HIDDEN;
+
+/*
+ * Open libunwind now, ahead of any need, where that is safe (init.c,
+ * before the first thread starts): nothing is said if it cannot be; a
+ * stack that needs it later says so then.
+ */
+void mp_unw_prepare(void) MP_HIDDEN;
 
 /* Whether libunwind is open already (mp_unw_get opens nothing then). */
 int mp_unw_is_open(void) MP_HIDDEN;

@@ -63,6 +63,94 @@ test_expect_success 'libunwind is opened when a stack first needs it, inside a h
 	test "$n" -ge 8
 '
 
+# A thread inside dlopen (the loader's lock held) runs a library
+# constructor that takes the program's mutex M; the main thread holds M
+# and allocates on a coroutine's stack, which memprov's walk cannot take.
+# Opened there, libunwind waited for the loader's lock: both threads hung.
+cat >"$TRASH/dllock.c" <<'CEOF'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+pthread_mutex_t M = PTHREAD_MUTEX_INITIALIZER;
+volatile int in_ctor;
+static volatile int go;
+static ucontext_t back, coro;
+static int mapped(const char *what)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int r = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		r |= strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return r;
+}
+static void *opener(void *arg)
+{
+	(void)arg;
+	while (!go)
+		usleep(100);
+	if (!dlopen("./libctorlock.so", RTLD_NOW))
+		exit(2);
+	return NULL;
+}
+static void on_coroutine(void)
+{
+	void *volatile p = malloc(64);
+	free(p);
+}
+int main(void)
+{
+	static char stack[256 << 10];
+	pthread_t t;
+
+	printf("libunwind before the thread: %d\n", mapped("libunwind"));
+	pthread_create(&t, NULL, opener, NULL);
+	printf("libunwind after: %d\n", mapped("libunwind"));
+	pthread_mutex_lock(&M);
+	go = 1;
+	while (!in_ctor)
+		usleep(100);
+	getcontext(&coro);
+	coro.uc_stack.ss_sp = stack;
+	coro.uc_stack.ss_size = sizeof(stack);
+	coro.uc_link = &back;
+	makecontext(&coro, on_coroutine, 0);
+	swapcontext(&back, &coro);
+	pthread_mutex_unlock(&M);
+	pthread_join(t, NULL);
+	puts("joined");
+	return 0;
+}
+CEOF
+cat >"$TRASH/ctorlock.c" <<'CEOF'
+#include <pthread.h>
+extern pthread_mutex_t M;
+extern volatile int in_ctor;
+__attribute__((constructor)) static void take_m(void)
+{
+	in_ctor = 1;
+	pthread_mutex_lock(&M);
+	pthread_mutex_unlock(&M);
+}
+CEOF
+
+test_expect_success 'libunwind is opened before the first thread starts, never while another thread may hold the loader (no deadlock)' '
+	cc -shared -fPIC -o libctorlock.so ctorlock.c &&
+	cc -O1 -rdynamic -o dllock dllock.c -lpthread -ldl &&
+	timeout 20 ./dllock >bare.out &&
+	timeout 20 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/dll.trace" ./dllock >out.txt 2>err.txt &&
+	test ! -s err.txt &&
+	printf "libunwind before the thread: 0\nlibunwind after: 1\njoined\n" >expect && test_cmp expect out.txt &&
+	memprov stats dll.trace >dll.stats && grep -qx "ended: exited with status 0" dll.stats
+'
+
 test_expect_success 'setjmp/longjmp, threads (own stack too), -fomit-frame-pointer, alloca' '
 	checked "$BIN/uw-jmpthreads" &&
 	echo "memprov: unwind check: 384 captures, 384 fast, 0 fallback, 0 mismatches" >expect &&
