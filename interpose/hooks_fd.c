@@ -20,9 +20,11 @@
  *
  *  - fstat, fstatat and statx on one (or relative to one) fail with
  *    EBADF;
- *  - open, openat, creat and fopen (and their 64-bit and _FORTIFY_SOURCE
- *    forms) of /dev/fd/N or /proc/{self,thread-self,PID}/fd/N fail with
- *    ENOENT (names_hidden), openat relative to one with EBADF.
+ *  - open, openat, creat, fopen, freopen and truncate (and their 64-bit
+ *    and _FORTIFY_SOURCE forms) of /dev/fd/N or
+ *    /proc/{self,thread-self,ID}/[task/TID/]fd/N, where ID is this
+ *    process or one of its threads, fail with ENOENT (names_hidden),
+ *    openat relative to one with EBADF.
  *
  * A number that is no longer memprov's file (closed behind its back with
  * a raw system call, then reused) is the program's (mp_fd_owner checks
@@ -205,7 +207,7 @@ MP_EXPORT int dup3(int oldfd, int newfd, int flags)
  * bytes copied into out (short where the string ends next to an
  * unreadable page), 0 for none.
  */
-#define PATH_PREFIX 32 /* "/proc/thread-self/fd/" and 10 digits, or "/proc/PID/fd/N" */
+#define PATH_PREFIX 64 /* "/proc/PID/task/TID/fd/N", each number up to 10 digits */
 
 static int path_prefix(const char *path, char *out)
 {
@@ -309,11 +311,63 @@ static long number_at(const char *p)
 	return digits && !*p ? n : -1;
 }
 
+/* The decimal number at *pp (at most 10 digits), *pp moved past it; -1 if none. */
+static long number_from(const char **pp)
+{
+	const char *p = *pp;
+	long n = 0;
+
+	while (*p >= '0' && *p <= '9' && p - *pp < 10)
+		n = n * 10 + (*p++ - '0');
+	if (p == *pp)
+		return -1;
+	*pp = p;
+	return n;
+}
+
+/* Is id this process or one of its threads (they share its descriptors)? */
+static int one_of_ours(long id)
+{
+	char task[48];
+	char *q = task + mp_strlcpy(task, "/proc/self/task/", sizeof(task));
+
+	if (id == mp_rsys(SYS_getpid, 0, 0, 0, 0, 0, 0))
+		return 1;
+	mp_utoa(q, (uint64_t)id);
+	return mp_rsys(SYS_faccessat, AT_FDCWD, (long)task, F_OK, 0, 0, 0) == 0;
+}
+
+/*
+ * /dev/fd/N; /proc/self/, /proc/thread-self/ or /proc/ID/, then task/TID/
+ * or not, then fd/N: N (*id the ID, -1 for none), or -1.
+ */
+static long fd_named(const char *buf, long *id)
+{
+	const char *p, *q;
+
+	*id = -1;
+	if ((p = after(buf, "/dev/fd/")))
+		return number_at(p);
+	if (!(p = after(buf, "/proc/")))
+		return -1;
+	*id = -1;
+	if ((q = after(p, "self/")) || (q = after(p, "thread-self/"))) {
+		p = q;
+	} else if ((*id = number_from(&p)) < 0 || *p++ != '/') {
+		return -1;
+	}
+	if ((q = after(p, "task/"))) {
+		p = q;
+		if (number_from(&p) < 0 || *p++ != '/')
+			return -1;
+	}
+	return (p = after(p, "fd/")) ? number_at(p) : -1;
+}
+
 static int names_hidden(const char *path)
 {
 	char buf[PATH_PREFIX];
-	const char *p;
-	long n = -1, pid;
+	long n, id;
 	int got;
 
 	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !hiding() ||
@@ -321,19 +375,9 @@ static int names_hidden(const char *path)
 		return 0;
 	if (buf[0] != '/' || (buf[1] != 'd' && buf[1] != 'p'))
 		return 0;
-	if ((p = after(buf, "/dev/fd/")) || (p = after(buf, "/proc/self/fd/")) ||
-	    (p = after(buf, "/proc/thread-self/fd/"))) {
-		n = number_at(p);
-	} else if ((p = after(buf, "/proc/"))) {
-		const char *q = p;
-
-		for (pid = 0; *q >= '0' && *q <= '9' && q - p < 10; q++)
-			pid = pid * 10 + (*q - '0');
-		if (q > p && (p = after(q, "/fd/")) &&
-		    pid == mp_rsys(SYS_getpid, 0, 0, 0, 0, 0, 0))
-			n = number_at(p);
-	}
-	return n >= 0 && n <= INT_MAX && hidden_owner((int)n) != NULL;
+	n = fd_named(buf, &id);
+	/* another process's descriptors are not ours to hide (a thread's are) */
+	return n >= 0 && n <= INT_MAX && hidden_owner((int)n) != NULL && (id < 0 || one_of_ours(id));
 }
 
 static int no_entry(void)
@@ -483,6 +527,50 @@ MP_EXPORT FILE *fopen(const char *path, const char *how)
 MP_EXPORT FILE *fopen64(const char *path, const char *how)
 {
 	return fopen_as_bare(mp_real_fopen64, path, how);
+}
+
+/*
+ * freopen closes the stream, then opens path; a failed open leaves it
+ * closed. For a path that names one of memprov's descriptors, libc's
+ * freopen is handed "", which fails as such a path fails bare: ENOENT,
+ * the stream closed. A NULL path (a new mode, same file) goes as it is.
+ */
+static FILE *freopen_as_bare(FILE *(*real)(const char *, const char *, FILE *), const char *path,
+			     const char *how, FILE *stream)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(!real)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return real(MP_UNLIKELY(names_hidden(path)) ? "" : path, how, stream);
+}
+
+MP_EXPORT FILE *freopen(const char *path, const char *how, FILE *stream)
+{
+	return freopen_as_bare(mp_real_freopen, path, how, stream);
+}
+
+MP_EXPORT FILE *freopen64(const char *path, const char *how, FILE *stream)
+{
+	return freopen_as_bare(mp_real_freopen64, path, how, stream);
+}
+
+/* truncate by path: one of memprov's descriptors, through /dev/fd, is not there */
+MP_EXPORT int truncate(const char *path, off_t len)
+{
+	if (open_refused(AT_FDCWD, path))
+		return -1;
+	return mp_real_truncate ? mp_real_truncate(path, len) :
+	       (int)mp_syscall(SYS_truncate, path, len);
+}
+
+MP_EXPORT int truncate64(const char *path, off64_t len)
+{
+	if (open_refused(AT_FDCWD, path))
+		return -1;
+	return mp_real_truncate64 ? mp_real_truncate64(path, len) :
+	       (int)mp_syscall(SYS_truncate, path, len);
 }
 
 MP_EXPORT int close(int fd)

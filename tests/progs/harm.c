@@ -63,8 +63,9 @@
  *                         act as not open to close, dup and dup2 from it,
  *                         fstat, fstatat and statx (also as syscall()
  *                         by number: fstat, fcntl, close), open,
- *                         openat, fopen and creat of /dev/fd/N and
- *                         /proc/{self,PID}/fd/N (ENOENT),
+ *                         openat, fopen, creat, truncate and freopen of
+ *                         /dev/fd/N, /proc/{self,PID}/fd/N and
+ *                         /proc/self/task/TID/fd/N (ENOENT),
  *                         close_range with bad flags fails (EINVAL),
  *                         fcntl(F_DUPFD, N) gives N, and it takes a dup2
  *                         onto it: a pipe's write end
@@ -221,6 +222,20 @@ static int mode_hidden(void)
 			if (o1 != -1 || e1 != ENOENT || o2 != -1 || e2 != ENOENT || f || e3 != ENOENT ||
 			    o3 != -1 || errno != ENOENT)
 				printf("open, openat, fopen or creat of %s did not fail with ENOENT\n", p1), bad++;
+			/* truncate, freopen, and a thread's own directory */
+			snprintf(p3, sizeof(p3), "/proc/self/task/%d/fd/%d", (int)syscall(SYS_gettid), h[i]);
+			errno = 0;
+			o1 = truncate(p1, 0);
+			e1 = errno;
+			f = fopen("/proc/self/stat", "r");
+			errno = 0;
+			if (f)
+				f = freopen(p2, "r+", f);
+			e2 = errno;
+			errno = 0;
+			o3 = open(p3, O_RDWR | O_TRUNC);
+			if (o1 != -1 || e1 != ENOENT || f || e2 != ENOENT || o3 != -1 || errno != ENOENT)
+				printf("truncate, freopen or open of %s did not fail with ENOENT\n", p3), bad++;
 		}
 		errno = 0;
 		if (close_range((unsigned)h[i], (unsigned)h[i], 0xff) != -1 || errno != EINVAL)
