@@ -176,8 +176,11 @@ static int open_unw(void)
 	unw.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))mp_real_dlsym(
 		h, NAME(unw_get_reg));
 	unw.step = (int (*)(unw_cursor_t *))mp_real_dlsym(h, NAME(unw_step));
-	if (!unw.backtrace || !unw.getcontext || !unw.init_local || !unw.get_reg || !unw.step)
+	if (!unw.backtrace || !unw.getcontext || !unw.init_local || !unw.get_reg || !unw.step) {
+		if (mp_real_dlclose)
+			mp_real_dlclose(h); /* another libunwind: not ours to keep */
 		return -1;
+	}
 	/* before libunwind's first call: it makes its pipe then */
 	dl_iterate_phdr(redirect_in, (void *)(uintptr_t)unw.backtrace);
 	return 0;
