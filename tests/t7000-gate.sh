@@ -283,7 +283,7 @@ test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes
 test_expect_success 'threads: a C program joining 4 threads and Python'"'"'s threading pass (the DTV)' '
 	"$MEMPROV_CLI" run --check -o th.trace -- "$BIN/gate_leak" threads >out 2>&1 &&
 	memprov check --reachable th.trace >out &&
-	grep -qx "    1.1 KiB (1,152 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
+	grep -qx "    1.2 KiB (1,216 B) in 4 blocks: leak:ld-linux (default: dynamic loader tables (link maps, dlopen, TLS, a thread'"'"'s DTV))" out &&
 	"$MEMPROV_CLI" run --check -o pyth.trace -- $PY -c \
 		"import threading; t=threading.Thread(target=len,args=((),)); t.start(); t.join()" >out 2>&1 &&
 	grep -q "): ok$" out
