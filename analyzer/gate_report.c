@@ -387,6 +387,11 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 		printf("  a Python program: live at the end of its main module, before finalization\n");
 	if (res->rule_why == GATE_WHY_NO_SCAN)
 		printf("  %s: all memory live at the end is gated, as with --reachable\n", res->no_scan);
+	if (res->t->hdr.no_room_stacks)
+		printf("  note: %" PRIu64 " allocation%s ha%s no native frames: too little stack was "
+		       "left to walk\n", res->t->hdr.no_room_stacks,
+		       res->t->hdr.no_room_stacks == 1 ? "" : "s",
+		       res->t->hdr.no_room_stacks == 1 ? "s" : "ve");
 	if (res->n_tests)
 		tests_text(stdout, o, res, GATE_TOP);
 	budget_text(stdout, o, res);
@@ -497,6 +502,8 @@ static void print_json(FILE *f, const struct gate_opts *o, const struct suppress
 		fprintf(f, "}");
 		return;
 	}
+	fprintf(f, ",\"skipped_events\":%" PRIu64 ",\"no_room_stacks\":%" PRIu64,
+		res->t->hdr.skipped_total, res->t->hdr.no_room_stacks);
 	fprintf(f, ",\"at\":\"%s\",\"at_ns\":%" PRIu64 ",\"rule\":\"%s\",\"rule_reason\":\"%s\",\"warning\":",
 		res->at, res->at_ns, res->rule == GATE_RULE_LOST ? "lost" : "live", rule_reason[res->rule_why]);
 	json_str(f, res->no_scan);

@@ -333,6 +333,11 @@ test_expect_success 'a thread that recurses to within 1,200 B of the end of its 
 	test "$n" -ge 1000 && test "$n" -le 1100 &&
 	memprov stats --json deep.trace >deep.json &&
 	jget --check deep.json no_room_stacks=$n &&
+	# and the gate says it too
+	{ memprov check --json deep.trace >deep.check.json; test $? = 1; } &&
+	jget --check deep.check.json traces.0.no_room_stacks=$n traces.0.skipped_events=0 &&
+	{ memprov check deep.trace >deep.check; test $? = 1; } &&
+	grep -qx "  note: $n allocations have no native frames: too little stack was left to walk" deep.check &&
 	# the block leaked from the top of the stack keeps its frames
 	memprov leaks deep.trace >deep.leaks &&
 	grep -q "^note: $n allocations have no native frames" deep.leaks &&
