@@ -212,8 +212,10 @@ MP_EXPORT int dup3(int oldfd, int newfd, int flags)
 static int path_prefix(const char *path, char *out)
 {
 	struct iovec l = { out, PATH_PREFIX }, r = { (void *)path, PATH_PREFIX };
-	long got = mp_rsys(SYS_process_vm_readv, mp_rsys(SYS_getpid, 0, 0, 0, 0, 0, 0), (long)&l, 1,
-			   (long)&r, 1, 0);
+	/* the header's pid, no getpid per open: where it is stale (a vfork
+	 * child), hiding() refuses anything the bytes could say */
+	long pid = mp_header ? mp_header->pid : mp_rsys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long got = mp_rsys(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0);
 
 	return got > 0 ? (int)got : 0;
 }
@@ -370,8 +372,9 @@ static int names_hidden(const char *path)
 	long n, id;
 	int got;
 
-	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !hiding() ||
-	    !(got = path_prefix(path, buf)) || !memchr(buf, 0, (size_t)got))
+	/* hiding() (a getpid) only for a path that names one: hidden_owner asks it */
+	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !(got = path_prefix(path, buf)) ||
+	    !memchr(buf, 0, (size_t)got))
 		return 0;
 	if (buf[0] != '/' || (buf[1] != 'd' && buf[1] != 'p'))
 		return 0;
