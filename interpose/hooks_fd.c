@@ -509,7 +509,12 @@ MP_EXPORT int creat64(const char *path, mode_t mode)
 	       sys_open(AT_FDCWD, path, CREAT_FLAGS | O_LARGEFILE, mode);
 }
 
-/* fopen opens with libc's internal open, which the hooks above never see. */
+/*
+ * fopen opens with libc's internal open, which the hooks above never see.
+ * The callers resolve libc's functions before they read the pointer they
+ * pass: a constructor that runs before memprov's (libselinux's, in every
+ * coreutils program) would otherwise pass NULL and its fopen fail.
+ */
 static FILE *fopen_as_bare(FILE *(*real)(const char *, const char *), const char *path,
 			   const char *how)
 {
@@ -524,11 +529,13 @@ static FILE *fopen_as_bare(FILE *(*real)(const char *, const char *), const char
 
 MP_EXPORT FILE *fopen(const char *path, const char *how)
 {
+	mp_hooks_need();
 	return fopen_as_bare(mp_real_fopen, path, how);
 }
 
 MP_EXPORT FILE *fopen64(const char *path, const char *how)
 {
+	mp_hooks_need();
 	return fopen_as_bare(mp_real_fopen64, path, how);
 }
 
@@ -541,7 +548,6 @@ MP_EXPORT FILE *fopen64(const char *path, const char *how)
 static FILE *freopen_as_bare(FILE *(*real)(const char *, const char *, FILE *), const char *path,
 			     const char *how, FILE *stream)
 {
-	mp_hooks_need();
 	if (MP_UNLIKELY(!real)) {
 		errno = ENOSYS;
 		return NULL;
@@ -551,11 +557,13 @@ static FILE *freopen_as_bare(FILE *(*real)(const char *, const char *, FILE *), 
 
 MP_EXPORT FILE *freopen(const char *path, const char *how, FILE *stream)
 {
+	mp_hooks_need();
 	return freopen_as_bare(mp_real_freopen, path, how, stream);
 }
 
 MP_EXPORT FILE *freopen64(const char *path, const char *how, FILE *stream)
 {
+	mp_hooks_need();
 	return freopen_as_bare(mp_real_freopen64, path, how, stream);
 }
 

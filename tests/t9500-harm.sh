@@ -102,6 +102,56 @@ test_expect_success 'a path the kernel cannot read fails with EFAULT as bare; er
 	printf "main 0\nchild 0\nparent 0\n" >expect && sort expect >a && sort en.out >b && test_cmp a b
 '
 
+test_expect_success 'a library constructor that runs before memprov'"'"'s: fopen, freopen, open, stat, dup, fcntl, sigaction as bare' '
+	# fopen passed libc'"'"'s pointer before it was resolved: NULL, and
+	# fopen failed with ENOSYS; libselinux'"'"'s (every coreutils program)
+	# then read /proc/mounts instead of /proc/filesystems
+	cat >early.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <errno.h>
+	#include <fcntl.h>
+	#include <signal.h>
+	#include <stdio.h>
+	#include <string.h>
+	#include <sys/stat.h>
+	#include <unistd.h>
+	static void show(const char *what, long r) { printf("%s %s %s\n", what, r < 0 ? "fail" : "ok", r < 0 ? strerror(errno) : ""); }
+	__attribute__((constructor)) static void early(void)
+	{
+		struct stat st;
+		struct sigaction sa;
+		FILE *f = fopen("/proc/filesystems", "re"), *g = fopen64("early.c", "r");
+		int fd;
+		show("fopen", f ? 0 : -1);
+		show("fopen64", g ? 0 : -1);
+		show("freopen", g && freopen("early.c", "r", g) ? 0 : -1);
+		show("open", fd = open("early.c", O_RDONLY));
+		show("openat", openat(AT_FDCWD, "early.c", O_RDONLY));
+		show("creat", creat("early.out", 0600));
+		show("truncate", truncate("early.out", 10));
+		show("stat", stat("early.c", &st));
+		show("fstatat", fstatat(AT_FDCWD, "early.c", &st, 0));
+		show("dup", dup(fd));
+		show("dup2", dup2(fd, 100));
+		show("fcntl", fcntl(fd, F_DUPFD_CLOEXEC, 200));
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_IGN;
+		show("sigaction", sigaction(SIGUSR1, &sa, NULL));
+		show("signal", signal(SIGUSR2, SIG_IGN) == SIG_ERR ? -1 : 0);
+		fflush(stdout);
+	}
+	EOF
+	cc -shared -fPIC -o libearly.so early.c &&
+	printf "int main(void) { return 0; }\n" >earlymain.c &&
+	cc -o earlymain earlymain.c -Wl,--no-as-needed -L. -learly -Wl,-rpath,"$PWD" &&
+	./earlymain >early-bare.out &&
+	traced early ./earlymain >early.out 2>early.err &&
+	test_cmp early-bare.out early.out && test ! -s early.err &&
+	test "$(grep -c " ok $" early.out)" = 14 &&
+	memprov stats --json early.trace >early.json &&
+	jget --check early.json state=exited exit_status=0 damaged=false
+'
+
 test_expect_success 'a forked child keeps the descriptors the program put where memprov had its own' '
 	traced fp "$BIN/harm" forkpipe >fp.out 2>fp.err &&
 	test "$(cat fp.out)" = "child read 9 bytes" && test ! -s fp.err &&
