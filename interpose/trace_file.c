@@ -831,14 +831,16 @@ static int create_file(char *name, size_t size)
 
 	if (output_name(base, sizeof(base)))
 		return -1;
-	if (!lstat(base, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		mp_warn("MEMPROV_OUTPUT names something that is not a regular file: ", base);
-		return -1;
-	}
 	mp_strlcpy(name, base, size);
 	for (k = 0; k < NAME_MAX_K; k++) {
 		fd = mp_sys_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST) {
+			/* asked only when NAME exists: a fresh name costs one lookup */
+			if (!k && !lstat(base, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+				mp_warn("MEMPROV_OUTPUT names something that is not a regular file: ",
+					base);
+				return -1;
+			}
 			k = k ? k : first_free(name, size, base) - 1;
 			if (k + 1 >= NAME_MAX_K || !numbered_name(name, size, base, k + 1))
 				break;
