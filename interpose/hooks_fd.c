@@ -366,6 +366,27 @@ static long fd_named(const char *buf, long *id)
 	return (p = after(p, "fd/")) ? number_at(p) : -1;
 }
 
+/*
+ * The path as the kernel walks it where that changes nothing else: "//"
+ * as "/" and "/./" as "/" ("//dev/fd/N", "/proc/self/./fd/N"), in place.
+ */
+static void squeeze(char *s)
+{
+	const char *p = s;
+	char *o = s;
+
+	while (*p) {
+		if (p[0] == '/' && p[1] == '/') {
+			p++;
+		} else if (p[0] == '/' && p[1] == '.' && p[2] == '/') {
+			p += 2;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = 0;
+}
+
 static int names_hidden(const char *path)
 {
 	char buf[PATH_PREFIX];
@@ -374,9 +395,10 @@ static int names_hidden(const char *path)
 
 	/* hiding() (a getpid) only for a path that names one: hidden_owner asks it */
 	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !(got = path_prefix(path, buf)) ||
-	    !memchr(buf, 0, (size_t)got))
+	    !memchr(buf, 0, (size_t)got) || buf[0] != '/')
 		return 0;
-	if (buf[0] != '/' || (buf[1] != 'd' && buf[1] != 'p'))
+	squeeze(buf);
+	if (buf[1] != 'd' && buf[1] != 'p')
 		return 0;
 	n = fd_named(buf, &id);
 	/* another process's descriptors are not ours to hide (a thread's are) */

@@ -236,6 +236,16 @@ static int mode_hidden(void)
 			o3 = open(p3, O_RDWR | O_TRUNC);
 			if (o1 != -1 || e1 != ENOENT || f || e2 != ENOENT || o3 != -1 || errno != ENOENT)
 				printf("truncate, freopen or open of %s did not fail with ENOENT\n", p3), bad++;
+			/* the same paths spelled with "//" and "/./" */
+			snprintf(p1, sizeof(p1), "//dev//fd/%d", h[i]);
+			snprintf(p2, sizeof(p2), "/proc/./self/.//fd/%d", h[i]);
+			errno = 0;
+			o1 = open(p1, O_RDWR | O_TRUNC);
+			e1 = errno;
+			errno = 0;
+			o2 = open(p2, O_RDWR | O_TRUNC);
+			if (o1 != -1 || e1 != ENOENT || o2 != -1 || errno != ENOENT)
+				printf("open of %s or %s did not fail with ENOENT\n", p1, p2), bad++;
 		}
 		errno = 0;
 		if (close_range((unsigned)h[i], (unsigned)h[i], 0xff) != -1 || errno != EINVAL)
