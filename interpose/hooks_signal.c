@@ -379,6 +379,56 @@ static int in_vfork_child(void)
 	return mp_header && mp_header->pid != (int32_t)mp_syscall(SYS_getpid);
 }
 
+/*
+ * What a program reads back is what the kernel kept of what it installed:
+ * SIGKILL and SIGSTOP out of the mask, and libc's restorer, which glibc's
+ * sigaction adds to every action (SA_RESTORER and its address). Where the
+ * kernel holds memprov's action instead, the table's copy is made to
+ * look so. libc's restorer is read once from an action memprov installed
+ * through it (the kernel's copy of sig's, just installed).
+ */
+#if defined(__x86_64__)
+#define MP_SA_RESTORER 0x04000000
+#endif
+
+static void as_kept(int sig, struct sigaction *a)
+{
+#ifdef MP_SA_RESTORER
+	static void (*restorer)(void);
+	struct sigaction k;
+
+	if (!restorer && !mp_real_sigaction(sig, NULL, &k) && (k.sa_flags & MP_SA_RESTORER))
+		restorer = k.sa_restorer;
+	if (restorer) {
+		a->sa_restorer = restorer;
+		/* the trampoline may read the flags meanwhile (a signal now) */
+		__atomic_or_fetch(&a->sa_flags, MP_SA_RESTORER, __ATOMIC_RELEASE);
+	}
+#else
+	(void)sig;
+#endif
+	sigdelset(&a->sa_mask, SIGKILL);
+	sigdelset(&a->sa_mask, SIGSTOP);
+}
+
+/*
+ * The action the program reads back where the kernel holds kern: the
+ * program's own behind memprov's; where SA_RESETHAND made a trampoline
+ * the default again, the kernel's without the SA_SIGINFO memprov added.
+ */
+static void read_back(const struct sigaction *kern, const struct user_action *u,
+		      struct sigaction *old)
+{
+	if (ours(kern)) {
+		*old = u->act;
+		return;
+	}
+	*old = *kern;
+	if (u->wrapped && kern->sa_handler == SIG_DFL && (u->act.sa_flags & SA_RESETHAND) &&
+	    !(u->act.sa_flags & SA_SIGINFO))
+		old->sa_flags &= ~SA_SIGINFO;
+}
+
 /* sigaction in a vfork child, or once the program is sandboxed (no
  * getpid): the kernel's only, what the program sees kept. */
 static int install_in_child(int sig, const struct sigaction *act, struct sigaction *old)
@@ -387,7 +437,7 @@ static int install_in_child(int sig, const struct sigaction *act, struct sigacti
 	int r = mp_real_sigaction(sig, act, &prev);
 
 	if (!r && old)
-		*old = ours(&prev) ? user[sig].act : prev;
+		read_back(&prev, &user[sig], old);
 	return r;
 }
 
@@ -422,8 +472,9 @@ MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigac
 			user[sig] = before;
 			return r;
 		}
+		as_kept(sig, &user[sig].act);
 		if (old)
-			*old = ours(&prev) ? before.act : prev;
+			read_back(&prev, &before, old);
 		return 0;
 	}
 	if (wrap) {
@@ -444,8 +495,10 @@ MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigac
 	}
 	if (act)
 		user[sig].wrapped = wrap;
+	if (wrap)
+		as_kept(sig, &user[sig].act);
 	if (old)
-		*old = ours(&prev) ? before.act : prev;
+		read_back(&prev, &before, old);
 	return 0;
 }
 

@@ -152,6 +152,87 @@ test_expect_success 'a library constructor that runs before memprov'"'"'s: fopen
 	jget --check early.json state=exited exit_status=0 damaged=false
 '
 
+test_expect_success 'sigaction reads back what the kernel kept: no SIGKILL or SIGSTOP in the mask, libc'"'"'s restorer, no SA_SIGINFO after SA_RESETHAND' '
+	# memprov returned its copy of the program'"'"'s action as passed in
+	# (SIGKILL, SIGSTOP in the mask, no SA_RESTORER) and, once an
+	# SA_RESETHAND handler had run, flags with its own SA_SIGINFO
+	cat >rb.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <signal.h>
+	#include <stdio.h>
+	#include <string.h>
+	static void h(int s) { (void)s; }
+	static void show(const char *tag, int sig)
+	{
+		struct sigaction o;
+		int i;
+		memset(&o, 0xaa, sizeof(o));
+		sigaction(sig, NULL, &o);
+		printf("%s %s flags=%#x restorer=%d mask:", tag, o.sa_handler == SIG_DFL ? "DFL" : o.sa_handler == h ? "h" : "other",
+		       (unsigned)o.sa_flags, o.sa_restorer != NULL);
+		for (i = 1; i < 32; i++)
+			if (sigismember(&o.sa_mask, i))
+				printf(" %d", i);
+		printf("\n");
+	}
+	int main(void)
+	{
+		struct sigaction a, o;
+		memset(&a, 0, sizeof(a));
+		a.sa_handler = SIG_DFL;
+		sigfillset(&a.sa_mask);
+		a.sa_flags = SA_RESTART | SA_NODEFER;
+		sigaction(SIGTERM, &a, &o);
+		show("term-default", SIGTERM);
+		a.sa_handler = h;
+		sigemptyset(&a.sa_mask);
+		sigaddset(&a.sa_mask, SIGUSR2);
+		sigaddset(&a.sa_mask, SIGKILL);
+		a.sa_flags = SA_RESETHAND;
+		sigaction(SIGUSR1, &a, NULL);
+		show("usr1-handler", SIGUSR1);
+		raise(SIGUSR1);
+		show("usr1-after-reset", SIGUSR1);
+		show("hup-untouched", SIGHUP);
+		return 0;
+	}
+	EOF
+	cc -o rb rb.c && ./rb >rb-bare.out && traced rb ./rb >rb.out 2>rb.err &&
+	test_cmp rb-bare.out rb.out && test ! -s rb.err &&
+	grep -q "^term-default DFL flags=0x54000000 restorer=1 mask: 1 2 3 4 5 6 7 8 10 " rb.out
+'
+
+test_expect_success 'a program that defines getenv: memprov never calls it (bash does define one)' '
+	# memprov read its settings through getenv, and so ran the
+	# program'"'"'s own definition 20 times before main
+	cat >ge.c <<-\EOF &&
+	#include <stdio.h>
+	#include <string.h>
+	extern char **environ;
+	static int in_main, before;
+	char *getenv(const char *name)
+	{
+		size_t n = strlen(name);
+		char **e;
+		if (!in_main)
+			before++;
+		for (e = environ; *e; e++)
+			if (!strncmp(*e, name, n) && (*e)[n] == 61)
+				return *e + n + 1;
+		return NULL;
+	}
+	int main(void)
+	{
+		in_main = 1;
+		printf("getenv calls before main: %d\n", before);
+		return 0;
+	}
+	EOF
+	cc -o ge ge.c && ./ge >ge-bare.out && traced ge ./ge >ge.out 2>ge.err &&
+	test_cmp ge-bare.out ge.out && test ! -s ge.err &&
+	memprov stats --json ge.trace >ge.json && jget --check ge.json state=exited exit_status=0
+'
+
 test_expect_success 'a forked child keeps the descriptors the program put where memprov had its own' '
 	traced fp "$BIN/harm" forkpipe >fp.out 2>fp.err &&
 	test "$(cat fp.out)" = "child read 9 bytes" && test ! -s fp.err &&
