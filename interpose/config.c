@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../include/memprov_trace.h"
 #include "config.h"
@@ -48,9 +49,30 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 1;
 }
 
+/*
+ * var's value in the environment, or NULL. Read from environ, not through
+ * getenv: a program may define getenv for itself (bash does, over its own
+ * variables), and memprov's constructor would run the program's code
+ * before the program had started (twenty calls in every traced bash).
+ */
+static const char *env_get(const char *var)
+{
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		const char *a = *e, *b = var;
+
+		while (*b && *a == *b)
+			a++, b++;
+		if (!*b && *a == '=')
+			return a + 1;
+	}
+	return NULL;
+}
+
 static uint64_t env_num(const char *var, uint64_t lo, uint64_t hi, uint64_t def)
 {
-	const char *s = getenv(var);
+	const char *s = env_get(var);
 	uint64_t v;
 
 	if (!s)
@@ -63,7 +85,7 @@ static uint64_t env_num(const char *var, uint64_t lo, uint64_t hi, uint64_t def)
 
 static void env_str(const char *var, char *dst, size_t size, const char *def)
 {
-	const char *s = getenv(var);
+	const char *s = env_get(var);
 
 	if (s && !*s)
 		s = NULL;
@@ -77,7 +99,7 @@ static void env_str(const char *var, char *dst, size_t size, const char *def)
 /* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
 static int env_mode(const char *var)
 {
-	const char *m = getenv(var);
+	const char *m = env_get(var);
 
 	if (!m || !*m || !strcmp(m, "walk"))
 		return 1;
