@@ -25,10 +25,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -817,6 +819,24 @@ static unsigned first_free(char *name, size_t size, const char *base)
 }
 
 /*
+ * A seccomp filter refused the create (ENOSYS or EPERM, the errors deny
+ * rules return: man-db's children, container runtimes): a program run
+ * by a sandboxed process that memprov's own calls could not harm (which
+ * keeps libmemprov.so in LD_PRELOAD, hooks_sandbox.c) starts untraced
+ * without a word on the program's stderr; the sandbox decided.
+ */
+static int sandbox_refused(int err)
+{
+	int saved = errno, r;
+
+	if (err != ENOSYS && err != EPERM)
+		return 0;
+	r = mp_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER;
+	errno = saved;
+	return r;
+}
+
+/*
  * Create the trace file under a name not yet taken: NAME, then the
  * first free of NAME.1, NAME.2, ... A symbolic link is never followed;
  * a name that exists and is not a regular file or a link (a device such
@@ -846,7 +866,7 @@ static int create_file(char *name, size_t size)
 				break;
 			continue;
 		}
-		if (fd < 0)
+		if (fd < 0 && !sandbox_refused(errno))
 			warn_errno("cannot create the trace file ", name, errno);
 		return fd;
 	}

@@ -524,6 +524,18 @@ test_expect_success 'a sandboxed process that runs a program: the program starts
 	memprov stats ex.trace | grep -qx "ended: tracing stopped: the program installs a seccomp filter"
 '
 
+test_expect_success 'a program run under a filter that refuses file creation (ENOSYS) starts untraced without a word on stderr' '
+	# man-db'"'"'s children: the filter only fails memprov'"'"'s calls, so
+	# libmemprov.so stays in LD_PRELOAD; the exec'"'"'d program could not
+	# create its trace and printed "cannot create the trace file" there
+	"$BIN/seccomp_filter" nocreate >nc-bare.out 2>nc-bare.err &&
+	traced nc "$BIN/seccomp_filter" nocreate >nc.out 2>nc.err &&
+	test ! -s nc-bare.err && test ! -s nc.err &&
+	grep -qx "child: LD_PRELOAD $MEMPROV_LIB" nc.out &&
+	test ! -e nc.1.trace &&
+	memprov stats nc.trace | grep -q "^ended: replaced by exec"
+'
+
 test_expect_success 'a deny-list filter that fails memprov'"'"'s calls, never kills: tracing goes on to the scan at exit' '
 	"$BIN/seccomp_filter" denyerrno >de-bare.out &&
 	traced de "$BIN/seccomp_filter" denyerrno >de.out 2>de.err &&

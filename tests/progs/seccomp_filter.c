@@ -7,7 +7,7 @@
  * gets it killed by SIGSYS.
  *
  *   seccomp_filter prctl|syscall|dlsym|strict|strict3|denyerrno|denykill|args|fsize|twofilters|closefrom [N]
- *   seccomp_filter exec
+ *   seccomp_filter exec|nocreate
  *   seccomp_filter ownlist
  *   seccomp_filter calls
  *
@@ -36,7 +36,9 @@
  * exec: the prctl filter with what a program's start-up needs added,
  * then execv of this program as "child", which prints LD_PRELOAD (bare,
  * "(unset)") and exits 0; a tool whose start-up makes other calls kills
- * the child.
+ * the child. nocreate: a filter under which openat with O_CREAT fails
+ * with ENOSYS and all else is allowed (man-db's children), then the same
+ * execv: the child can create no file.
  *
  * ownlist: a filter that allows the calls memprov may make while it
  * traces (hooks_sandbox.c's list, copied here) and the program's own
@@ -109,6 +111,16 @@ static struct sock_filter exec_rules[] = {
 	ALLOW(SYS_set_tid_address), ALLOW(SYS_set_robust_list), ALLOW(SYS_rseq),
 	ALLOW(SYS_prlimit64), ALLOW(SYS_getrandom),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+/* openat with O_CREAT fails with ENOSYS, everything else is allowed (man-db's children: no file created) */
+static struct sock_filter no_create[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
 
 static struct sock_filter own_list[] = {
@@ -262,11 +274,13 @@ int main(int argc, char **argv)
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	else {
 		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
-					      PROG(exec_rules), PROG(own_list), PROG(close_rules) };
+					      PROG(exec_rules), PROG(own_list), PROG(close_rules),
+					      PROG(no_create) };
 		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
 			!strcmp(mode, "twofilters") ? 0 :
 			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 :
-			!strcmp(mode, "ownlist") ? 4 : !strcmp(mode, "closefrom") ? 5 : -1;
+			!strcmp(mode, "ownlist") ? 4 : !strcmp(mode, "closefrom") ? 5 :
+			!strcmp(mode, "nocreate") ? 6 : -1;
 
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
 		if (!r && !strcmp(mode, "twofilters")) {
@@ -294,7 +308,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "closefrom"))
 		closefrom(3); /* close_range: memprov's descriptors among them */
-	if (!strcmp(mode, "exec")) {
+	if (!strcmp(mode, "exec") || !strcmp(mode, "nocreate")) {
 		char child[] = "child", *args[] = { argv[0], child, NULL };
 
 		execv(argv[0], args);
