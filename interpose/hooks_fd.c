@@ -30,8 +30,8 @@
  * a raw system call, then reused) is the program's (mp_fd_owner checks
  * device and inode). syscall() with these calls' numbers (libuv closes
  * and stats with it: Node.js) gets the same, through hooks_sandbox.c's
- * stub (mp_fd_syscall). Not hidden: the listing of /proc/self/fd, read,
- * write and lseek, and these calls made through dlsym on a handle or as
+ * stub (mp_fd_syscall). The listing of /proc/self/fd leaves them out
+ * (hooks_dir.c). Not hidden: read, write and lseek, and these calls made through dlsym on a handle or as
  * system call instructions (memprov then reopens its trace by path,
  * trace_file.c), glibc's own calls (fdopen checks the number with an
  * internal fcntl), and opens by syscall() or other spellings of the
@@ -730,3 +730,31 @@ long mp_fd_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6
 	}
 	return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 }
+
+/* For hooks_dir.c: fd is one of memprov's, to be hidden from the program. */
+int mp_fd_hidden(int fd)
+{
+	return hidden_owner(fd) != NULL;
+}
+
+/*
+ * For hooks_dir.c: path names this process's own descriptor directory
+ * (/dev/fd, /proc/self/fd, /proc/ID/[task/TID/]fd, trailing '/' or not),
+ * read as the open hooks read a path: "…/fd/0" is one of its entries.
+ */
+int mp_fd_dir_named(const char *path)
+{
+	char buf[PATH_PREFIX + 2];
+	long id;
+	int got;
+	size_t n;
+
+	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !(got = path_prefix(path, buf)) ||
+	    !memchr(buf, 0, (size_t)got) || buf[0] != '/')
+		return 0;
+	n = strlen(buf);
+	memcpy(buf + n, "/0", 3);
+	squeeze(buf);
+	return fd_named(buf, &id) == 0 && (id < 0 || one_of_ours(id));
+}
+

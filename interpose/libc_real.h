@@ -8,13 +8,15 @@
  * dlsym(RTLD_NEXT, ...) would find it, but read from the symbol tables:
  * no failing dlsym leaves an error buffer in the program's heap).
  * hooks_libc.c defines the memory hooks, hooks_signal.c the signal ones,
- * init.c the process hooks (exit, fork, exec).
+ * hooks_fd.c and hooks_dir.c the descriptor ones, init.c the process
+ * hooks (exit, fork, exec).
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): libc_real.c calls elfsym and sys.
  */
 #ifndef MEMPROV_LIBC_REAL_H
 #define MEMPROV_LIBC_REAL_H
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <pthread.h>
@@ -94,6 +96,11 @@
 	X(FILE *, freopen64, (const char *, const char *, FILE *))        \
 	X(int, truncate, (const char *, off_t))                           \
 	X(int, truncate64, (const char *, off64_t))                       \
+	X(DIR *, opendir, (const char *))                                 \
+	X(DIR *, fdopendir, (int))                                        \
+	X(struct dirent *, readdir, (DIR *))                              \
+	X(struct dirent64 *, readdir64, (DIR *))                          \
+	X(int, closedir, (DIR *))                                         \
 	X(int, pthread_create, (pthread_t *, const pthread_attr_t *,      \
 				void *(*)(void *), void *))               \
 	X(int, __libc_start_main, (int (*)(int, char **, char **), int,  \

@@ -48,6 +48,21 @@ test_expect_success 'memprov'"'"'s descriptors act as not open to the program: c
 	jget --check hd.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"keep_blocks\")==1001"
 '
 
+test_expect_success 'a listing of /proc/self/fd or /dev/fd leaves memprov'"'"'s descriptors out: ls, find, Python by path and by descriptor' '
+	cat >ls-fd.sh <<-\EOF &&
+	ls /proc/self/fd
+	ls /dev/fd/
+	find /proc/self/fd -maxdepth 1 | sed "s/[0-9][0-9]*\/fd/PID\/fd/"
+	/usr/bin/python3 -c "import os; print(sorted(map(int, os.listdir(\"/proc/self/fd\"))))"
+	/usr/bin/python3 -c "import os; d = os.open(\"/proc/self/fd\", os.O_RDONLY); print(sorted(map(int, os.listdir(d))))"
+	EOF
+	sh ls-fd.sh >lsfd-bare.out &&
+	traced lsfd sh ls-fd.sh >lsfd.out 2>lsfd.err &&
+	test_cmp lsfd-bare.out lsfd.out && test ! -s lsfd.err &&
+	# the traced processes did hold descriptors of memprov'"'"'s
+	memprov stats --json lsfd.trace >lsfd.json && jget --check lsfd.json state=exited
+'
+
 test_expect_success 'under ulimit -n 16 the numbers a program opens are those of the bare run' '
 	# memprov took 4 and 5 (3 up): the program'"'"'s files came out as 3, 6, 7, 8
 	cat >opens.py <<-\EOF &&

@@ -67,9 +67,11 @@ if sys.argv[1:] in (["dup2"], ["rawdup2"]):
     mine = {os.path.realpath(sys.executable)}
     mine |= {os.path.realpath(l.split()[5]) for l in open("/proc/self/maps") if "libc.so" in l}
     null = os.open("/dev/null", os.O_RDONLY)
-    for fd in map(int, os.listdir("/proc/self/fd")):
+    # by number: a listing of /proc/self/fd leaves memprov's out
+    for fd in range(3, os.sysconf("SC_OPEN_MAX")):
         try:
-            if os.path.realpath("/proc/self/fd/%d" % fd) in mine:
+            if os.path.lexists("/proc/self/fd/%d" % fd) and \
+                    os.path.realpath("/proc/self/fd/%d" % fd) in mine:
                 if raw:
                     libc_dup2(null, fd)
                 else:

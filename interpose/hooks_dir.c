@@ -1,0 +1,203 @@
+/*
+ * hooks_dir.c - a listing of the process's own descriptors (/proc/self/fd,
+ * /dev/fd) leaves memprov's out, as hooks_fd.c makes them act as not open.
+ *
+ * `ls /proc/self/fd`, Python's os.listdir and a test suite that checks
+ * which descriptors a program left open saw memprov's three or four at
+ * high numbers. A directory stream opened (opendir) on such a path, or
+ * made (fdopendir) from a descriptor of procfs whose link names one, is
+ * marked; readdir and readdir64 on a marked stream skip the entries that
+ * name memprov's descriptors; closedir unmarks it. Every other stream
+ * costs readdir one load. Not covered: readdir_r, glibc's own listings
+ * (scandir, nftw read the directory inside libc), getdents64 as a system
+ * call, and a path relative to the working directory or through a link
+ * of the program's. In a sandboxed process and a vfork child nothing is
+ * hidden (hooks_fd.c).
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls hooks_fd, libc_real and sys.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hooks_fd.h"
+#include "libc_real.h"
+#include "sys.h"
+
+#define MARKED_MAX 16 /* streams on descriptor directories open at once */
+
+static DIR *marked[MARKED_MAX];
+static int n_marked; /* marks ever made and not yet removed: 0 is the fast path */
+
+static void mark(DIR *d)
+{
+	int i;
+
+	for (i = 0; i < MARKED_MAX; i++) {
+		DIR *none = NULL;
+
+		if (__atomic_compare_exchange_n(&marked[i], &none, d, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_add_fetch(&n_marked, 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+	/* full: this listing shows memprov's descriptors */
+}
+
+static int is_marked(DIR *d)
+{
+	int i;
+
+	for (i = 0; i < MARKED_MAX; i++)
+		if (__atomic_load_n(&marked[i], __ATOMIC_ACQUIRE) == d)
+			return 1;
+	return 0;
+}
+
+static void unmark(DIR *d)
+{
+	int i;
+
+	for (i = 0; i < MARKED_MAX; i++) {
+		DIR *was = d;
+
+		if (__atomic_compare_exchange_n(&marked[i], &was, NULL, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			__atomic_sub_fetch(&n_marked, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* An entry's name that is the number of one of memprov's descriptors. */
+static int hidden_name(const char *name)
+{
+	long n = 0;
+	int k;
+
+	for (k = 0; name[k] >= '0' && name[k] <= '9' && k < 10; k++)
+		n = n * 10 + (name[k] - '0');
+	return k && !name[k] && n <= 0x7fffffff && mp_fd_hidden((int)n);
+}
+
+MP_EXPORT DIR *opendir(const char *path)
+{
+	DIR *d;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_opendir)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	d = mp_real_opendir(path);
+	/* opened: the kernel read the path, so its first bytes can be read
+	 * here; only /p..., /d... and //... are read again with care */
+	if (d && path[0] == '/' && (path[1] == 'p' || path[1] == 'd' || path[1] == '/' ||
+				    path[1] == '.') &&
+	    MP_UNLIKELY(mp_fd_dir_named(path))) {
+		int saved = errno;
+
+		mark(d);
+		errno = saved;
+	}
+	return d;
+}
+
+/*
+ * A descriptor directory of procfs (a directory with procfs's device)
+ * whose link names one: the link is read only for such a directory, not
+ * for each of the directories find and fts walk with fdopendir.
+ */
+static int fd_dir_at(int fd)
+{
+	static dev_t proc_dev;
+	struct stat st;
+	char link[40], path[64];
+	long n;
+
+	if (mp_syscall(SYS_fstat, fd, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	if (!proc_dev) {
+		struct stat ps;
+
+		if (mp_syscall(SYS_stat, "/proc/self", &ps))
+			return 0;
+		proc_dev = ps.st_dev;
+	}
+	if (st.st_dev != proc_dev)
+		return 0;
+	mp_strlcpy(link, "/proc/self/fd/", sizeof(link));
+	mp_utoa(link + strlen(link), (uint64_t)fd);
+	n = mp_syscall(SYS_readlink, link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return 0;
+	path[n] = 0;
+	return mp_fd_dir_named(path);
+}
+
+MP_EXPORT DIR *fdopendir(int fd)
+{
+	DIR *d;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_fdopendir)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	d = mp_real_fdopendir(fd);
+	if (d) {
+		int saved = errno;
+
+		if (MP_UNLIKELY(fd_dir_at(fd)))
+			mark(d);
+		errno = saved;
+	}
+	return d;
+}
+
+MP_EXPORT struct dirent *readdir(DIR *d)
+{
+	struct dirent *e;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_readdir)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (MP_LIKELY(!__atomic_load_n(&n_marked, __ATOMIC_ACQUIRE)) || !is_marked(d))
+		return mp_real_readdir(d);
+	while ((e = mp_real_readdir(d)) && hidden_name(e->d_name))
+		;
+	return e;
+}
+
+MP_EXPORT struct dirent64 *readdir64(DIR *d)
+{
+	struct dirent64 *e;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_readdir64)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (MP_LIKELY(!__atomic_load_n(&n_marked, __ATOMIC_ACQUIRE)) || !is_marked(d))
+		return mp_real_readdir64(d);
+	while ((e = mp_real_readdir64(d)) && hidden_name(e->d_name))
+		;
+	return e;
+}
+
+MP_EXPORT int closedir(DIR *d)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_closedir)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (MP_UNLIKELY(__atomic_load_n(&n_marked, __ATOMIC_ACQUIRE)))
+		unmark(d);
+	return mp_real_closedir(d);
+}
