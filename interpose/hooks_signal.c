@@ -44,6 +44,16 @@
 		    * every thread's stack: 8 levels took 1.6 KiB of a
 		    * 16 KiB stack) */
 
+/* Flags of struct sigaction that glibc's headers leave out (as_kept). */
+#if defined(__x86_64__)
+#define MP_SA_RESTORER 0x04000000
+#else
+#define MP_SA_RESTORER 0
+#endif
+#define MP_SA_UNSUPPORTED 0x400
+#define MP_SA_KNOWN (SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | \
+		     SA_NODEFER | SA_RESETHAND | MP_SA_RESTORER)
+
 struct user_action {
 	struct sigaction act;     /* as the program installed it */
 	int wrapped;              /* the kernel runs the trampoline for it */
@@ -76,8 +86,8 @@ static __thread struct nest_tls nest __attribute__((tls_model("initial-exec")));
 
 static int is_handler(const struct sigaction *a)
 {
-	if (a->sa_flags & SA_SIGINFO)
-		return a->sa_sigaction != NULL;
+	/* one field: with SA_SIGINFO too, the kernel takes SIG_DFL and
+	 * SIG_IGN for themselves (wrapped, SIG_IGN was called at address 1) */
 	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN &&
 	       a->sa_handler != SIG_ERR;
 }
@@ -286,7 +296,9 @@ static int watch_death(int sig, const struct sigaction *dfl, struct sigaction *p
 
 	memset(&a, 0, sizeof(a));
 	a.sa_sigaction = on_death;
-	a.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+	/* SA_UNSUPPORTED: what the kernel keeps of it tells as_kept whether
+	 * it clears flags it does not know */
+	a.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK | MP_SA_UNSUPPORTED;
 	sigemptyset(&a.sa_mask);
 	user[sig].act = *dfl;
 	user[sig].wrapped = 0;
@@ -381,34 +393,55 @@ static int in_vfork_child(void)
 
 /*
  * What a program reads back is what the kernel kept of what it installed:
- * SIGKILL and SIGSTOP out of the mask, and libc's restorer, which glibc's
- * sigaction adds to every action (SA_RESTORER and its address). Where the
- * kernel holds memprov's action instead, the table's copy is made to
- * look so. libc's restorer is read once from an action memprov installed
- * through it (the kernel's copy of sig's, just installed).
+ * SIGKILL and SIGSTOP out of the mask, flag bits the kernel does not know
+ * cleared (Linux 5.11 on: programs probe with SA_UNSUPPORTED), and libc's
+ * restorer, which glibc's sigaction adds to every action (SA_RESTORER and
+ * its address). Where the kernel holds memprov's action, the table's copy
+ * of the program's is made so, from the kernel's copy of memprov's: the
+ * trampoline's (made from the program's action: its mask and flags as the
+ * kernel kept them, less the SA_SIGINFO memprov added), or on_death's
+ * (installed with SA_UNSUPPORTED: the kernel that clears it clears every
+ * bit it does not know). Called right after memprov's action went in; if
+ * another thread's is there already, that one updated the table.
  */
-#if defined(__x86_64__)
-#define MP_SA_RESTORER 0x04000000
-#endif
 
-static void as_kept(int sig, struct sigaction *a)
+static void as_kept(int sig, struct sigaction *a, int wrapped)
 {
-#ifdef MP_SA_RESTORER
-	static void (*restorer)(void);
 	struct sigaction k;
+	int flags = a->sa_flags;
 
-	if (!restorer && !mp_real_sigaction(sig, NULL, &k) && (k.sa_flags & MP_SA_RESTORER))
-		restorer = k.sa_restorer;
-	if (restorer) {
-		a->sa_restorer = restorer;
-		/* the trampoline may read the flags meanwhile (a signal now) */
-		__atomic_or_fetch(&a->sa_flags, MP_SA_RESTORER, __ATOMIC_RELEASE);
+	if (mp_real_sigaction(sig, NULL, &k))
+		return;
+	if (wrapped && k.sa_sigaction == trampoline) {
+		flags = k.sa_flags & ~(a->sa_flags & SA_SIGINFO ? 0 : SA_SIGINFO);
+		a->sa_mask = k.sa_mask;
+	} else if (!wrapped && k.sa_sigaction == on_death) {
+		if (!(k.sa_flags & MP_SA_UNSUPPORTED))
+			flags &= MP_SA_KNOWN;
+		if (k.sa_flags & MP_SA_RESTORER)
+			flags |= MP_SA_RESTORER;
+		sigdelset(&a->sa_mask, SIGKILL);
+		sigdelset(&a->sa_mask, SIGSTOP);
+	} else {
+		return;
 	}
-#else
-	(void)sig;
-#endif
-	sigdelset(&a->sa_mask, SIGKILL);
-	sigdelset(&a->sa_mask, SIGSTOP);
+	if (flags & MP_SA_RESTORER)
+		a->sa_restorer = k.sa_restorer;
+	/* the trampoline may read the flags meanwhile (a signal now) */
+	__atomic_store_n(&a->sa_flags, flags, __ATOMIC_RELEASE);
+}
+
+/*
+ * *old as glibc fills it from the kernel's: the handler, flags, restorer
+ * and the kernel's 8 bytes of the mask; the rest of the caller's sigset_t
+ * is left as it was.
+ */
+static void put_old(struct sigaction *old, const struct sigaction *a)
+{
+	old->sa_sigaction = a->sa_sigaction;
+	old->sa_flags = a->sa_flags;
+	old->sa_restorer = a->sa_restorer;
+	memcpy(&old->sa_mask, &a->sa_mask, _NSIG / 8);
 }
 
 /*
@@ -420,10 +453,10 @@ static void read_back(const struct sigaction *kern, const struct user_action *u,
 		      struct sigaction *old)
 {
 	if (ours(kern)) {
-		*old = u->act;
+		put_old(old, &u->act);
 		return;
 	}
-	*old = *kern;
+	put_old(old, kern);
 	if (u->wrapped && kern->sa_handler == SIG_DFL && (u->act.sa_flags & SA_RESETHAND) &&
 	    !(u->act.sa_flags & SA_SIGINFO))
 		old->sa_flags &= ~SA_SIGINFO;
@@ -472,7 +505,7 @@ MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigac
 			user[sig] = before;
 			return r;
 		}
-		as_kept(sig, &user[sig].act);
+		as_kept(sig, &user[sig].act, 0);
 		if (old)
 			read_back(&prev, &before, old);
 		return 0;
@@ -496,7 +529,7 @@ MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigac
 	if (act)
 		user[sig].wrapped = wrap;
 	if (wrap)
-		as_kept(sig, &user[sig].act);
+		as_kept(sig, &user[sig].act, 1);
 	if (old)
 		read_back(&prev, &before, old);
 	return 0;

@@ -209,12 +209,27 @@ test_expect_success 'sigaction reads back what the kernel kept: no SIGKILL or SI
 		raise(SIGUSR1);
 		show("usr1-after-reset", SIGUSR1);
 		show("hup-untouched", SIGHUP);
+		/* sigaction(2)'"'"'s probe: a flag the kernel does not know comes back cleared */
+		a.sa_handler = h;
+		a.sa_flags = 0x400;
+		sigaction(SIGUSR2, &a, NULL);
+		show("usr2-unsupported-flag", SIGUSR2);
+		a.sa_handler = SIG_DFL;
+		sigaction(SIGTERM, &a, NULL);
+		show("term-unsupported-flag", SIGTERM);
+		/* SIG_IGN with SA_SIGINFO is ignored, not a handler at address 1 */
+		a.sa_handler = SIG_IGN;
+		a.sa_flags = SA_SIGINFO;
+		sigaction(SIGUSR1, &a, NULL);
+		raise(SIGUSR1);
+		show("usr1-ignored", SIGUSR1);
 		return 0;
 	}
 	EOF
 	cc -o rb rb.c && ./rb >rb-bare.out && traced rb ./rb >rb.out 2>rb.err &&
 	test_cmp rb-bare.out rb.out && test ! -s rb.err &&
-	grep -q "^term-default DFL flags=0x54000000 restorer=1 mask: 1 2 3 4 5 6 7 8 10 " rb.out
+	grep -q "^term-default DFL flags=0x54000000 restorer=1 mask: 1 2 3 4 5 6 7 8 10 " rb.out &&
+	grep -q "^usr1-ignored other flags=0x4000004 " rb.out
 '
 
 test_expect_success 'a program that defines getenv: memprov never calls it (bash does define one)' '
@@ -549,6 +564,15 @@ test_expect_success 'a program run under a filter that refuses file creation (EN
 	grep -qx "child: LD_PRELOAD $MEMPROV_LIB" nc.out &&
 	test ! -e nc.1.trace &&
 	memprov stats nc.trace | grep -q "^ended: replaced by exec"
+'
+
+test_expect_success 'a filter that kills on stat, then directory streams from fdopendir (procfs too): as bare' '
+	# fdopendir'"'"'s check made a stat system call, which no filter was
+	# checked against: killed by SIGSYS (159)
+	"$BIN/seccomp_filter" killstat 1000 >ks-bare.out &&
+	traced ks "$BIN/seccomp_filter" killstat 1000 >ks.out 2>ks.err &&
+	test_cmp ks-bare.out ks.out && test ! -s ks.err &&
+	printf "listed: 1\ndone\n" >expect && test_cmp expect ks.out
 '
 
 test_expect_success 'a deny-list filter that fails memprov'"'"'s calls, never kills: tracing goes on to the scan at exit' '
