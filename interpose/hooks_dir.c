@@ -8,7 +8,9 @@
  * made (fdopendir) from a descriptor of procfs whose link names one, is
  * marked; readdir and readdir64 on a marked stream skip the entries that
  * name memprov's descriptors; closedir unmarks it. Every other stream
- * costs readdir one load. Not covered: readdir_r, glibc's own listings
+ * costs readdir one load, and fdopendir an fstat of the descriptor (a
+ * link is read only for a directory of procfs). fdopendir on one of
+ * memprov's descriptors fails with EBADF, as on a number not open. Not covered: readdir_r, glibc's own listings
  * (scandir, nftw read the directory inside libc), getdents64 as a system
  * call, and a path relative to the working directory or through a link
  * of the program's. In a sandboxed process and a vfork child nothing is
@@ -30,33 +32,39 @@
 
 #define MARKED_MAX 16 /* streams on descriptor directories open at once */
 
-static DIR *marked[MARKED_MAX];
-static int n_marked; /* marks ever made and not yet removed: 0 is the fast path */
+/*
+ * A marked stream, and the directory its descriptor was on: a stream
+ * closed where closedir's hook never saw it (libc's closedir found with
+ * dlsym on a handle) leaves its mark, and a stream malloc hands the same
+ * address is told apart by its directory (fstat of its descriptor, for
+ * marked addresses only), not hidden from.
+ */
+static struct {
+	DIR *d;
+	dev_t dev;
+	ino_t ino;
+} marked[MARKED_MAX];
+static int n_marked; /* marks made and not yet removed: 0 is the fast path */
 
 static void mark(DIR *d)
 {
+	struct stat st;
 	int i;
 
+	if (mp_syscall(SYS_fstat, dirfd(d), &st))
+		return;
 	for (i = 0; i < MARKED_MAX; i++) {
 		DIR *none = NULL;
 
-		if (__atomic_compare_exchange_n(&marked[i], &none, d, 0, __ATOMIC_ACQ_REL,
+		if (__atomic_compare_exchange_n(&marked[i].d, &none, d, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
+			marked[i].dev = st.st_dev;
+			__atomic_store_n(&marked[i].ino, st.st_ino, __ATOMIC_RELEASE);
 			__atomic_add_fetch(&n_marked, 1, __ATOMIC_RELEASE);
 			return;
 		}
 	}
 	/* full: this listing shows memprov's descriptors */
-}
-
-static int is_marked(DIR *d)
-{
-	int i;
-
-	for (i = 0; i < MARKED_MAX; i++)
-		if (__atomic_load_n(&marked[i], __ATOMIC_ACQUIRE) == d)
-			return 1;
-	return 0;
 }
 
 static void unmark(DIR *d)
@@ -66,10 +74,30 @@ static void unmark(DIR *d)
 	for (i = 0; i < MARKED_MAX; i++) {
 		DIR *was = d;
 
-		if (__atomic_compare_exchange_n(&marked[i], &was, NULL, 0, __ATOMIC_ACQ_REL,
+		if (__atomic_compare_exchange_n(&marked[i].d, &was, NULL, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED))
 			__atomic_sub_fetch(&n_marked, 1, __ATOMIC_RELEASE);
 	}
+}
+
+/* d is a marked stream still on the directory it was marked on. */
+static int is_marked(DIR *d)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < MARKED_MAX; i++) {
+		if (__atomic_load_n(&marked[i].d, __ATOMIC_ACQUIRE) != d)
+			continue;
+		if (MP_UNLIKELY(mp_sandboxed) || mp_syscall(SYS_fstat, dirfd(d), &st))
+			return 0;
+		if (st.st_dev == marked[i].dev &&
+		    st.st_ino == __atomic_load_n(&marked[i].ino, __ATOMIC_ACQUIRE))
+			return 1;
+		unmark(d); /* a stream of the program's own at a stale mark's address */
+		return 0;
+	}
+	return 0;
 }
 
 /* An entry's name that is the number of one of memprov's descriptors. */
@@ -95,8 +123,8 @@ MP_EXPORT DIR *opendir(const char *path)
 	d = mp_real_opendir(path);
 	/* opened: the kernel read the path, so its first bytes can be read
 	 * here; only /p..., /d... and //... are read again with care */
-	if (d && path[0] == '/' && (path[1] == 'p' || path[1] == 'd' || path[1] == '/' ||
-				    path[1] == '.') &&
+	if (d && !mp_sandboxed && path[0] == '/' &&
+	    (path[1] == 'p' || path[1] == 'd' || path[1] == '/' || path[1] == '.') &&
 	    MP_UNLIKELY(mp_fd_dir_named(path))) {
 		int saved = errno;
 
@@ -118,12 +146,14 @@ static int fd_dir_at(int fd)
 	char link[40], path[64];
 	long n;
 
-	if (mp_syscall(SYS_fstat, fd, &st) || !S_ISDIR(st.st_mode))
+	/* sandboxed: no call of memprov's own (hooks_sandbox.c); only calls
+	 * that hooks_sandbox.c's list has, which a filter was checked against */
+	if (MP_UNLIKELY(mp_sandboxed) || mp_syscall(SYS_fstat, fd, &st) || !S_ISDIR(st.st_mode))
 		return 0;
 	if (!proc_dev) {
 		struct stat ps;
 
-		if (mp_syscall(SYS_stat, "/proc/self", &ps))
+		if (mp_syscall(SYS_newfstatat, AT_FDCWD, "/proc/self", &ps, 0))
 			return 0;
 		proc_dev = ps.st_dev;
 	}
@@ -145,6 +175,10 @@ MP_EXPORT DIR *fdopendir(int fd)
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_fdopendir)) {
 		errno = ENOSYS;
+		return NULL;
+	}
+	if (MP_UNLIKELY(mp_fd_hidden(fd))) {
+		errno = EBADF; /* not open, to the program */
 		return NULL;
 	}
 	d = mp_real_fdopendir(fd);

@@ -79,6 +79,8 @@
  *                         and calls abort(), as Rust's runtime does: the
  *                         process dies of SIGABRT
  */
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -261,6 +263,38 @@ static int mode_hidden(void)
 		close(p[1]);
 	}
 	n = unseen_fds(h, 64);
+	{
+		/* a listing of /proc/self/fd leaves them out; fdopendir on one
+		 * fails with EBADF; a stream closed behind memprov's back (libc's
+		 * closedir by dlsym) leaves no mark on the next one at its address */
+		int (*libc_closedir)(DIR *) =
+			(int (*)(DIR *))dlsym(dlopen("libc.so.6", RTLD_NOW), "closedir");
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+		int listed = 0, files = 0;
+		char name[64];
+
+		while (d && (e = readdir(d)))
+			for (i = 0; i < n; i++)
+				listed += atoi(e->d_name) == h[i];
+		errno = 0;
+		if (!d || listed || (n && (fdopendir(h[0]) || errno != EBADF)))
+			printf("the listing showed %d of memprov's descriptors, or fdopendir did not fail with EBADF\n", listed), bad++;
+		if (d && libc_closedir)
+			libc_closedir(d);
+		mkdir("hidden-names", 0700);
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "hidden-names/%d", h[i]);
+			close(creat(name, 0600));
+		}
+		d = opendir("hidden-names");
+		while (d && (e = readdir(d)))
+			files += e->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		if (files != n)
+			printf("a directory of files named as memprov's descriptors listed %d of %d\n", files, n), bad++;
+	}
 	if (close_range(3, ~0u, 0))
 		printf("close_range failed: %s\n", strerror(errno)), bad++;
 	closefrom(3);

@@ -6,7 +6,7 @@
  * a tool that makes a system call of its own after the filter is in force
  * gets it killed by SIGSYS.
  *
- *   seccomp_filter prctl|syscall|dlsym|strict|strict3|denyerrno|denykill|args|fsize|twofilters|closefrom [N]
+ *   seccomp_filter prctl|syscall|dlsym|strict|strict3|denyerrno|denykill|args|fsize|twofilters|closefrom|killstat [N]
  *   seccomp_filter exec|nocreate
  *   seccomp_filter ownlist
  *   seccomp_filter calls
@@ -38,7 +38,8 @@
  * "(unset)") and exits 0; a tool whose start-up makes other calls kills
  * the child. nocreate: a filter under which openat with O_CREAT fails
  * with ENOSYS and all else is allowed (man-db's children), then the same
- * execv: the child can create no file.
+ * execv: the child can create no file. killstat: a filter that kills on
+ * stat (glibc uses newfstatat), then directory streams from fdopendir.
  *
  * ownlist: a filter that allows the calls memprov may make while it
  * traces (hooks_sandbox.c's list, copied here) and the program's own
@@ -65,6 +66,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -120,6 +122,14 @@ static struct sock_filter no_create[] = {
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
 	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+/* stat (not newfstatat, which glibc uses) kills, everything else is allowed */
+static struct sock_filter kill_stat[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_stat, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
 
@@ -275,12 +285,12 @@ int main(int argc, char **argv)
 	else {
 		struct sock_fprog other[] = { PROG(deny_errno), PROG(deny_kill), PROG(by_args),
 					      PROG(exec_rules), PROG(own_list), PROG(close_rules),
-					      PROG(no_create) };
+					      PROG(no_create), PROG(kill_stat) };
 		int k = !strcmp(mode, "denyerrno") ? 0 : !strcmp(mode, "denykill") ? 1 :
 			!strcmp(mode, "twofilters") ? 0 :
 			!strcmp(mode, "args") ? 2 : !strcmp(mode, "exec") ? 3 :
 			!strcmp(mode, "ownlist") ? 4 : !strcmp(mode, "closefrom") ? 5 :
-			!strcmp(mode, "nocreate") ? 6 : -1;
+			!strcmp(mode, "nocreate") ? 6 : !strcmp(mode, "killstat") ? 7 : -1;
 
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, k < 0 ? &prog : &other[k], 0, 0);
 		if (!r && !strcmp(mode, "twofilters")) {
@@ -305,6 +315,21 @@ int main(int argc, char **argv)
 		h = dlopen("libm.so.6", RTLD_NOW);
 		if (h)
 			dlclose(h);
+	}
+	if (!strcmp(mode, "killstat")) {
+		/* directory streams made from descriptors, on procfs too */
+		const char *dirs[] = { "/tmp", "/proc/self", "/proc/self/fd" };
+		int entries = 0;
+
+		for (i = 0; i < 3; i++) {
+			DIR *d = fdopendir(open(dirs[i], O_RDONLY | O_DIRECTORY));
+
+			while (d && readdir(d))
+				entries++;
+			if (d)
+				closedir(d);
+		}
+		printf("listed: %d\n", entries > 0);
 	}
 	if (!strcmp(mode, "closefrom"))
 		closefrom(3); /* close_range: memprov's descriptors among them */
