@@ -25,12 +25,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -819,21 +817,18 @@ static unsigned first_free(char *name, size_t size, const char *base)
 }
 
 /*
- * A seccomp filter refused the create (ENOSYS or EPERM, the errors deny
- * rules return: man-db's children, container runtimes): a program run
- * by a sandboxed process that memprov's own calls could not harm (which
- * keeps libmemprov.so in LD_PRELOAD, hooks_sandbox.c) starts untraced
- * without a word on the program's stderr; the sandbox decided.
+ * The create failed with ENOSYS: openat exists on every kernel memprov
+ * runs on, so a seccomp filter refused it (man-db's children refuse every
+ * new file so). A program run by a sandboxed process that memprov's own
+ * calls could not harm (which keeps libmemprov.so in LD_PRELOAD,
+ * hooks_sandbox.c) starts untraced without a word on the program's
+ * stderr: the sandbox decided. No system call asks (a filter inherited
+ * from a parent may kill on prctl); EPERM, which a filter may return as
+ * well, still warns: a file system says it too.
  */
 static int sandbox_refused(int err)
 {
-	int saved = errno, r;
-
-	if (err != ENOSYS && err != EPERM)
-		return 0;
-	r = mp_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER;
-	errno = saved;
-	return r;
+	return err == ENOSYS;
 }
 
 /*
