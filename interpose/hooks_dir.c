@@ -192,37 +192,27 @@ MP_EXPORT DIR *fdopendir(int fd)
 	return d;
 }
 
-MP_EXPORT struct dirent *readdir(DIR *d)
-{
-	struct dirent *e;
-
-	mp_hooks_need();
-	if (MP_UNLIKELY(!mp_real_readdir)) {
-		errno = ENOSYS;
-		return NULL;
+/* readdir and readdir64: the same, on their own entry types. */
+#define MP_READDIR_HOOK(name, entry)                                             \
+	MP_EXPORT entry *name(DIR *d)                                           \
+	{                                                                       \
+		entry *e;                                                       \
+                                                                                \
+		mp_hooks_need();                                                \
+		if (MP_UNLIKELY(!mp_real_##name)) {                             \
+			errno = ENOSYS;                                         \
+			return NULL;                                            \
+		}                                                               \
+		if (MP_LIKELY(!__atomic_load_n(&n_marked, __ATOMIC_ACQUIRE)) || \
+		    !is_marked(d))                                              \
+			return mp_real_##name(d);                               \
+		while ((e = mp_real_##name(d)) && hidden_name(e->d_name))      \
+			;                                                       \
+		return e;                                                       \
 	}
-	if (MP_LIKELY(!__atomic_load_n(&n_marked, __ATOMIC_ACQUIRE)) || !is_marked(d))
-		return mp_real_readdir(d);
-	while ((e = mp_real_readdir(d)) && hidden_name(e->d_name))
-		;
-	return e;
-}
 
-MP_EXPORT struct dirent64 *readdir64(DIR *d)
-{
-	struct dirent64 *e;
-
-	mp_hooks_need();
-	if (MP_UNLIKELY(!mp_real_readdir64)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (MP_LIKELY(!__atomic_load_n(&n_marked, __ATOMIC_ACQUIRE)) || !is_marked(d))
-		return mp_real_readdir64(d);
-	while ((e = mp_real_readdir64(d)) && hidden_name(e->d_name))
-		;
-	return e;
-}
+MP_READDIR_HOOK(readdir, struct dirent)
+MP_READDIR_HOOK(readdir64, struct dirent64)
 
 MP_EXPORT int closedir(DIR *d)
 {
