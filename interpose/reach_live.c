@@ -149,6 +149,16 @@ static uint64_t hash64(uint64_t k)
 	return k;
 }
 
+/*
+ * The table takes one more key? Half full is full for a big table; a
+ * small one fills to three quarters (probes stay short at that size): a
+ * short process's 270 addresses fit 512 slots (20 KiB), not 1,024.
+ */
+static int full(const struct lb *lb)
+{
+	return lb->cap <= 4096 ? (lb->used + 1) * 4 > lb->cap * 3 : (lb->used + 1) * 2 > lb->cap;
+}
+
 static int tab_rehash(struct lb *lb)
 {
 	size_t ncap = lb->cap ? lb->cap * 2 : 512, i;
@@ -210,7 +220,7 @@ static struct lentry *tab_get(struct lb *lb, uint64_t key)
 {
 	size_t j;
 
-	if ((lb->used + 1) * 2 > lb->cap && tab_rehash(lb))
+	if (full(lb) && tab_rehash(lb))
 		return NULL;
 	for (j = hash64(key) & (lb->cap - 1); lb->tab[j].key; j = (j + 1) & (lb->cap - 1))
 		if (lb->tab[j].key == key)
@@ -378,7 +388,7 @@ static struct stash *stash_get(struct lb *lb, uint32_t serial)
 		return s;
 	if ((lb->st_used + 1) * 2 > lb->st_cap) {
 		struct stash *old = lb->st, *nt;
-		size_t ocap = lb->st_cap, ncap = ocap ? ocap * 2 : 256, i;
+		size_t ocap = lb->st_cap, ncap = ocap ? ocap * 2 : 16, i;
 
 		nt = rmem_alloc(ncap * sizeof(*nt));
 		if (!nt) {
