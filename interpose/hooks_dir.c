@@ -71,6 +71,8 @@ static void unmark(DIR *d)
 {
 	int i;
 
+	if (!d)
+		return; /* closedir(NULL): an empty slot is no mark of it */
 	for (i = 0; i < MARKED_MAX; i++) {
 		DIR *was = d;
 
