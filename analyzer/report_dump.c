@@ -10,7 +10,8 @@
 
 static void dump_flags(unsigned flags)
 {
-	static const char *const names[] = { "failed", "realloc", "stream", "sampled", "main-end", "fixed" };
+	static const char *const names[] = { "failed", "realloc", "stream", "sampled", "main-end", "fixed",
+					     "placed" };
 	unsigned i;
 	int first = 1;
 

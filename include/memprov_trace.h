@@ -367,6 +367,10 @@ enum mp_rec_flags {
 	MP_RF_MAIN_END = 1 << 4,/* MARK: the Python main module finished */
 	MP_RF_FIXED = 1 << 5,   /* FREE (munmap): the range a MAP_FIXED mmap replaces;
 				   the thread's next MMAP ALLOC is that mapping */
+	MP_RF_PLACED = 1 << 6,  /* ALLOC (MMAP): at the address the program gave with
+				   MAP_FIXED or MAP_FIXED_NOREPLACE: it names the
+				   mapping by that address (an older memprov wrote
+				   no such flag) */
 };
 
 /*

@@ -237,7 +237,9 @@ MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
  * recorded. MAP_FIXED replaces whatever was mapped there: recorded as an
  * unmap of the range first, flagged MP_RF_FIXED when the new mapping is
  * recorded next (anonymous), so that the scan at exit knows it for a
- * piece of what it replaced (a reservation committed part by part).
+ * piece of what it replaced (a reservation committed part by part). A
+ * mapping at the address the program gave (MAP_FIXED, MAP_FIXED_NOREPLACE)
+ * is flagged MP_RF_PLACED: the program may name it by that address alone.
  */
 static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int, int, off_t),
 			 void *a, size_t len, int prot, int flags, int fd, off_t off)
@@ -256,7 +258,9 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 		if (q == MAP_FAILED)
 			mp_record_alloc(fn, MP_KIND_MMAP, NULL, len, MP_RF_FAILED);
 		else
-			mp_record_alloc(fn, MP_KIND_MMAP, q, len, 0);
+			mp_record_alloc(fn, MP_KIND_MMAP, q, len,
+					flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) && q == a ?
+						MP_RF_PLACED : 0);
 		mp_leave();
 	}
 	return q;

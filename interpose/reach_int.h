@@ -80,7 +80,7 @@ struct rblock {
 	uint8_t kind;   /* enum mp_kind */
 	uint8_t state;  /* reach_mark.c's state, then enum mp_reach_class */
 	uint8_t unsure; /* allocated while an ancestor's fork copied its memory (rl_source) */
-	uint8_t pad;
+	uint8_t placed; /* a mapping at an address the program gave, replacing none (a root) */
 	/*
 	 * The next piece of the same mapping (a ring; the block's own index
 	 * when alone): a partial munmap, or a MAP_FIXED mmap placed over part

@@ -53,6 +53,7 @@ enum { TAG_HEAP = 1, TAG_PINNED = 2, TAG_GPU = 3, TAG_REG = 4 };
 
 /* An event on anonymous mappings, replayed in time order. */
 enum { MEV_MAP, MEV_UNMAP, MEV_FREE };
+#define MEV_PLACED 0x100 /* with MEV_MAP: MP_RF_PLACED */
 
 struct mev {
 	uint64_t ts, seq;
@@ -133,6 +134,8 @@ struct lb {
 	size_t n_t, t_cap;
 	uint32_t *cut;           /* per unmap event (by seq): the group it cut into, 0: none */
 	uint32_t groups;         /* groups given out */
+	uint8_t *placed;         /* per group: a mapping the program placed, replacing none */
+	size_t placed_cap;
 	size_t fixed_waiting;    /* stash slots whose fixed is set */
 	size_t n_fixed;          /* MAP_FIXED unmaps among the events */
 	int32_t root, free_list;
@@ -462,7 +465,8 @@ static void on_alloc(struct lb *lb, uint32_t serial, const struct mp_rec_alloc *
 	}
 	stash_done(lb, serial, 0);
 	if (a->h.kind == MP_KIND_MMAP)
-		add_mev(lb, MEV_MAP, a->h.ts, a->addr, a->size, fixed);
+		add_mev(lb, MEV_MAP | (a->h.flags & MP_RF_PLACED ? MEV_PLACED : 0), a->h.ts,
+			a->addr, a->size, fixed);
 	else
 		event(lb, MP_KIND_HEAP, a->addr, a->h.ts, 1, a->size, -1);
 }
@@ -757,6 +761,24 @@ static int mev_less(const void *x, const void *y)
 }
 
 /*
+ * Group g began with a mapping the program placed at an address it gave
+ * and that replaced none of the mappings known (MAP_FIXED_NOREPLACE, or
+ * MAP_FIXED over nothing memprov saw): the program may reach it by that
+ * address alone, a constant in its code, so the mark takes it for a root.
+ * Without the memory to note it, the group is judged as any other.
+ */
+static void placed(struct lb *lb, uint32_t g)
+{
+	int err = lb->err;
+
+	if (rmem_grow((void **)&lb->placed, &lb->placed_cap, 1, (size_t)g + 1)) {
+		lb->err = err; /* costs the exemption only */
+		return;
+	}
+	lb->placed[g] = 1;
+}
+
+/*
  * The events in time order. A mapping is a group of its own, or, after a
  * MAP_FIXED unmap of its thread, one of the group that unmap cut into
  * (lb->cut, by the unmap's seq; without the memory for it, a group of
@@ -774,9 +796,11 @@ static void mmap_replay(struct lb *lb)
 		uint32_t g;
 		int32_t x;
 
-		switch (m->type) {
+		switch (m->type & ~MEV_PLACED) {
 		case MEV_MAP:
 			g = lb->cut && m->link && m->link <= lb->n_ev ? lb->cut[m->link - 1] : 0;
+			if (!g && (m->type & MEV_PLACED))
+				placed(lb, lb->groups + 1);
 			tinsert(lb, m->addr, m->addr + m->len, g ? g : ++lb->groups);
 			break;
 		case MEV_UNMAP:
@@ -805,6 +829,7 @@ static void tcollect(struct lb *lb, int32_t t, struct rblock *out, size_t *n)
 		out[*n].size = lb->t[t].end - lb->t[t].start;
 		out[*n].kind = MP_KIND_MMAP;
 		out[*n].unsure = 0;
+		out[*n].placed = lb->t[t].group < lb->placed_cap && lb->placed[lb->t[t].group];
 		out[*n].sib = lb->t[t].group;
 	}
 	(*n)++;
@@ -906,6 +931,7 @@ static int collect(struct lb *lb, struct rlive *out)
 			b->size = e->size;
 			b->kind = e->kind;
 			b->unsure = e->unsure;
+			b->placed = 0;
 		}
 		rsort(out->b + out->first[g], out->n - out->first[g], sizeof(*out->b), block_less);
 		for (i = out->first[g]; i < out->n; i++)

@@ -250,6 +250,10 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 		l->b[i].state = RS_UNREACHED;
 	k.definite = 1;
 	k.program = 1;
+	/* mappings the program placed at an address it gave: named by a constant, roots */
+	for (i = 0; i < l->n; i++)
+		if (l->b[i].placed && l->b[i].state != RS_REACHABLE)
+			mark(&k, i, RS_REACHABLE);
 	for (i = 0; i < rr->nregs; i++)
 		if (rr->regs[i] >= k.all_lo && rr->regs[i] < k.all_hi)
 			pointer(&k, rr->regs[i]);

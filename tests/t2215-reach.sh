@@ -162,6 +162,16 @@ test_expect_success 'the pieces of one mapping (MAP_FIXED commits, a partial mun
 		"=(sorted([s[\"kind\"],s[\"reach\"][\"still_reachable\"][\"blocks\"]] for s in j[\"sites\"])==[[\"heap\",1],[\"mmap\",0],[\"mmap\",1],[\"mmap\",3]])==true"
 '
 
+test_expect_success 'mappings at addresses the program gave (MAP_FIXED_NOREPLACE, MAP_FIXED over nothing) are roots: what they hold is reachable' '
+	# named by a constant in the program only: they and their blocks
+	# were definitely and indirectly lost, where valgrind (mappings are
+	# roots there) calls them reachable; the kernel'"'"'s choice, dropped, stays lost
+	run placed placed &&
+	memprov dump placed.trace >placed.dump &&
+	test "$(grep -c "alloc mmap mmap .*flags=placed" placed.dump)" = 2 &&
+	test "$(classes placed)" = "1 4096 0 0 0 0 4 13588"
+'
+
 # the blocks of a site whose first frame is FUNC, in CLASS
 in_class() {
 	jget "$1" "=sum(s[\"reach\"][\"$3\"][\"bytes\"] for s in j[\"sites\"] if s[\"frames\"] and s[\"frames\"][0][\"function\"]==\"$2\")"

@@ -19,6 +19,12 @@
  *                              pieces and the block still reachable; 4
  *                              pages mapped, page 1 unmapped, dropped: 1
  *                              piece definitely lost, 1 indirectly
+ *   placed                     a mapping at an address given with
+ *                              MAP_FIXED_NOREPLACE, one with MAP_FIXED where
+ *                              nothing was, each holding the only pointer
+ *                              to a block (600 B, 700 B), named by their
+ *                              constant addresses alone: all reachable; a
+ *                              mapping of the kernel's choice dropped
  *   threads                    a 111 B block whose only pointer is in a
  *                              register of another thread, a 222 B block
  *                              whose only pointer is on another thread's
@@ -174,6 +180,29 @@ static void maps(void)
 		exit(2);
 	m[3] = malloc(300);
 	keep_map = m;
+}
+
+/*
+ * Mappings at addresses the program gives, and names by those constants
+ * alone: one with MAP_FIXED_NOREPLACE holding the only pointer to a
+ * 600 B block, one with MAP_FIXED where nothing was mapped holding the
+ * only pointer to a 700 B block; and a mapping of the kernel's choice,
+ * dropped (4096 B definitely lost).
+ */
+#define PLACED_A ((void **)0x200000000000ul)
+#define PLACED_B ((void **)0x200000100000ul)
+
+static void placed(void)
+{
+	void *lost = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mmap(PLACED_A, 8192, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != PLACED_A ||
+	    mmap(PLACED_B, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) != PLACED_B || lost == MAP_FAILED)
+		exit(2);
+	PLACED_A[1] = malloc(600);
+	PLACED_B[2] = malloc(700);
 }
 
 static void *keep_reserve;
@@ -815,6 +844,8 @@ int main(int argc, char **argv)
 		maps();
 	else if (!strcmp(mode, "reserve"))
 		reserve();
+	else if (!strcmp(mode, "placed"))
+		placed();
 	else if (!strcmp(mode, "threads"))
 		threads();
 	else if (!strcmp(mode, "vecthreads"))
