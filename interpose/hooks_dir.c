@@ -10,10 +10,10 @@
  * name memprov's descriptors; closedir unmarks it. Every other stream
  * costs readdir one load, and fdopendir an fstat of the descriptor (a
  * link is read only for a directory of procfs). fdopendir on one of
- * memprov's descriptors fails with EBADF, as on a number not open. Not covered: readdir_r, glibc's own listings
- * (scandir, nftw read the directory inside libc), getdents64 as a system
- * call, and a path relative to the working directory or through a link
- * of the program's. In a sandboxed process and a vfork child nothing is
+ * memprov's descriptors fails with EBADF, as on a number not open. Not
+ * covered: readdir_r, glibc's own listings (scandir, nftw read the
+ * directory inside libc), getdents64 as a system call, and a path
+ * relative to the working directory or through a link of the program's. In a sandboxed process and a vfork child nothing is
  * hidden (hooks_fd.c).
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md): calls hooks_fd, libc_real and sys.

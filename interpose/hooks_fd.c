@@ -31,11 +31,12 @@
  * device and inode). syscall() with these calls' numbers (libuv closes
  * and stats with it: Node.js) gets the same, through hooks_sandbox.c's
  * stub (mp_fd_syscall). The listing of /proc/self/fd leaves them out
- * (hooks_dir.c). Not hidden: read, write and lseek, and these calls made through dlsym on a handle or as
- * system call instructions (memprov then reopens its trace by path,
- * trace_file.c), glibc's own calls (fdopen checks the number with an
- * internal fcntl), and opens by syscall() or other spellings of the
- * paths. In a sandboxed process
+ * (hooks_dir.c); "//" and "/./" in a path are read as the kernel reads
+ * them. Not hidden: read, write and lseek, these calls made through dlsym
+ * on a handle or as system call instructions (memprov then reopens its
+ * trace by path, trace_file.c), glibc's own calls (fdopen checks the
+ * number with an internal fcntl), opens by syscall(), and spellings of
+ * the paths through ".." or a link. In a sandboxed process
  * (mp_sandboxed) and in a vfork child, which shares memprov's memory but
  * not its descriptor table, every call goes straight to libc. A call
  * made before libc's functions are found (while they are being looked
@@ -387,15 +388,22 @@ static void squeeze(char *s)
 	*o = 0;
 }
 
+/* path's first bytes into buf, read safely: 1 when they hold an absolute path whole. */
+static int absolute_prefix(const char *path, char *buf)
+{
+	int got;
+
+	return path && !mp_sandboxed && (got = path_prefix(path, buf)) &&
+	       memchr(buf, 0, (size_t)got) && buf[0] == '/';
+}
+
 static int names_hidden(const char *path)
 {
 	char buf[PATH_PREFIX];
 	long n, id;
-	int got;
 
 	/* hiding() (a getpid) only for a path that names one: hidden_owner asks it */
-	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !(got = path_prefix(path, buf)) ||
-	    !memchr(buf, 0, (size_t)got) || buf[0] != '/')
+	if (MP_LIKELY(!absolute_prefix(path, buf)))
 		return 0;
 	squeeze(buf);
 	if (buf[1] != 'd' && buf[1] != 'p')
@@ -746,11 +754,9 @@ int mp_fd_dir_named(const char *path)
 {
 	char buf[PATH_PREFIX + 2];
 	long id;
-	int got;
 	size_t n;
 
-	if (MP_UNLIKELY(!path) || MP_UNLIKELY(mp_sandboxed) || !(got = path_prefix(path, buf)) ||
-	    !memchr(buf, 0, (size_t)got) || buf[0] != '/')
+	if (!absolute_prefix(path, buf))
 		return 0;
 	n = strlen(buf);
 	memcpy(buf + n, "/0", 3);

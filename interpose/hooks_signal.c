@@ -404,7 +404,6 @@ static int in_vfork_child(void)
  * bit it does not know). Called right after memprov's action went in; if
  * another thread's is there already, that one updated the table.
  */
-
 static void as_kept(int sig, struct sigaction *a, int wrapped)
 {
 	struct sigaction k;
