@@ -36,6 +36,37 @@
 static uint64_t *safe_buf;
 static uint64_t *pm_buf;
 
+/*
+ * The page map is read a window at a time: the roots are many short
+ * ranges side by side (a library's data and bss, the anonymous mapping
+ * after them, ...), and each read is a system call (about 0.8 us at exit
+ * here: ls made 17 reads, 336 bytes in all, 14 us). A window of
+ * PM_WINDOW entries (256 KiB of addresses, aligned) serves the other
+ * ranges inside it. What the scan does meanwhile cannot make a page it was told
+ * is untouched hold a pointer: it reads only touched pages, and maps
+ * only memory of its own.
+ */
+#define PM_WINDOW 64
+static uint64_t pm_lo, pm_n; /* pm_buf holds the entries of pages [pm_lo, pm_lo + pm_n) */
+
+/* The page map's entries for pages [pg, pg + n), n <= PAGEMAP_BATCH; NULL: none. */
+static const uint64_t *pm_entries(int fd, uint64_t pg, size_t n)
+{
+	uint64_t lo = pg & ~(uint64_t)(PM_WINDOW - 1), want;
+	ssize_t got;
+
+	if (pg >= pm_lo && pg + n <= pm_lo + pm_n)
+		return pm_buf + (pg - pm_lo);
+	/* the aligned window around pg: the ranges come in no particular order */
+	if (pg + n - lo > PAGEMAP_BATCH)
+		lo = pg;
+	want = pg + n - lo < PM_WINDOW ? PM_WINDOW : pg + n - lo;
+	got = pread(fd, pm_buf, want * 8, (off_t)(lo * 8));
+	pm_lo = lo;
+	pm_n = got > 0 ? (uint64_t)got / 8 : 0;
+	return pg + n <= pm_lo + pm_n ? pm_buf + (pg - lo) : NULL;
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -193,6 +224,7 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 	/* pages faulted as used: a small process reads a page or two of each */
 	safe_buf = rmem_buffer(SAFE_BUF);
 	pm_buf = rmem_buffer(PAGEMAP_BATCH * 8);
+	pm_n = 0;
 	if (!safe_buf || !pm_buf)
 		return RX_NOMEM;
 	m->pagemap_fd = mp_proc_open_any("pagemap");
@@ -312,20 +344,20 @@ static void words_touched(const struct rmaps *m, const struct rvma *v, uint64_t 
 	pa = a & ~(page - 1);
 	while (pa < b) {
 		size_t n = (size_t)((b - pa + page - 1) / page), i;
+		const uint64_t *pm;
 		uint64_t run = 0;
-		ssize_t got;
 
 		if (n > PAGEMAP_BATCH)
 			n = PAGEMAP_BATCH;
-		got = pread(m->pagemap_fd, pm_buf, n * 8, (off_t)(pa / page * 8));
-		if (got < (ssize_t)(n * 8)) {
+		pm = pm_entries(m->pagemap_fd, pa / page, n);
+		if (!pm) {
 			/* no page map here: read it all, through the copy where a file backs it */
 			words_piece(m, pa > a ? pa : a, b, safe || v->type == RV_FILE, fn, arg,
 				    unreadable);
 			return;
 		}
 		for (i = 0; i <= n; i++) {
-			uint64_t e = i < n ? pm_buf[i] : 0, p = pa + i * page;
+			uint64_t e = i < n ? pm[i] : 0, p = pa + i * page;
 			int touched = (e >> PM_SWAPPED) & 1;
 
 			if ((e >> PM_PRESENT) & 1)
