@@ -91,6 +91,9 @@ struct rblock {
 	uint32_t sib;
 };
 
+/* rsort for live blocks, by address (reach_mem.c): the scan's biggest sort. */
+void rsort_blocks(struct rblock *b, size_t n) MP_HIDDEN;
+
 /* The blocks live at the scan, sorted by (group, addr). */
 struct rlive {
 	struct rblock *b;

@@ -849,11 +849,6 @@ static int reset_after(const struct lb *lb, const struct lentry *e)
 	return 0;
 }
 
-static int block_less(const void *x, const void *y)
-{
-	return ((const struct rblock *)x)->addr < ((const struct rblock *)y)->addr;
-}
-
 struct member {
 	uint32_t group, index;
 };
@@ -933,7 +928,7 @@ static int collect(struct lb *lb, struct rlive *out)
 			b->unsure = e->unsure;
 			b->placed = 0;
 		}
-		rsort(out->b + out->first[g], out->n - out->first[g], sizeof(*out->b), block_less);
+		rsort_blocks(out->b + out->first[g], out->n - out->first[g]);
 		for (i = out->first[g]; i < out->n; i++)
 			out->b[i].sib = (uint32_t)i;
 	}

@@ -565,3 +565,83 @@ void rsort(void *base, size_t n, size_t elem, int (*less)(const void *, const vo
 		depth += 2;
 	intro(base, n, elem, less, depth);
 }
+
+/*
+ * The live blocks by address: the same introsort, its compares and moves
+ * inline (rsort's go through a function and a byte copier: 7.5 us of the
+ * 230 us scan at exit of ls, for 143 blocks).
+ */
+static int addr_less(const void *x, const void *y)
+{
+	return ((const struct rblock *)x)->addr < ((const struct rblock *)y)->addr;
+}
+
+static inline void block_swap(struct rblock *a, struct rblock *b)
+{
+	struct rblock t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void blocks_intro(struct rblock *b, size_t n, int depth)
+{
+	while (n > 16) {
+		size_t mid = n / 2, i = (size_t)-1, j = n;
+		uint64_t p;
+
+		if (!depth--) {
+			heapsort_range((char *)b, n, sizeof(*b), addr_less);
+			return;
+		}
+		/* the median of three to b[0], then Hoare's partition around it:
+		 * 0 <= j < n - 1, b[0 .. j] <= p <= b[j + 1 .. n) */
+		if (b[mid].addr < b[0].addr)
+			block_swap(&b[mid], &b[0]);
+		if (b[n - 1].addr < b[mid].addr) {
+			block_swap(&b[n - 1], &b[mid]);
+			if (b[mid].addr < b[0].addr)
+				block_swap(&b[mid], &b[0]);
+		}
+		block_swap(&b[0], &b[mid]);
+		p = b[0].addr;
+		for (;;) {
+			do
+				i++;
+			while (b[i].addr < p);
+			do
+				j--;
+			while (b[j].addr > p);
+			if (i >= j)
+				break;
+			block_swap(&b[i], &b[j]);
+		}
+		/* recurse into the smaller side, loop on the larger */
+		if (j + 1 < n - j - 1) {
+			blocks_intro(b, j + 1, depth);
+			b += j + 1;
+			n -= j + 1;
+		} else {
+			blocks_intro(b + j + 1, n - j - 1, depth);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct rblock x = b[i];
+		size_t k = i;
+
+		for (; k > 0 && x.addr < b[k - 1].addr; k--)
+			b[k] = b[k - 1];
+		b[k] = x;
+	}
+}
+
+void rsort_blocks(struct rblock *b, size_t n)
+{
+	int depth = 0;
+	size_t m;
+
+	for (m = n; m; m >>= 1)
+		depth += 2;
+	blocks_intro(b, n, depth);
+}
