@@ -357,7 +357,7 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 void mp_modules_scan(void)
 {
 	struct mp_rec_unload r;
-	sigset_t old;
+	mp_sigset old;
 	int blocked;
 	int i, j;
 

@@ -165,21 +165,21 @@ char *mp_utoa(char *buf, uint64_t v)
 
 int mp_handlers_seen;
 
-int mp_signals_block(sigset_t *old)
+int mp_signals_block(mp_sigset *old)
 {
-	sigset_t all;
+	/* all but glibc's own two (cancellation, setxid), as pthread_sigmask */
+	mp_sigset all = ~(MP_SIGBIT(32) | MP_SIGBIT(33));
 
 	if (!__atomic_load_n(&mp_handlers_seen, __ATOMIC_RELAXED))
 		return 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
+	mp_rsys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)old, sizeof(all), 0, 0);
 	return 1;
 }
 
-void mp_signals_restore(const sigset_t *old, int blocked)
+void mp_signals_restore(const mp_sigset *old, int blocked)
 {
 	if (blocked)
-		pthread_sigmask(SIG_SETMASK, old, NULL);
+		mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, sizeof(*old), 0, 0);
 }
 
 static uintptr_t parse_hex(const char **s)
@@ -298,28 +298,34 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 	return r;
 }
 
+/* Whether SIGXFSZ is pending for this thread or the process. */
+static int xfsz_pending(void)
+{
+	mp_sigset pend = 0;
+
+	return !mp_rsys(SYS_rt_sigpending, (long)&pend, sizeof(pend), 0, 0, 0, 0) &&
+	       (pend & MP_SIGBIT(SIGXFSZ));
+}
+
 MP_REALIGN void mp_xfsz_hold(struct mp_xfsz *x)
 {
-	sigset_t xfsz, pend;
+	mp_sigset xfsz = MP_SIGBIT(SIGXFSZ);
 
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &x->old);
-	x->was_pending = !sigpending(&pend) && sigismember(&pend, SIGXFSZ);
+	x->old = 0;
+	mp_rsys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&xfsz, (long)&x->old, sizeof(xfsz), 0, 0);
+	x->was_pending = xfsz_pending();
 }
 
 MP_REALIGN void mp_xfsz_release(struct mp_xfsz *x, int efbig)
 {
-	sigset_t xfsz, pend;
+	mp_sigset xfsz = MP_SIGBIT(SIGXFSZ);
 
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	if (efbig && !x->was_pending && !sigpending(&pend) && sigismember(&pend, SIGXFSZ)) {
+	if (efbig && !x->was_pending && xfsz_pending()) {
 		struct timespec zero = { 0, 0 };
 
-		mp_syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, _NSIG / 8);
+		mp_rsys(SYS_rt_sigtimedwait, (long)&xfsz, 0, (long)&zero, sizeof(xfsz), 0, 0);
 	}
-	pthread_sigmask(SIG_SETMASK, &x->old, NULL);
+	mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&x->old, 0, sizeof(x->old), 0, 0);
 }
 
 /* To stderr, under the program's file-size limit too (mp_xfsz_hold). */

@@ -86,6 +86,18 @@ int mp_sys_fstat(int fd, struct stat *st) MP_HIDDEN;
 int mp_sys_close(int fd) MP_HIDDEN;
 
 /*
+ * A signal mask as the kernel takes it: 8 bytes, where glibc's sigset_t
+ * is 128. memprov blocks signals on paths that run on whatever stack the
+ * program has left (a thread of 16 KiB that recursed to within 1 KiB of
+ * its end and allocates: taking a new chunk of trace there grew the file
+ * with three sigset_t and glibc's pthread_sigmask below it, and overflowed
+ * the stack). Set and read with raw system calls (mp_rsys): errno is left
+ * alone.
+ */
+typedef uint64_t mp_sigset;
+#define MP_SIGBIT(sig) ((mp_sigset)1 << ((sig)-1))
+
+/*
  * Hold every signal off around a call that takes a lock of the loader
  * (dl_iterate_phdr) or of memprov: a handler that interrupted it and left
  * by longjmp would leave the lock held. *old gets the mask to restore.
@@ -96,8 +108,8 @@ int mp_sys_close(int fd) MP_HIDDEN;
  * 142 us, in `ls -d /`). Returns whether it blocked; restore takes it.
  */
 extern int mp_handlers_seen MP_HIDDEN;
-int mp_signals_block(sigset_t *old) MP_HIDDEN;
-void mp_signals_restore(const sigset_t *old, int blocked) MP_HIDDEN;
+int mp_signals_block(mp_sigset *old) MP_HIDDEN;
+void mp_signals_restore(const mp_sigset *old, int blocked) MP_HIDDEN;
 
 /*
  * The process's own /proc files. /proc/self is the main thread's
@@ -136,7 +148,7 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
  * before, and restores the mask.
  */
 struct mp_xfsz {
-	sigset_t old;
+	mp_sigset old;
 	int was_pending;
 };
 void mp_xfsz_hold(struct mp_xfsz *x) MP_HIDDEN;

@@ -355,7 +355,7 @@ static int grow_to(uint64_t end)
  */
 static int reserve_space(uint64_t end)
 {
-	sigset_t old;
+	mp_sigset old;
 	int cs, ret, blocked;
 
 	if (MP_LIKELY(end <= __atomic_load_n(&space_end, __ATOMIC_ACQUIRE)))

@@ -354,7 +354,7 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	struct find f = { ip - 1, R_FALLBACK, 0 };
 	uint32_t i = cache_slot(ip, slot_shift()), p;
 	uint64_t e;
-	sigset_t old;
+	mp_sigset old;
 	int blocked;
 
 	if (ip >= IP_MAX || ip <= 1)
@@ -514,7 +514,7 @@ static int attr_stack(uintptr_t here)
  */
 static __attribute__((noinline)) void stack_find(void)
 {
-	sigset_t old;
+	mp_sigset old;
 	int blocked;
 	int found;
 
