@@ -96,6 +96,10 @@
 	X(FILE *, freopen64, (const char *, const char *, FILE *))        \
 	X(int, truncate, (const char *, off_t))                           \
 	X(int, truncate64, (const char *, off64_t))                       \
+	X(int, ftruncate, (int, off_t))                                   \
+	X(int, ftruncate64, (int, off64_t))                               \
+	X(int, fallocate, (int, int, off_t, off_t))                       \
+	X(int, fallocate64, (int, int, off64_t, off64_t))                 \
 	X(DIR *, opendir, (const char *))                                 \
 	X(DIR *, fdopendir, (int))                                        \
 	X(struct dirent *, readdir, (DIR *))                              \
