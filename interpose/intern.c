@@ -15,7 +15,6 @@
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys (and levels.h).
  */
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include "atomic.h"
 #include "intern.h"
@@ -38,13 +37,6 @@ static uint32_t last_id;        /* ids handed out so far */
  */
 static unsigned last_bits = 20;
 
-static unsigned last_bits_for_limit(void)
-{
-	struct rlimit rl;
-
-	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY ? 17 : 20;
-}
-
 int mp_intern_init(void)
 {
 	last_id = 0;
@@ -55,7 +47,7 @@ int mp_intern_init(void)
 		goto touch;
 	if (set)
 		mp_sys_munmap(set, MAP_SLOTS * sizeof(uint64_t));
-	last_bits = last_bits_for_limit();
+	last_bits = mp_as_limited() ? 17 : 20;
 	set = mp_sys_mmap(NULL, MAP_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (set == MAP_FAILED) {

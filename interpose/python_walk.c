@@ -49,9 +49,16 @@
 #include "python_api.h"
 
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
-/* The tables are in levels (levels.h); their last levels' sizes: */
-#define PW_PTR_BITS 18            /* code-pointer table: 256 Ki slots */
-#define PW_CODE_BITS 20           /* content table: ids 1 .. about 1 Mi */
+/*
+ * The tables are in levels (levels.h); their last levels' sizes: the
+ * code-pointer table 256 Ki slots, the content table (ids 1 .. about
+ * 1 Mi) 1 Mi, 2^16 each under an address-space limit (ulimit -v), where
+ * the 24 MiB they reserve (from the program's allocator, touched only as
+ * used) were 24 MiB the program could not map (Python's MemoryError came
+ * at 351 MiB of 400, not 384): 5.5 MiB then. A code that finds no slot
+ * gets id 0, and reports name its frames "<unknown code>".
+ */
+static unsigned pw_ptr_bits = 18, pw_code_bits = 20;
 #define PW_LINE_BITS 16           /* line cache: 64 Ki words */
 #define PW_FILE_MAX 2047          /* bytes kept of a path: its end */
 #define PW_NAME_MAX 1023
@@ -341,7 +348,7 @@ static uint32_t pw_code_slow(const char *code, uint32_t line)
 		for (p = 0; p < mp_level_probes(l); p++) {
 			uint64_t k, zero = 0;
 
-			i = mp_level_slot(l, PW_CODE_BITS, h >> 7, p);
+			i = mp_level_slot(l, pw_code_bits, h >> 7, p);
 			e = &pw_codes[i];
 			k = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
 			if (k == h)
@@ -381,7 +388,7 @@ static uint32_t pw_code_id(const char *code)
 		for (p = 0; p < mp_level_probes(l); p++) {
 			uint64_t cur, zero = 0;
 
-			e = &pw_ptrs[mp_level_slot(l, PW_PTR_BITS, k, p)];
+			e = &pw_ptrs[mp_level_slot(l, pw_ptr_bits, k, p)];
 			cur = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
 			if (cur == k) {
 				v = __atomic_load_n(&e->val, __ATOMIC_ACQUIRE);
@@ -552,8 +559,10 @@ int pywalk_verify(void)
 	pw_api->PyErr_Clear();
 	if (!ok || i != n)
 		return -1;
-	pw_ptrs = calloc(mp_levels_slots(PW_PTR_BITS), sizeof(*pw_ptrs));
-	pw_codes = calloc(mp_levels_slots(PW_CODE_BITS), sizeof(*pw_codes));
+	if (mp_as_limited())
+		pw_ptr_bits = pw_code_bits = 16;
+	pw_ptrs = calloc(mp_levels_slots(pw_ptr_bits), sizeof(*pw_ptrs));
+	pw_codes = calloc(mp_levels_slots(pw_code_bits), sizeof(*pw_codes));
 	pw_lines = calloc(mp_levels_slots(PW_LINE_BITS), sizeof(*pw_lines));
 	if (!pw_ptrs || !pw_codes || !pw_lines) {
 		free(pw_ptrs);

@@ -165,6 +165,13 @@ char *mp_utoa(char *buf, uint64_t v)
 
 int mp_handlers_seen;
 
+int mp_as_limited(void)
+{
+	struct rlimit rl;
+
+	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY;
+}
+
 int mp_signals_block(mp_sigset *old)
 {
 	/* all but glibc's own two (cancellation, setxid), as pthread_sigmask */

@@ -138,6 +138,11 @@ size_t mp_self_exe(char *buf, size_t size) MP_HIDDEN;
 int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *arg),
 		 void *arg) MP_HIDDEN;
 
+/* Whether the process runs under an address-space limit (RLIMIT_AS,
+ * ulimit -v): tables then reserve less, each megabyte being one the
+ * program cannot map. */
+int mp_as_limited(void) MP_HIDDEN;
+
 /*
  * A write of memprov's own past the program's file-size limit
  * (RLIMIT_FSIZE: sshd's pre-authentication child sets it to 0, and its

@@ -622,4 +622,23 @@ test_expect_success 'syscall() and prctl() through the hooks behave as libc'"'"'
 	grep -qx "ended: exited with status 7" calls.kids && grep -qx "ended: exited with status 8" calls.kids
 '
 
+test_expect_success 'under ulimit -v, Python maps nearly what it maps bare: memprov reserves little address space there' '
+	# its Python tables reserved 24 MiB from the program'"'"'s allocator:
+	# MemoryError came 26 MiB earlier than bare under a 400 MiB limit
+	cat >asl.py <<-\EOF &&
+	l = []
+	try:
+	    while True:
+	        l.append(bytearray(1 << 20))
+	except MemoryError:
+	    print(len(l))
+	EOF
+	bare=$( (ulimit -v 409600; /usr/bin/python3 asl.py) ) &&
+	mine=$( (ulimit -v 409600; traced asl /usr/bin/python3 asl.py) ) &&
+	echo "MiB before MemoryError: bare $bare, traced $mine" &&
+	test "$mine" -ge $((bare - 16)) &&
+	memprov stats asl.trace >asl.stats &&
+	grep -q "^ended: exited with status 0$" asl.stats
+'
+
 test_done
