@@ -620,41 +620,23 @@ MP_EXPORT int truncate64(const char *path, off64_t len)
  * memprov's next record (Python's os.ftruncate(4032, 0); bare: EBADF).
  * read, write and lseek still reach it (README).
  */
-MP_EXPORT int ftruncate(int fd, off_t len)
-{
-	mp_hooks_need();
-	if (MP_UNLIKELY(hidden_owner(fd)))
-		return not_open();
-	return mp_real_ftruncate ? mp_real_ftruncate(fd, len) :
-	       (int)mp_syscall(SYS_ftruncate, fd, len);
-}
+#define MP_ARGS(...) __VA_ARGS__
+#define REFUSED_ON_HIDDEN(name, nr, params, args)                                \
+	MP_EXPORT int name params                                                \
+	{                                                                        \
+		mp_hooks_need();                                                 \
+		if (MP_UNLIKELY(hidden_owner(fd)))                               \
+			return not_open();                                       \
+		return mp_real_##name ? mp_real_##name args :                    \
+		       (int)mp_syscall(nr, MP_ARGS args);                        \
+	}
 
-MP_EXPORT int ftruncate64(int fd, off64_t len)
-{
-	mp_hooks_need();
-	if (MP_UNLIKELY(hidden_owner(fd)))
-		return not_open();
-	return mp_real_ftruncate64 ? mp_real_ftruncate64(fd, len) :
-	       (int)mp_syscall(SYS_ftruncate, fd, len);
-}
-
-MP_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
-{
-	mp_hooks_need();
-	if (MP_UNLIKELY(hidden_owner(fd)))
-		return not_open();
-	return mp_real_fallocate ? mp_real_fallocate(fd, mode, off, len) :
-	       (int)mp_syscall(SYS_fallocate, fd, mode, off, len);
-}
-
-MP_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len)
-{
-	mp_hooks_need();
-	if (MP_UNLIKELY(hidden_owner(fd)))
-		return not_open();
-	return mp_real_fallocate64 ? mp_real_fallocate64(fd, mode, off, len) :
-	       (int)mp_syscall(SYS_fallocate, fd, mode, off, len);
-}
+REFUSED_ON_HIDDEN(ftruncate, SYS_ftruncate, (int fd, off_t len), (fd, len))
+REFUSED_ON_HIDDEN(ftruncate64, SYS_ftruncate, (int fd, off64_t len), (fd, len))
+REFUSED_ON_HIDDEN(fallocate, SYS_fallocate, (int fd, int mode, off_t off, off_t len),
+		  (fd, mode, off, len))
+REFUSED_ON_HIDDEN(fallocate64, SYS_fallocate, (int fd, int mode, off64_t off, off64_t len),
+		  (fd, mode, off, len))
 
 MP_EXPORT int close(int fd)
 {
