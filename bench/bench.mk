@@ -3,7 +3,7 @@
 # (not $(CFLAGS)) so that figures compare across builds; they are not part
 # of TEST_BUILD: `make test` neither builds nor times them.
 
-BENCH_PROGS := bench/bin/churn bench/bin/bigarray bench/bin/measure
+BENCH_PROGS := bench/bin/churn bench/bin/bigarray bench/bin/measure bench/bin/spawn
 BENCH_CFLAGS := -std=gnu11 $(WARN) -O2 -g -fno-omit-frame-pointer \
 	-fno-optimize-sibling-calls -D_GNU_SOURCE
 # LeakSanitizer's column: the same programs, clang -fsanitize=leak

@@ -5,6 +5,7 @@
 #   bench/profile.sh callgrind [THREADS OPS]   instruction counts, repeatable
 #   bench/profile.sh startup [RUNS [ROUNDS]]   what one short process costs
 #   bench/profile.sh startup-callgrind         the same in instructions (callgrind)
+#   bench/profile.sh startup-spawn [RUNS]      the same, spawned directly (bench/bin/spawn)
 #
 # perf prints the share of samples per object and the top functions (self
 # time) of churn run under LD_PRELOAD=libmemprov.so. callgrind prints the
@@ -92,6 +93,18 @@ startup)
 				r, v["bare"], v["loaded"] - v["bare"], v["traced"] - v["loaded"],
 				v["full"] - v["traced"], v["full"] - v["bare"] }'
 	done
+	;;
+startup-spawn)
+	# What one short process costs, without perf and env around each run:
+	# bench/bin/spawn starts ls itself, the four variants taking turns run
+	# by run, and prints each one's median (the load moves means most).
+	[ -x "$TOP/bench/bin/spawn" ] || { echo "profile.sh: run make bench-progs first" >&2; exit 2; }
+	d=$(mktemp -d "$OUT/spawn.XXXXXX") || exit 2
+	echo "ls -d /, ${2:-500} runs a variant, interleaved run by run: microseconds a process"
+	"$TOP/bench/bin/spawn" "${2:-500}" "$LIB" "$d" /bin/ls -d /
+	r=$?
+	rm -rf "$d"
+	exit $r
 	;;
 startup-callgrind)
 	# The instructions of one short process, bare and traced, under
