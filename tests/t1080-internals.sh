@@ -4,10 +4,10 @@
 # (tests/helper/test-*.c): the unwinder against libunwind on real frames,
 # the CFI and LEB128 readers on crafted input, the seccomp filter
 # evaluator on crafted filters, the stack-id set under
-# threads, the sampling arithmetic, and the trace read back from inside
-# libmemprov.so (trace_iter.c) against the analyzer.
+# threads, the sampling arithmetic, the trace read back from inside
+# libmemprov.so (trace_iter.c) against the analyzer, and the scan's sorts.
 . "$(dirname "$0")/test-lib.sh"
-for t in test-unwind test-cfi test-intern test-sample test-iter test-seccomp tracegen; do
+for t in test-unwind test-cfi test-intern test-sample test-iter test-seccomp test-sort tracegen; do
 	test -x "$BIN/$t" || test_skip "tests/bin/$t not built (make test-build)"
 done
 
@@ -34,6 +34,10 @@ test_expect_success 'seccomp filters run for a call whatever its arguments: spar
 test_expect_success 'stack-id table: 8 threads, each hash new exactly once, one id each' '
 	"$BIN/test-intern" >out && cat out &&
 	test "$(grep -c "200000 new, 0 twice, 0 never, 0 differ" out)" = 2
+'
+
+test_expect_success 'the scan'"'"'s sorts: keys ascend, payloads and the multiset kept, on 400 arrays' '
+	"$BIN/test-sort" >out && cat out && grep -x "sort: 400 arrays, [0-9]* elements, 0 failed" out
 '
 
 test_expect_success 'sampling: -ln within 1e-5, recorded shares as 1 - exp(-s/N)' '

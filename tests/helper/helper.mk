@@ -23,7 +23,8 @@ TEST_BUILD += tests/bin/test-range-index
 # interpose/ internals, each linked alone with the files below it (t1080):
 # the unwinder (unwind, cfi, gate, sys) against libunwind; the CFI and
 # LEB128 readers on crafted input; the stack-id set under threads; the
-# sampling arithmetic; the trace read back from inside (trace_iter).
+# sampling arithmetic; the trace read back from inside (trace_iter); the
+# scan's sorts (reach_mem).
 tests/bin/test-unwind: tests/helper/test-unwind.c interpose/unwind.o interpose/cfi.o \
 		interpose/gate.o interpose/sys.o
 	$(Q)mkdir -p tests/bin
@@ -50,5 +51,9 @@ tests/bin/test-iter: tests/helper/test-iter.c interpose/trace_iter.o interpose/s
 	$(Q)mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
 
+tests/bin/test-sort: tests/helper/test-sort.c interpose/reach_mem.o interpose/sys.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
+
 TEST_BUILD += tests/bin/test-unwind tests/bin/test-cfi tests/bin/test-intern tests/bin/test-sample
-TEST_BUILD += tests/bin/test-iter tests/bin/test-seccomp
+TEST_BUILD += tests/bin/test-iter tests/bin/test-seccomp tests/bin/test-sort
