@@ -277,6 +277,49 @@ static int top_end_ok(const struct ctx *c, uint64_t top, uint64_t end)
 	return 0;
 }
 
+/*
+ * Is a one of glibc's other arenas? Its top chunk lies in a heap: an
+ * anonymous mapping at a HEAP_MAX-aligned address whose heap_info
+ * (ar_ptr first) names a. Not a count of empty bins: a busy arena may
+ * have few, and missing its heaps would make them roots.
+ */
+static int heap_arena(const struct ctx *c, uint64_t a)
+{
+	const struct rvma *v;
+	uint64_t h;
+
+	if (!a || (a & 7) || !readable(c, a, MA_SIZE))
+		return 0;
+	h = word(a + MA_TOP) & ~(HEAP_MAX - 1);
+	v = h ? rmaps_find(c->m, h) : NULL;
+	return v && v->type == RV_ANON && readable(c, h, 32) && word(h) == a;
+}
+
+/*
+ * Does ma's list of arenas (malloc_state.next) come back to it, through
+ * heap arenas? main_arena's does (with one arena it links to itself).
+ * The scan once took a word 512 bytes before main_arena in libc's data
+ * for main_arena's top: that shift lines its bins 32 up against the
+ * real ones, so it looked like an arena too, and its "next" was a real
+ * bin's address (gpg-connect-agent, in one layout of memory out of a
+ * few; the heap excluded from there hid libc's data, and 29 blocks the
+ * program still reached were called lost).
+ */
+static int arena_cycle(const struct ctx *c, uint64_t ma)
+{
+	uint64_t a = word(ma + MA_NEXT);
+	int n;
+
+	for (n = 0; n < 1024; n++) {
+		if (a == ma)
+			return 1;
+		if (!heap_arena(c, a))
+			return 0;
+		a = word(a + MA_NEXT);
+	}
+	return 0;
+}
+
 static uint64_t find_main_arena(const struct ctx *c)
 {
 	int k;
@@ -307,11 +350,32 @@ static uint64_t find_main_arena(const struct ctx *c)
 			/* the top chunk ends at the break, or where the program's own part of it starts */
 			if (!top_end_ok(c, t, t + (word(t + 8) & ~7ull)) || a < MA_TOP)
 				continue;
-			if (arena_like(c, a - MA_TOP))
+			if (arena_like(c, a - MA_TOP) && arena_cycle(c, a - MA_TOP))
 				return a - MA_TOP;
 		}
 	}
 	return 0;
+}
+
+/*
+ * Leave out the heap at h: its HEAP_MAX reservation is anonymous memory
+ * (read and write up to its size, the rest inaccessible), so no more
+ * than the anonymous mappings that run on from h, without a gap. A heap
+ * wrongly found cannot take a library's data or anything else with it.
+ */
+static void exclude_heap(struct ctx *c, uint64_t h)
+{
+	const struct rvma *v = rmaps_find(c->m, h);
+	uint64_t end = h;
+	size_t i;
+
+	for (i = v ? (size_t)(v - c->m->v) : c->m->n; i < c->m->n && end < h + HEAP_MAX; i++) {
+		v = &c->m->v[i];
+		if (v->type != RV_ANON || v->start > end)
+			break;
+		end = v->end < h + HEAP_MAX ? v->end : h + HEAP_MAX;
+	}
+	add(c, &c->ex, h, end, 0);
 }
 
 /* The heaps of glibc's other arenas: from main_arena's list, then by shape. */
@@ -321,12 +385,12 @@ static void exclude_arenas(struct ctx *c, uint64_t ma)
 	size_t i;
 	int n;
 
-	for (n = 0; ma && a && a != ma && n < 1024 && readable(c, a, MA_SIZE); n++) {
+	for (n = 0; ma && a != ma && n < 1024 && heap_arena(c, a); n++) {
 		uint64_t h = word(a + MA_TOP) & ~(HEAP_MAX - 1);
 		int k;
 
 		for (k = 0; h && k < 1024 && readable(c, h, 32); k++) {
-			add(c, &c->ex, h, h + HEAP_MAX, 0);
+			exclude_heap(c, h);
 			h = word(h + 8); /* heap_info.prev */
 		}
 		a = word(a + MA_NEXT);
@@ -341,9 +405,10 @@ static void exclude_arenas(struct ctx *c, uint64_t ma)
 			continue;
 		ar = word(v->start);
 		sz = word(v->start + 16);
-		if (!sz || sz > HEAP_MAX || (sz & 4095) || ar < v->start || ar >= v->start + 4096)
+		if (!sz || sz > HEAP_MAX || (sz & 4095) || ar < v->start || ar >= v->start + 4096 ||
+		    !heap_arena(c, ar))
 			continue;
-		add(c, &c->ex, v->start, v->start + HEAP_MAX, 0);
+		exclude_heap(c, v->start);
 	}
 }
 

@@ -78,6 +78,12 @@
  *                              blocks of 48 B kept only there (sbrk_keep),
  *                              one of 777 B dropped (sbrk_lost); down: the
  *                              64 KiB given back first (the 100 are lost)
+ *   fakeheap                   8 KiB mapped at the 64 MiB-aligned address
+ *                              below the program's data, shaped like the
+ *                              first heap of one of glibc's arenas; a
+ *                              900 B block kept in a global above it
+ *                              (fake_keep): still reachable. Status 3:
+ *                              the program itself lies at that address
  */
 #include <pthread.h>
 #include <linux/filter.h>
@@ -203,6 +209,27 @@ static void placed(void)
 		exit(2);
 	PLACED_A[1] = malloc(600);
 	PLACED_B[2] = malloc(700);
+}
+
+static void *fake_keep;
+
+static void fakeheap(void)
+{
+	uintptr_t a = (uintptr_t)&fake_keep & ~(((uintptr_t)64 << 20) - 1), ar = a + 32, j;
+	uint64_t *h = mmap((void *)a, 8192, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (h != (void *)a)
+		exit(3);
+	h[0] = ar;   /* heap_info: the arena (right after it), prev, size, mprotect_size */
+	h[2] = h[3] = 4096;
+	/* the malloc_state: its top chunk in this heap, every bin empty (linked to itself) */
+	*(uint64_t *)(ar + 96) = a + 4096;
+	for (j = 0; j < 127; j++) {
+		*(uint64_t *)(ar + 112 + 16 * j) = ar + 96 + 16 * j;
+		*(uint64_t *)(ar + 120 + 16 * j) = ar + 96 + 16 * j;
+	}
+	fake_keep = malloc(900);
 }
 
 static void *keep_reserve;
@@ -846,6 +873,8 @@ int main(int argc, char **argv)
 		reserve();
 	else if (!strcmp(mode, "placed"))
 		placed();
+	else if (!strcmp(mode, "fakeheap"))
+		fakeheap();
 	else if (!strcmp(mode, "threads"))
 		threads();
 	else if (!strcmp(mode, "vecthreads"))
