@@ -518,7 +518,7 @@ static struct {
 	uint64_t page;   /* file offset / FILE_PAGE */
 	uint64_t used;   /* file_clock at the last use: the least recent goes */
 } pages[FILE_PAGES];
-static uint8_t page_data[FILE_PAGES][FILE_PAGE];
+static uint8_t page_data[FILE_PAGES][FILE_PAGE] MP_BIG_BSS;
 static uint64_t file_clock;
 static uint32_t file_serials;
 static volatile int pages_busy;

@@ -13,7 +13,11 @@
 #include "../include/memprov_trace.h"
 #include "config.h"
 
-struct mp_config mp_config MP_HIDDEN;
+/* the strings read "" until the settings are loaded */
+struct mp_config mp_config MP_HIDDEN = { .output = "", .run_index = "", .mark_on = "" };
+/* the string settings, each as long as it is: a short process touches one page */
+static char strings[MP_OUTPUT_MAX + 4096 + 1024] MP_BIG_BSS;
+static size_t strings_used;
 
 static void bad_value(const char *var, const char *val)
 {
@@ -83,9 +87,11 @@ static uint64_t env_num(const char *var, uint64_t lo, uint64_t hi, uint64_t def)
 	return def;
 }
 
-static void env_str(const char *var, char *dst, size_t size, const char *def)
+/* var's value (def when unset, empty or size bytes long or more), copied to strings */
+static const char *env_str(const char *var, size_t size, const char *def)
 {
 	const char *s = env_get(var);
+	char *dst = strings + strings_used;
 
 	if (s && !*s)
 		s = NULL;
@@ -93,7 +99,8 @@ static void env_str(const char *var, char *dst, size_t size, const char *def)
 		bad_value(var, s);
 		s = NULL;
 	}
-	mp_strlcpy(dst, s ? s : def, size);
+	strings_used += mp_strlcpy(dst, s ? s : def, size) + 1;
+	return dst;
 }
 
 /* MEMPROV_PYTHON_MODE=walk|profile: 1 for walk (the default). */
@@ -135,8 +142,8 @@ void mp_config_load(void)
 	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);
 	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);
 	c->reach_memory_mb = (unsigned)env_num("MEMPROV_REACH_MEMORY_MB", 1, 1048576, 2048);
-	env_str("MEMPROV_OUTPUT", c->output, sizeof(c->output), "memprov.%p.trace");
-	env_str("MEMPROV_RUN_INDEX", c->run_index, sizeof(c->run_index), "");
-	env_str("MEMPROV_MARK_ON", c->mark_on, sizeof(c->mark_on), "");
+	c->output = env_str("MEMPROV_OUTPUT", MP_OUTPUT_MAX, "memprov.%p.trace");
+	c->run_index = env_str("MEMPROV_RUN_INDEX", 4096, "");
+	c->mark_on = env_str("MEMPROV_MARK_ON", 1024, "");
 	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);
 }

@@ -13,6 +13,8 @@
 
 #include "sys.h"
 
+#define MP_OUTPUT_MAX 4096 /* MEMPROV_OUTPUT's longest value, its NUL included */
+
 struct mp_config {
 	int heap;                 /* MEMPROV_HEAP=0|1 (1): malloc family */
 	int mmap;                 /* MEMPROV_MMAP=0|1 (1): anonymous mmap */
@@ -23,9 +25,10 @@ struct mp_config {
 	int depth;                /* MEMPROV_DEPTH=1..256 (64): native frames */
 	unsigned rss_interval_ms; /* MEMPROV_RSS_INTERVAL_MS=0..60000 (250), 0 off */
 	uint64_t sample_bytes;    /* MEMPROV_SAMPLE_BYTES (0: record everything) */
-	char output[4096];        /* MEMPROV_OUTPUT (memprov.%p.trace), %p = pid */
-	char run_index[4096];     /* MEMPROV_RUN_INDEX: a run directory's index ("": none) */
-	char mark_on[1024];       /* MEMPROV_MARK_ON=MODULE:FUNCTION[,...] */
+	/* the strings: copies (the program may change its environment) side by side in one buffer */
+	const char *output;       /* MEMPROV_OUTPUT (memprov.%p.trace), %p = pid; < MP_OUTPUT_MAX */
+	const char *run_index;    /* MEMPROV_RUN_INDEX: a run directory's index ("": none); < 4096 */
+	const char *mark_on;      /* MEMPROV_MARK_ON=MODULE:FUNCTION[,...]; < 1024 */
 	int disable;              /* MEMPROV_DISABLE=1: trace nothing, no file */
 	int native_full;          /* MEMPROV_NATIVE_FULL=0|1 (0): native frames past the interpreter */
 	int fast_unwind;          /* MEMPROV_FAST_UNWIND=0|1 (1): unwind.c before libunwind */

@@ -32,7 +32,7 @@
 static struct {
 	uint32_t n;
 	char pad[60];
-} gate[GATE_SLOTS] __attribute__((aligned(4096))); /* one page: a fork's wait touches them all */
+} gate[GATE_SLOTS] MP_BIG_BSS __attribute__((aligned(4096))); /* one page: a fork's wait touches them all */
 static int forking;
 static uint32_t forking_tid;
 static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));

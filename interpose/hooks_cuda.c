@@ -214,7 +214,7 @@ static void drv_free_failed(enum mp_func fn, enum mp_kind kind, uint64_t addr,
 static struct {
 	uint64_t handle;
 	int device;
-} vmm[VMM_SLOTS];
+} vmm[VMM_SLOTS] MP_BIG_BSS;
 
 static void vmm_put(uint64_t h, int device)
 {

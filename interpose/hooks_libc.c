@@ -32,7 +32,7 @@
 #include "unwind.h"
 
 /* Bootstrap arena: each block is preceded by 16 bytes holding its size. */
-static char arena[256 << 10] __attribute__((aligned(16)));
+static char arena[256 << 10] MP_BIG_BSS __attribute__((aligned(16)));
 static uint64_t arena_used;
 
 static void *arena_alloc(size_t n)

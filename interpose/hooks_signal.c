@@ -60,7 +60,7 @@ struct user_action {
 };
 
 
-static struct user_action user[_NSIG];
+static struct user_action user[_NSIG] MP_BIG_BSS;
 
 /*
  * A handler running on a writer context of its own: what the thread had

@@ -34,7 +34,7 @@ struct known {
 	uint32_t path_len;
 };
 
-static struct known mods[MAX_MODULES];
+static struct known mods[MAX_MODULES] MP_BIG_BSS;
 static int nmods;
 
 /*
@@ -44,7 +44,7 @@ static int nmods;
  * fork before each exec paid it). Bytes are used as paths are added.
  */
 #define PATHS_MAX (64u << 10)
-static char paths[PATHS_MAX];
+static char paths[PATHS_MAX] MP_BIG_BSS;
 static uint32_t paths_used;
 static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
 static char exe_path[512];
@@ -61,7 +61,7 @@ static struct {
 	uintptr_t lo;
 	int found;             /* 1: path is it; 0: no file there; -1: too long, ask again */
 	char path[BATCH_PATH];
-} batch[BATCH];
+} batch[BATCH] MP_BIG_BSS;
 static int n_batch;
 
 static void range_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi,

@@ -744,8 +744,8 @@ static void py_parse_marks(void)
 
 	if (!mp_config.mark_on[0])
 		return;
-	for (s = mp_config.mark_on; *s; s++)
-		n += *s == ',';
+	for (const char *m = mp_config.mark_on; *m; m++)
+		n += *m == ',';
 	py_marks = calloc((size_t)n, sizeof(*py_marks));
 	s = strdup(mp_config.mark_on);
 	if (!py_marks || !s)

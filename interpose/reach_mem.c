@@ -57,7 +57,7 @@ static struct {
 	int pool;
 	int kept;     /* rmem_forget'ed: never unmapped */
 	int arena;    /* cut from the arena: never unmapped by itself */
-} maps[MAX_MAPS];
+} maps[MAX_MAPS] MP_BIG_BSS;
 static uint64_t used, peak, limit;
 static int failed, pool_at = -1, pools, n_slots; /* slots below n_slots were ever used */
 static char *arena;        /* NULL: not made (yet), or refused */
@@ -120,7 +120,7 @@ static void *map_fresh(size_t len, int populate, int *in_arena)
 		arena_cut += len;
 		*in_arena = 1;
 		/* one call instead of a fault a page; older kernels fault them */
-		if (populate && len > ZERO_MAX)
+		if (populate && len > 4096)
 			(void)mp_syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE);
 		return p;
 	}

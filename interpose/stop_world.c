@@ -457,7 +457,7 @@ static size_t add_unknown(struct rthread *th, size_t k, size_t max)
 /* Every other thread, without stopping any: what the kernel says of each. */
 static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 {
-	static int32_t tids[SW_MAX_THREADS];
+	static int32_t tids[SW_MAX_THREADS] MP_BIG_BSS;
 	int n = list_tasks(0, tids, SW_MAX_THREADS), i;
 	size_t k = 0;
 

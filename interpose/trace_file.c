@@ -95,9 +95,9 @@ static struct {
 	int32_t child_pid;
 } ancestors[MP_MAX_ANCESTORS];
 static int n_ancestors;
-static char trace_path[4096];           /* absolute */
+static char trace_path[4096] MP_BIG_BSS;           /* absolute */
 static int stopped;
-static void *segs[MAX_SEGS];            /* published with release (CAS) */
+static void *segs[MAX_SEGS] MP_BIG_BSS;            /* published with release (CAS) */
 static uint64_t segs_end;               /* segs[i] is NULL from here on */
 static uint16_t *seg_done;              /* see seg_add_done */
 static uint64_t space_end;              /* bytes of the file fallocated */
@@ -706,13 +706,12 @@ static int numbered_name(char *out, size_t size, const char *base, unsigned k)
 }
 
 /*
- * Where the trace goes: MEMPROV_OUTPUT with %p expanded; a directory
- * (an existing one, or a name ending in '/') gets memprov.<pid>.trace
- * inside it. 0, or -1 after a warning.
+ * Where the trace goes: MEMPROV_OUTPUT with %p expanded; a directory (a
+ * name ending in '/', or is_dir: create_file found one there) gets
+ * memprov.<pid>.trace inside it. 0, or -1 after a warning.
  */
-static int output_name(char *out, size_t size)
+static int output_name(char *out, size_t size, int is_dir)
 {
-	struct stat st;
 	size_t n;
 
 	if (!expand_name(out, size, mp_config.output)) {
@@ -720,8 +719,8 @@ static int output_name(char *out, size_t size)
 		return -1;
 	}
 	n = strlen(out);
-	if (n && (out[n - 1] == '/' || (!stat(out, &st) && S_ISDIR(st.st_mode)))) {
-		char dir[sizeof(mp_config.output)];
+	if (n && (out[n - 1] == '/' || is_dir)) {
+		char dir[MP_OUTPUT_MAX];
 
 		mp_strlcpy(dir, out, sizeof(dir));
 		if (n + 32 >= size || n + 32 >= sizeof(dir)) {
@@ -764,7 +763,7 @@ static void remember_path(const char *name)
  */
 static void warn_errno(const char *what, const char *name, int err)
 {
-	char buf[sizeof(mp_config.output) + 160];
+	char buf[MP_OUTPUT_MAX + 160];
 	const char *why = strerrordesc_np(err);
 	size_t n = mp_strlcpy(buf, name, sizeof(buf));
 
@@ -839,18 +838,30 @@ static int sandbox_refused(int err)
  */
 static int create_file(char *name, size_t size)
 {
-	char base[sizeof(mp_config.output) + 32];
+	char base[MP_OUTPUT_MAX + 32];
 	struct stat st;
 	unsigned k;
-	int fd;
+	int fd, in_dir = 0;
 
-	if (output_name(base, sizeof(base)))
+	if (output_name(base, sizeof(base), 0))
 		return -1;
+again:
 	mp_strlcpy(name, base, size);
 	for (k = 0; k < NAME_MAX_K; k++) {
 		fd = mp_sys_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST) {
-			/* asked only when NAME exists: a fresh name costs one lookup */
+			/*
+			 * Asked only when NAME exists: a fresh name costs the
+			 * create's lookup alone, not a stat's before it. A
+			 * directory, or a link to one, takes the trace inside
+			 * it.
+			 */
+			if (!k && !in_dir && !stat(base, &st) && S_ISDIR(st.st_mode)) {
+				in_dir = 1;
+				if (output_name(base, sizeof(base), 1))
+					return -1;
+				goto again;
+			}
 			if (!k && !lstat(base, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 				mp_warn("MEMPROV_OUTPUT names something that is not a regular file: ",
 					base);
@@ -1021,7 +1032,7 @@ static void fill_header(struct mp_file_header *h, int ramfs)
 
 int mp_trace_open(void)
 {
-	char name[sizeof(mp_config.output) + 64];
+	char name[MP_OUTPUT_MAX + 64];
 	struct statfs fs;
 	int ramfs, have_fs;
 	void *p;

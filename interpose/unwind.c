@@ -91,7 +91,7 @@ static inline unsigned slot_shift(void)
 static struct {
 	uint64_t ip;   /* 0: empty */
 	uint64_t rule; /* a wide rule */
-} big[BIG_SLOTS];
+} big[BIG_SLOTS] MP_BIG_BSS;
 
 /* The cache's rule for ip whose rule is r: R_BIG once r is in the table. */
 static unsigned big_put(uintptr_t ip, unsigned r)
@@ -181,7 +181,10 @@ static struct eh_file {
 	uint64_t checked_at; /* f.from_memory when the descriptor was last checked */
 	struct mp_owned_fd fd;
 	struct mp_cfi_file f;
-} files[FILE_SLOTS];
+} files[FILE_SLOTS] MP_BIG_BSS;
+/* entries [0, files_used) were ever taken: the loops stop there, so a
+ * short process reads one page of the table, not three (zero-page faults) */
+static int files_used;
 
 MP_REALIGN void mp_unwind_add_file(const struct dl_phdr_info *info, const char *path)
 {
@@ -196,7 +199,7 @@ MP_REALIGN void mp_unwind_add_file(const struct dl_phdr_info *info, const char *
 	/* under a small descriptor limit, memory is cheaper than descriptors */
 	if (getrlimit(RLIMIT_NOFILE, &rl) || (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < FILE_MIN_NOFILE))
 		return;
-	for (i = 0; i < FILE_SLOTS; i++) {
+	for (i = 0; i <= files_used && i < FILE_SLOTS; i++) {
 		if (files[i].hdr_size && __atomic_load_n(&files[i].gone, __ATOMIC_ACQUIRE)) {
 			mp_fd_release(&files[i].fd);
 			files[i].hdr_size = 0;
@@ -217,13 +220,15 @@ MP_REALIGN void mp_unwind_add_file(const struct dl_phdr_info *info, const char *
 	e->uses = 1; /* mp_fd_adopt has just checked it */
 	e->checked_at = 0;
 	e->hdr_size = hdr;
+	if (e - files >= files_used)
+		__atomic_store_n(&files_used, (int)(e - files) + 1, __ATOMIC_RELEASE);
 }
 
 void mp_unwind_forget_file(uintptr_t base)
 {
 	int i;
 
-	for (i = 0; i < FILE_SLOTS; i++)
+	for (i = 0; i < __atomic_load_n(&files_used, __ATOMIC_ACQUIRE); i++)
 		if (__atomic_load_n(&files[i].hdr_size, __ATOMIC_ACQUIRE) && files[i].base == base)
 			__atomic_store_n(&files[i].gone, 1, __ATOMIC_RELEASE);
 }
@@ -233,7 +238,7 @@ static struct mp_cfi_file *file_of(const struct dl_phdr_info *info)
 {
 	int i;
 
-	for (i = 0; i < FILE_SLOTS; i++) {
+	for (i = 0; i < __atomic_load_n(&files_used, __ATOMIC_ACQUIRE); i++) {
 		struct eh_file *e = &files[i];
 
 		if (!e->hdr_size || e->base != info->dlpi_addr || e->gone ||

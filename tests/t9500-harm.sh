@@ -411,12 +411,15 @@ test_expect_success 'malloc, calloc, realloc, free called with a misaligned stac
 	jget --check mis.json state=exited "=sum(s[\"blocks\"] for s in j[\"sites\"] if s[\"bytes\"] == 1000 * s[\"blocks\"])==100"
 '
 
-test_expect_success 'MEMPROV_OUTPUT naming a directory puts memprov.PID.trace in it' '
+test_expect_success 'MEMPROV_OUTPUT naming a directory, or a link to one, puts memprov.PID.trace in it' '
 	mkdir -p outdir &&
 	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir "$BIN/harm" quickexit; test $? = 3; } &&
 	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir2/ sh -c "mkdir -p outdir2; exit 0" &&
 	ls outdir | grep -x "memprov\.[0-9]*\.trace" &&
-	test "$(ls outdir | wc -l)" = 1
+	test "$(ls outdir | wc -l)" = 1 &&
+	ln -s outdir outlink &&
+	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outlink "$BIN/harm" quickexit; test $? = 3; } &&
+	test -L outlink && test "$(ls outdir | grep -c "^memprov\.[0-9]*\.trace$")" = 2
 '
 
 test_expect_success 'MEMPROV_OUTPUT naming a device: no file made, one warning, same status' '
