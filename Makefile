@@ -25,8 +25,13 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE -Iinclude \
 	-DMEMPROV_VERSION='"$(VERSION)"'
 
 # The preload object: no sanitizer (it runs inside other programs), hidden
-# symbols but the hooks and the public API.
+# symbols but the hooks and the public API. It carries no symbol table and
+# no debugging information: gdb on a traced program put a breakpoint on
+# the program's `add` in memprov's `add` (reach_roots.c) too, and stopped
+# in the scan at exit. LIB_SYMS is the same object with both, for
+# profiles, check-realign and debugging memprov (README: Debugging).
 LIB := interpose/libmemprov.so
+LIB_SYMS := interpose/libmemprov-syms.so
 LIB_SRC := $(wildcard interpose/*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
@@ -96,8 +101,11 @@ interpose/%.o: interpose/%.c | $(BUILD_STAMP)
 # a hook. The price: binding all 77 at load adds 30k instructions to a
 # short process (ls -d /: 1.28 M traced lazily, 1.31 M now, callgrind;
 # bench/profile.sh startup-callgrind), within the noise of its wall time.
-$(LIB): $(LIB_OBJ)
+$(LIB_SYMS): $(LIB_OBJ)
 	$(call quiet,LINK,$@)$(CC) -shared $(CFLAGS) -Wl,-z,nodelete -Wl,-z,now -o $@ $(LIB_OBJ) $(LIB_LIBS)
+
+$(LIB): $(LIB_SYMS)
+	$(call quiet,STRIP,$@)strip --strip-all -o $@ $(LIB_SYMS)
 
 analyzer/%.o: analyzer/%.c | $(BUILD_STAMP)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CLI_CFLAGS) -c -o $@ $<
@@ -124,8 +132,8 @@ test: all $(TEST_BUILD) ## build and run the test suite
 check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
 	$(Q)scripts/check-layers.py --interpose
 
-check-realign: $(LIB) ## check that every function of the preload object with aligned stack stores aligns its stack
-	$(Q)scripts/check-realign.sh $(LIB)
+check-realign: $(LIB_SYMS) ## check that every function of the preload object with aligned stack stores aligns its stack
+	$(Q)scripts/check-realign.sh $(LIB_SYMS)
 
 demo: all ## run the Parla eviction workload under memprov and diagnose it
 	$(Q)scripts/demo.sh
@@ -170,7 +178,7 @@ format: ## reformat the C sources with clang-format
 	clang-format -i $(LIB_SRC) $(CLI_SRC) interpose/*.h analyzer/*.h include/*.h
 
 clean: ## remove build outputs
-	rm -f $(LIB) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(BUILD_STAMP) memprov_*.deb
+	rm -f $(LIB) $(LIB_SYMS) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(BUILD_STAMP) memprov_*.deb
 	rm -rf tests/out fuzz/build build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -11,12 +11,13 @@
 # time) of churn run under LD_PRELOAD=libmemprov.so. callgrind prints the
 # instruction count bare and traced, their ratio, the top functions by
 # self count and memprov's functions by inclusive count. Defaults: 1 thread,
-# 1,000,000 ops for perf, 200,000 for callgrind. BENCH_LIB picks another
-# preload object. Needs `make bench-progs` and the library; files go to
-# bench/out/profile/.
+# 1,000,000 ops for perf, 200,000 for callgrind. The preload object is
+# interpose/libmemprov-syms.so (libmemprov.so's code with its symbols, so
+# that memprov's functions have names); BENCH_LIB picks another. Needs
+# `make bench-progs` and the library; files go to bench/out/profile/.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-LIB=${BENCH_LIB:-$TOP/interpose/libmemprov.so}
+LIB=${BENCH_LIB:-$TOP/interpose/libmemprov-syms.so}
 CHURN=$TOP/bench/bin/churn
 OUT=$TOP/bench/out/profile
 tool=${1:-perf}

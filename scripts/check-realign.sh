@@ -5,11 +5,16 @@
 # a program may call a hook with its stack 8 bytes off the ABI's 16-byte
 # alignment, and such an instruction would then fault inside memprov.
 #
-#   scripts/check-realign.sh [LIB]     (default interpose/libmemprov.so)
+#   scripts/check-realign.sh [LIB]     (default interpose/libmemprov-syms.so)
 #
-# Prints each function that breaks the rule; exits 1 if one does, 2 when
-# objdump fails, 0 otherwise.
-lib=${1:-interpose/libmemprov.so}
+# LIB needs its symbol table (libmemprov.so is stripped): the functions
+# are told apart by it. Prints each function that breaks the rule; exits
+# 1 if one does, 2 when objdump fails or LIB has no symbols, 0 otherwise.
+lib=${1:-interpose/libmemprov-syms.so}
+if ! nm "$lib" 2>/dev/null | grep -q " [tT] "; then
+	echo "check-realign: $lib has no symbol table (use interpose/libmemprov-syms.so)" >&2
+	exit 2
+fi
 out=$(objdump -d --no-show-raw-insn "$lib") || exit 2
 printf '%s\n' "$out" | awk '
 />:$/ { fn = $2; next }

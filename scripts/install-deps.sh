@@ -9,7 +9,7 @@
 # elfutils' libdw and libelf (what `make` needs; nothing else);
 # test: what the test suite runs (Debian's /usr/bin/python3 with numpy,
 # psutil, pytest and jsonschema, valgrind, xmllint, strace, prlimit and setpriv,
-# and sqlite3 and git for the reachability comparison with valgrind);
+# sqlite3 and git for the reachability comparison with valgrind, and gdb);
 # bench: heaptrack, GNU time, perf, sqlite3, and clang 14 with its
 # LeakSanitizer runtime (the bench's third column); html: chromium for the HTML page's
 # tests; fuzz: clang 14 and its libFuzzer runtime; deb: dpkg-deb.
@@ -64,7 +64,8 @@ xmllint|libxml2-utils|has xmllint
 strace|strace|has strace
 prlimit and setpriv|util-linux|has prlimit && has setpriv
 sqlite3|sqlite3|has sqlite3
-git|git|has git'
+git|git|has git
+gdb (a breakpoint in a traced program, t9500)|gdb|has gdb'
 reqs_bench='
 heaptrack|heaptrack|has heaptrack && has heaptrack_print
 GNU time (/usr/bin/time)|time|[ -x /usr/bin/time ]

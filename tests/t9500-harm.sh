@@ -399,8 +399,15 @@ test_expect_success 'quick_exit: the trace says exited with the status' '
 '
 
 test_expect_success 'every function of the preload object with aligned stack stores aligns its stack' '
-	"$TOP/scripts/check-realign.sh" "$MEMPROV_LIB" >ra.out &&
-	grep -x "check-realign: ok" ra.out
+	# read from libmemprov-syms.so (the stripped object names no
+	# function), whose code is the preloaded one, byte for byte
+	"$TOP/scripts/check-realign.sh" "$TOP/interpose/libmemprov-syms.so" >ra.out &&
+	grep -x "check-realign: ok" ra.out &&
+	objcopy -O binary -j .text "$TOP/interpose/libmemprov-syms.so" syms.text &&
+	objcopy -O binary -j .text "$MEMPROV_LIB" lib.text &&
+	test -s lib.text && cmp syms.text lib.text &&
+	{ "$TOP/scripts/check-realign.sh" "$MEMPROV_LIB" 2>ra.err; test $? = 2; } &&
+	grep -q "has no symbol table" ra.err
 '
 
 test_expect_success 'malloc, calloc, realloc, free called with a misaligned stack: no crash, every block seen' '
@@ -642,6 +649,31 @@ test_expect_success 'under ulimit -v, Python maps nearly what it maps bare: memp
 	test "$mine" -ge $((bare - 16)) &&
 	memprov stats asl.trace >asl.stats &&
 	grep -q "^ended: exited with status 0$" asl.stats
+'
+
+test_expect_success 'gdb on a traced program: a breakpoint set by a function name stops only in the program' '
+	# libmemprov.so carried its symbol table and debugging information:
+	# "break add" in gdb took reach_roots.c'"'"'s add too, and the traced
+	# program stopped in memprov'"'"'s scan at exit (a helper'"'"'s sweep)
+	cat >bp.c <<-\EOF &&
+	#include <stdlib.h>
+	void *g;
+	int add(int a, int b) { return a + b; }
+	int words(int a) { return a * 2; }
+	int main(void) { g = malloc(10); return add(1, 2) + words(0) - 3; }
+	EOF
+	${CC:-cc} -g -O0 -o bp bp.c &&
+	gdbrun() {
+		timeout 120 gdb -q -nx -batch -ex "$1" \
+			-ex "set env MEMPROV_OUTPUT=$TRASH/bp.%p.trace" -ex "break add" -ex "break words" \
+			-ex run -ex continue -ex continue -ex bt ./bp 2>&1 | grep -v "^\[" | grep -v "^Using host libthread_db"
+	} &&
+	gdbrun "unset environment LD_PRELOAD" >bp-bare.out &&
+	gdbrun "set environment LD_PRELOAD=$MEMPROV_LIB" >bp.out &&
+	cat bp.out && test_cmp bp-bare.out bp.out &&
+	test "$(grep -c "^Breakpoint [12], " bp.out)" = 2 && grep -qx "No stack." bp.out &&
+	ls "$TRASH" | grep -q "^bp\.[0-9]*\.trace$" &&
+	! readelf -SW "$MEMPROV_LIB" | grep -E " \.symtab | \.debug_info "
 '
 
 test_done
