@@ -102,8 +102,15 @@ static int has_prefix(const char *p, const char *end, const char *pre)
 
 static unsigned type_of(const char *p, const char *end)
 {
+	/*
+	 * io_uring's rings are memory the kernel mapped for the program:
+	 * a request's user_data (a pointer, most often) stays in its
+	 * submission entry. Left out, a program that exited with reads in
+	 * flight had their buffers called lost (valgrind: reachable).
+	 */
 	if (p == end || has_prefix(p, end, "[anon:") || has_prefix(p, end, "[anon_shmem:") ||
-	    has_prefix(p, end, "/dev/zero") || has_prefix(p, end, "/SYSV"))
+	    has_prefix(p, end, "/dev/zero") || has_prefix(p, end, "/SYSV") ||
+	    has_prefix(p, end, "anon_inode:[io_uring]"))
 		return RV_ANON;
 	if (has_prefix(p, end, "[heap]"))
 		return RV_HEAP;

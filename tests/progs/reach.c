@@ -78,6 +78,10 @@
  *                              blocks of 48 B kept only there (sbrk_keep),
  *                              one of 777 B dropped (sbrk_lost); down: the
  *                              64 KiB given back first (the 100 are lost)
+ *   uring                      a 640 B block whose only pointer is the
+ *                              user_data of an io_uring submission entry,
+ *                              in the ring the kernel maps for the program:
+ *                              still reachable. Status 3: no io_uring here
  *   fakeheap                   8 KiB mapped at the 64 MiB-aligned address
  *                              below the program's data, shaped like the
  *                              first heap of one of glibc's arenas; a
@@ -87,6 +91,7 @@
  */
 #include <pthread.h>
 #include <linux/filter.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -97,6 +102,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -209,6 +215,23 @@ static void placed(void)
 		exit(2);
 	PLACED_A[1] = malloc(600);
 	PLACED_B[2] = malloc(700);
+}
+
+static void uring(void)
+{
+	struct io_uring_params p;
+	struct io_uring_sqe *sqe;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	fd = (int)syscall(SYS_io_uring_setup, 8, &p);
+	if (fd < 0)
+		exit(3);
+	sqe = mmap(NULL, p.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, fd, IORING_OFF_SQES);
+	if (sqe == MAP_FAILED)
+		exit(3);
+	sqe[1].user_data = (uint64_t)(uintptr_t)malloc(640);
 }
 
 static void *fake_keep;
@@ -873,6 +896,8 @@ int main(int argc, char **argv)
 		reserve();
 	else if (!strcmp(mode, "placed"))
 		placed();
+	else if (!strcmp(mode, "uring"))
+		uring();
 	else if (!strcmp(mode, "fakeheap"))
 		fakeheap();
 	else if (!strcmp(mode, "threads"))
