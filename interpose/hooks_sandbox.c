@@ -26,6 +26,10 @@
  * instruction is not seen. A program a sandboxed process runs with the
  * exec family gets no libmemprov.so in LD_PRELOAD (init.c).
  *
+ * A program that changes its root (chroot) may leave /proc behind: the
+ * moment before, memprov keeps /proc open (sys.c mp_proc_keep), through
+ * chroot() or syscall(SYS_chroot).
+ *
  * syscall() is a few instructions of assembly: it must behave as libc's
  * does for every call number, clone with a new stack included (the child
  * returns on that stack), so the common path has no frame of its own.
@@ -208,6 +212,27 @@ MP_EXPORT int prctl(int option, ...)
 	return mp_prctl(option, a[0], a[1], a[2], a[3]);
 }
 
+/* Before the root changes: /proc, for the scan at exit (not in a sandbox: no call of memprov's). */
+static void before_chroot(void)
+{
+	if (__atomic_load_n(&mp_trace_ok, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
+		mp_proc_keep();
+}
+
+MP_EXPORT int chroot(const char *path)
+{
+	long r;
+
+	before_chroot();
+	r = mp_rsys(SYS_chroot, (long)path, 0, 0, 0, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
+}
+
 #if defined(__x86_64__)
 /* A failed call: errno, and -1 as libc's syscall() returns. */
 MP_HIDDEN __attribute__((used)) long mp_syscall_failed(long r);
@@ -248,7 +273,7 @@ static int fork_like(long nr, long a1, long a2)
 }
 
 /*
- * The slow path of syscall(): prctl, seccomp, fork, clone and clone3, and
+ * The slow path of syscall(): prctl, seccomp, fork, clone and clone3, chroot, and
  * the descriptor calls (hooks_fd.c). The raw
  * result (-errno on failure): the stub turns it into libc's.
  */
@@ -261,6 +286,10 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 
 	if (nr == SYS_prctl || nr == SYS_seccomp) {
 		sandbox_before(nr, a1, a2, a3);
+		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
+	}
+	if (nr == SYS_chroot) {
+		before_chroot();
 		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 	}
 	if (mp_fd_syscall_wants(nr))
@@ -279,7 +308,7 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 /*
  * long syscall(long nr, a1..a6): nr in rdi, a1-a5 in rsi, rdx, rcx, r8,
  * r9, a6 on the stack; the kernel takes nr in rax and a1-a6 in rdi, rsi,
- * rdx, r10, r8, r9. prctl, seccomp, fork, clone, clone3 and the
+ * rdx, r10, r8, r9. prctl, seccomp, fork, clone, clone3, chroot and the
  * descriptor calls go to
  * mp_syscall_slow (a6 passed on as its seventh argument), every other
  * number straight to the kernel.
@@ -298,6 +327,8 @@ __asm__(".text\n"
 	"	cmpq $" MP_STR(SYS_fork) ", %rdi\n"
 	"	je 2f\n"
 	"	cmpq $" MP_STR(SYS_clone3) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_chroot) ", %rdi\n"
 	"	je 2f\n"
 	/* the descriptor calls (hooks_fd.c): close, fstat, dup, dup2, fcntl,
 	 * newfstatat, dup3, statx, close_range, ftruncate, fallocate */

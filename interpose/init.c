@@ -47,7 +47,7 @@ static void start_tracing(int forked)
 {
 	int g = mp_pass_begin();
 
-	if (mp_trace_open() == 0) {
+	if (mp_trace_open(forked) == 0) {
 		mp_rss_open();
 		mp_modules_scan();
 		mp_trace_set_exe(NULL); /* the scan did not name the program: /proc/self/exe */

@@ -152,7 +152,7 @@ static int list_tasks(int32_t pid, int32_t *tids, int max)
 	int n = 0;
 
 	task_dir(path, pid, 0);
-	fd = mp_rsys(SYS_open, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0, 0);
+	fd = mp_proc_sysopen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	while ((got = mp_rsys(SYS_getdents64, fd, (long)buf, sizeof(buf), 0, 0, 0)) > 0) {
@@ -193,7 +193,7 @@ static int task_exited(int32_t pid, int32_t tid)
 	int i;
 
 	memcpy(task_dir(path, pid, tid), "/stat", 6);
-	fd = mp_rsys(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
+	fd = mp_proc_sysopen(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 1; /* gone from the list already */
 	n = mp_rsys(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
@@ -363,7 +363,7 @@ MP_REALIGN static int tracer_main(void *arg)
 static int yama_restricted(void)
 {
 	char c = 0;
-	int fd = mp_sys_open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC, 0);
+	int fd = (int)mp_proc_sysopen("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
@@ -401,7 +401,7 @@ static uint64_t sleeping_sp(int32_t tid)
 	char *p;
 
 	memcpy(task_dir(path, 0, tid), "/syscall", 9);
-	fd = mp_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = (int)mp_proc_sysopen(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);

@@ -99,13 +99,46 @@ int mp_sys_open(const char *path, int flags, int mode)
 	return (int)mp_syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
+static struct mp_owned_fd proc_root = { .fd = -1 };
+static int root_changed;
+
+int mp_root_changed(void)
+{
+	return __atomic_load_n(&root_changed, __ATOMIC_RELAXED);
+}
+
+void mp_proc_keep(void)
+{
+	__atomic_store_n(&root_changed, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&proc_root.fd, __ATOMIC_ACQUIRE) < 0 || !mp_fd_ours(&proc_root))
+		mp_fd_adopt(&proc_root, mp_sys_open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+}
+
+long mp_proc_sysopen(const char *path, int flags)
+{
+	int fd = __atomic_load_n(&proc_root.fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+
+	/* still memprov's, checked raw: stop_world's helper has no errno of its own */
+	if (fd >= 0 && !mp_rsys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) &&
+	    st.st_dev == proc_root.dev && st.st_ino == proc_root.ino)
+		return mp_rsys(SYS_openat, fd, (long)(path + 6), flags, 0, 0, 0);
+	return mp_rsys(SYS_openat, AT_FDCWD, (long)path, flags, 0, 0, 0);
+}
+
 int mp_proc_open(const char *leaf, int thread)
 {
 	char path[64];
 	size_t n = mp_strlcpy(path, thread ? "/proc/thread-self/" : "/proc/self/", sizeof(path));
+	long fd;
 
 	mp_strlcpy(path + n, leaf, sizeof(path) - n);
-	return mp_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = mp_proc_sysopen(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errno = (int)-fd;
+		return -1;
+	}
+	return (int)fd;
 }
 
 int mp_proc_open_any(const char *leaf)

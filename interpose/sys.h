@@ -134,6 +134,20 @@ void mp_signals_restore(const mp_sigset *old, int blocked) MP_HIDDEN;
 int mp_proc_open(const char *leaf, int thread) MP_HIDDEN;
 int mp_proc_open_any(const char *leaf) MP_HIDDEN;
 size_t mp_self_exe(char *buf, size_t size) MP_HIDDEN;
+/*
+ * /proc kept open (an owned descriptor) before the program changes its
+ * root: a chroot into a directory with no /proc inside (sshd's
+ * privilege-separated child, a jail) left the scan at exit without the
+ * memory map, and a gate then counted every live block as lost. From
+ * then on the /proc files are opened relative to it; "self" is looked
+ * up at each open, so a forked child opens its own. mp_proc_sysopen
+ * opens PATH ("/proc/..."), raw (errno untouched): relative to the kept
+ * /proc when there is one.
+ */
+void mp_proc_keep(void) MP_HIDDEN;
+long mp_proc_sysopen(const char *path, int flags) MP_HIDDEN;
+/* 1 once the process (or the parent it was forked from) changed its root. */
+int mp_root_changed(void) MP_HIDDEN;
 
 /*
  * Each line of /proc/self/maps (/proc/thread-self/maps when that of

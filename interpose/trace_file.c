@@ -831,12 +831,28 @@ static int sandbox_refused(int err)
 }
 
 /*
+ * A forked child of a process that has since changed its root or its
+ * effective user (a daemon's privilege-separated child, a jail) cannot
+ * always create its trace where its parent's went: it then runs untraced
+ * without a word on the program's stderr (the parent's trace records the
+ * fork). A program it runs with exec starts afresh, and warns.
+ */
+static uid_t start_euid = (uid_t)-1; /* the first process's, at its trace's creation */
+
+static int confined_child(int forked, int err)
+{
+	return forked && (err == EACCES || err == EPERM || err == ENOENT || err == EROFS ||
+			  err == ENOTDIR) &&
+	       (mp_root_changed() || geteuid() != start_euid);
+}
+
+/*
  * Create the trace file under a name not yet taken: NAME, then the
  * first free of NAME.1, NAME.2, ... A symbolic link is never followed;
  * a name that exists and is not a regular file or a link (a device such
  * as /dev/full, a FIFO, a socket) is refused rather than numbered around.
  */
-static int create_file(char *name, size_t size)
+static int create_file(char *name, size_t size, int forked)
 {
 	char base[MP_OUTPUT_MAX + 32];
 	struct stat st;
@@ -872,7 +888,7 @@ again:
 				break;
 			continue;
 		}
-		if (fd < 0 && !sandbox_refused(errno))
+		if (fd < 0 && !sandbox_refused(errno) && !confined_child(forked, errno))
 			warn_errno("cannot create the trace file ", name, errno);
 		return fd;
 	}
@@ -1030,17 +1046,19 @@ static void fill_header(struct mp_file_header *h, int ramfs)
 	memcpy(h->magic, MP_MAGIC, MP_MAGIC_LEN);
 }
 
-int mp_trace_open(void)
+int mp_trace_open(int forked)
 {
 	char name[MP_OUTPUT_MAX + 64];
 	struct statfs fs;
 	int ramfs, have_fs;
 	void *p;
 
-	int fd = create_file(name, sizeof(name));
+	int fd = create_file(name, sizeof(name), forked);
 
 	if (fd < 0)
 		return -1;
+	if (!forked)
+		start_euid = geteuid();
 	/* a trace that cannot be set up leaves no empty file behind (no reader could use it) */
 	if (mp_fd_adopt(&trace_fd, fd)) {
 		mp_warn("cannot keep a descriptor for the trace (the descriptor limit?): not tracing ",

@@ -20,7 +20,7 @@ extern int mp_trace_ok MP_HIDDEN;
 extern struct mp_file_header *mp_header MP_HIDDEN;
 
 /* Create the trace file (MEMPROV_OUTPUT) and its header. 0, or -1 (warned). */
-int mp_trace_open(void) MP_HIDDEN;
+int mp_trace_open(int forked) MP_HIDDEN;
 /* The program's argv as its constructors get it: the command line is read
  * there, not from /proc/self/cmdline (strings not laid out as the kernel
  * does: ignored). Before mp_trace_open. */

@@ -676,4 +676,45 @@ test_expect_success 'gdb on a traced program: a breakpoint set by a function nam
 	! readelf -SW "$MEMPROV_LIB" | grep -E " \.symtab | \.debug_info "
 '
 
+
+test_expect_success 'a forked child of a process that chrooted or took another user: no warning of memprov'"'"'s, same output' '
+	# the child could not create its trace (no such directory in the
+	# jail, or a directory of root'"'"'s) and said so on the program'"'"'s
+	# stderr, once per fork (a helper'"'"'s sweep)
+	cat >jail.c <<-\EOF &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <sys/wait.h>
+	#include <unistd.h>
+	static char *keep;
+	int main(int argc, char **argv)
+	{
+		int st;
+		pid_t p;
+
+		keep = malloc(100);
+		if (argc < 3 || (argv[1][0] == '"'"'c'"'"' ? chroot(argv[2]) || chdir("/") : setgid(65534) || setuid(65534)))
+			return 3;
+		p = fork();
+		if (p == 0) {
+			keep = malloc(50);
+			_exit(4);
+		}
+		waitpid(p, &st, 0);
+		printf("child %d\n", WEXITSTATUS(st));
+		return 0;
+	}
+	EOF
+	${CC:-cc} -O0 -o jail jail.c && mkdir -p jaildir jailtr && chmod 755 jailtr &&
+	for how in chroot user; do
+		st=0 && ./jail $how "$TRASH/jaildir" >jail-bare.out 2>jail-bare.err || st=$?
+		if [ "$st" = 3 ]; then echo "$how refused here (not root?)"; continue; fi
+		test "$st" = 0 &&
+		timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/jailtr/j.%p.trace" \
+			./jail $how "$TRASH/jaildir" >jail.out 2>jail.err &&
+		test_cmp jail-bare.out jail.out && test_cmp jail-bare.err jail.err || return 1
+	done &&
+	memprov stats "$(ls jailtr/j.*.trace | head -1)" | grep -qx "ended: exited with status 0"
+'
+
 test_done

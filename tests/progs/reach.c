@@ -78,6 +78,9 @@
  *                              blocks of 48 B kept only there (sbrk_keep),
  *                              one of 777 B dropped (sbrk_lost); down: the
  *                              64 KiB given back first (the 100 are lost)
+ *   chroot DIR                 a 100 B block kept in a global (chroot_keep),
+ *                              then chroot into DIR (no /proc there), exit:
+ *                              still reachable. Status 3: chroot refused
  *   uring                      a 640 B block whose only pointer is the
  *                              user_data of an io_uring submission entry,
  *                              in the ring the kernel maps for the program:
@@ -215,6 +218,15 @@ static void placed(void)
 		exit(2);
 	PLACED_A[1] = malloc(600);
 	PLACED_B[2] = malloc(700);
+}
+
+static void *chroot_keep;
+
+static void in_jail(const char *dir)
+{
+	chroot_keep = malloc(100);
+	if (chroot(dir) || chdir("/"))
+		exit(3);
 }
 
 static void uring(void)
@@ -896,6 +908,8 @@ int main(int argc, char **argv)
 		reserve();
 	else if (!strcmp(mode, "placed"))
 		placed();
+	else if (!strcmp(mode, "chroot") && argc > 2)
+		in_jail(argv[2]);
 	else if (!strcmp(mode, "uring"))
 		uring();
 	else if (!strcmp(mode, "fakeheap"))
