@@ -192,8 +192,9 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 
 	if (s->notes & MP_REACH_N_THREADS)
 		fprintf(f, "  note: %u of %u threads could not be stopped (ptrace refused): their "
-			"registers were not scanned, %u of their stacks were\n", missing, s->threads,
-			s->threads_stack_only);
+			"registers were not scanned; their stacks were, %u from the stack pointer "
+			"the kernel reported, %u whole\n", missing, s->threads, s->threads_stack_only,
+			missing - s->threads_stack_only);
 	if (s->notes & MP_REACH_N_UNREADABLE)
 		fprintf(f, "  note: %u memory ranges could not be read\n", s->unreadable);
 	if (s->notes & MP_REACH_N_OWN_FRAMES)

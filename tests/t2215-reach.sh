@@ -281,7 +281,13 @@ test_expect_success 'under strace (ptrace refused) the register is not seen, and
 		"=\"threads\" in j[\"reach\"][\"notes\"]==true" &&
 	test "$(in_class strace.json reg_thread definitely_lost)" = 111 &&
 	test "$(in_class strace.json stack_thread still_reachable)" = 222 &&
-	memprov leaks strace.trace | grep -q "note: 2 of 3 threads could not be stopped"
+	memprov leaks strace.trace >strace.txt &&
+	grep "note: 2 of 3 threads could not be stopped" strace.txt &&
+	# each stack scanned: from the pointer the kernel reports for a thread
+	# asleep in a system call, whole for one running (it said "0 of their
+	# stacks were" when no thread slept, as if none was)
+	sed -n "s/.*their stacks were, \([0-9]*\) from the stack pointer the kernel reported, \([0-9]*\) whole$/\1 \2/p" \
+		strace.txt >stacks && read a b <stacks && test $((a + b)) = 2
 '
 
 test_expect_success 'under a seccomp filter no ptrace helper is started, and the report says so' '
