@@ -108,6 +108,15 @@ static void pick_native(struct symbolizer *s, const struct replay_stack *st,
 	    (a = alloc_fn_match_name(sym_callee(s, fr->native[folded]->ip, st->ts),
 				     fr->native[folded])))
 		api = a;
+	/*
+	 * No allocator frame at all, and the first frame called a C++
+	 * operator: a malloc replacement's operator new, which memprov
+	 * records as malloc (interpose/hooks_cxx.c), named as libstdc++'s is.
+	 */
+	if (!api && fr->n_native && (a = alloc_fn_match_name(sym_callee(s, fr->native[0]->ip, st->ts),
+							      fr->native[0])) &&
+	    !strncmp(a, "operator ", 9))
+		api = a;
 	fr->api = api;
 	keep = fr->n_native;
 	for (i = folded; i < fr->n_native; i++)

@@ -342,6 +342,35 @@ void *mp_dlsym_in_object(const char *prefix, const char *name)
 	return io.found;
 }
 
+struct at_base {
+	uintptr_t base;
+	const char *const *names;
+	void **found;
+	size_t n;
+};
+
+static int at_base_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct at_base *ab = data;
+	struct elf_syms es;
+	size_t i;
+
+	(void)size;
+	if (info->dlpi_addr != ab->base || elf_syms_init(&es, info))
+		return 0;
+	for (i = 0; i < ab->n; i++)
+		ab->found[i] = elf_lookup(&es, ab->names[i], NULL);
+	return 1;
+}
+
+void mp_dlsym_at_each(uintptr_t base, const char *const *names, void **found, size_t n)
+{
+	struct at_base ab = { base, names, found, n };
+
+	memset(found, 0, n * sizeof(*found));
+	dl_iterate_phdr(at_base_cb, &ab);
+}
+
 struct first_def {
 	const char *name;
 	void *found;

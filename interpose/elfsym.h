@@ -39,6 +39,9 @@ void mp_dlsym_next_after_each(const void *caller, const char *const *names, void
  */
 void *mp_dlsym_in_object(const char *prefix, const char *name) MP_HIDDEN;
 
+/* names[i] as the object loaded at base defines it, in found[i] (NULL: not there). */
+void mp_dlsym_at_each(uintptr_t base, const char *const *names, void **found, size_t n) MP_HIDDEN;
+
 /* name's first definition in load order, as dlsym(RTLD_DEFAULT, name)
  * finds it, without dlsym (and so without dlerror's buffer); or NULL. */
 void *mp_elf_lookup(const char *name) MP_HIDDEN;

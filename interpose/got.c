@@ -84,9 +84,27 @@ static void store(uintptr_t slot, void *v, uintptr_t relro_lo, uintptr_t relro_h
 		mp_syscall(SYS_mprotect, pg, (size_t)page, PROT_READ);
 }
 
+/* Does slot hold only, or an address inside the object (lazy binding's stub)? */
+static int holds(const struct dl_phdr_info *info, uintptr_t slot, const void *only)
+{
+	uintptr_t v = (uintptr_t)__atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
+	int i;
+
+	if (v == (uintptr_t)only)
+		return 1;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && v >= a && v < a + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
 static int redirect(const struct dl_phdr_info *info, const struct dyn *d,
-		    const ElfW(Rela) *r, size_t bytes, const struct mp_got_fn *fns, int n,
-		    uintptr_t relro_lo, uintptr_t relro_hi)
+		    const ElfW(Rela) *r, size_t bytes, const struct mp_got_fn *fns,
+		    const void *const *only, int n, uintptr_t relro_lo, uintptr_t relro_hi)
 {
 	size_t i, count = bytes / sizeof(*r);
 	int done = 0, k;
@@ -105,6 +123,8 @@ static int redirect(const struct dl_phdr_info *info, const struct dyn *d,
 		for (k = 0; k < n; k++) {
 			if (strcmp(name, fns[k].name))
 				continue;
+			if (only && (!only[k] || !holds(info, info->dlpi_addr + r[i].r_offset, only[k])))
+				break;
 			store(info->dlpi_addr + r[i].r_offset, fns[k].addr, relro_lo, relro_hi);
 			done++;
 			break;
@@ -113,13 +133,19 @@ static int redirect(const struct dl_phdr_info *info, const struct dyn *d,
 	return done;
 }
 
-MP_REALIGN int mp_got_redirect(const struct dl_phdr_info *info, const struct mp_got_fn *fns, int n)
+MP_REALIGN int mp_got_redirect_bound(const struct dl_phdr_info *info, const struct mp_got_fn *fns,
+				     const void *const *only, int n)
 {
 	struct dyn d;
 	uintptr_t relro_lo, relro_hi;
 
 	if (read_dyn(info, &d, &relro_lo, &relro_hi))
 		return -1;
-	return redirect(info, &d, d.jmprel, d.jmprel_sz, fns, n, relro_lo, relro_hi) +
-	       redirect(info, &d, d.rela, d.rela_sz, fns, n, relro_lo, relro_hi);
+	return redirect(info, &d, d.jmprel, d.jmprel_sz, fns, only, n, relro_lo, relro_hi) +
+	       redirect(info, &d, d.rela, d.rela_sz, fns, only, n, relro_lo, relro_hi);
+}
+
+int mp_got_redirect(const struct dl_phdr_info *info, const struct mp_got_fn *fns, int n)
+{
+	return mp_got_redirect_bound(info, fns, NULL, n);
 }

@@ -8,7 +8,7 @@
  * whose blocks are never freed.
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, modules, unwind, got,
- * libc_real, config and sys.
+ * hooks_cxx, libc_real, config and sys.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -24,6 +24,7 @@
 #include "atomic.h"
 #include "config.h"
 #include "got.h"
+#include "hooks_cxx.h"
 #include "hooks_libc.h"
 #include "libc_real.h"
 #include "modules.h"
@@ -507,13 +508,14 @@ MP_EXPORT void *dlopen(const char *file, int mode)
 	const void *ret = __builtin_return_address(0);
 	struct deep deep = { 0, 0 };
 	void *h;
-	int g;
+	int g, cxx;
 
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_dlopen))
 		return NULL;
 	if (mode & RTLD_DEEPBIND)
 		dl_iterate_phdr(count_objects, &deep.skip);
+	cxx = mp_cxx_objects();
 	h = mp_real_dlopen(file, mode);
 	if (!h && file && *file && !strchr(file, '/')) {
 		g = mp_pass_begin(); /* the loader's own allocations pass through */
@@ -524,6 +526,8 @@ MP_EXPORT void *dlopen(const char *file, int mode)
 	}
 	if (h && (mode & RTLD_DEEPBIND) && mp_config.heap)
 		dl_iterate_phdr(redirect_new, &deep);
+	if (h && cxx)
+		mp_cxx_patch(cxx);
 	if (h)
 		rescan();
 	return h;

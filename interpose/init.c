@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "gate.h"
+#include "hooks_cxx.h"
 #include "hooks_sandbox.h"
 #include "hooks_signal.h"
 #include "libc_real.h"
@@ -50,6 +51,8 @@ static void start_tracing(int forked)
 	if (mp_trace_open(forked) == 0) {
 		mp_rss_open();
 		mp_modules_scan();
+		if (!forked)
+			mp_cxx_init(); /* a forked child has its parent's GOT */
 		mp_trace_set_exe(NULL); /* the scan did not name the program: /proc/self/exe */
 		mp_record_rss();
 		mp_tracing = 1;

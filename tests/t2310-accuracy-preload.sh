@@ -3,13 +3,15 @@
 # corpus (tests/corpus/, issue 14): libraries opened by relative path are
 # symbolized wherever the analyzer runs; a library opened with
 # RTLD_DEEPBIND has its allocations and its frees seen (no phantom block);
+# a malloc replacement's own operator new and delete are seen;
 # a process that dies of a signal says which; the program's heap and its
 # signal dispositions are what they are without memprov.
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
-for p in corpus-dlrel libcorpus-dlrel.so libcorpus-deep.so corpus-deaths; do
+for p in corpus-dlrel libcorpus-dlrel.so libcorpus-deep.so corpus-deaths libcorpus-fakealloc.so \
+	corpus-cxxreplace; do
 	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
 done
 SRC=$TOP/tests/corpus
@@ -38,6 +40,31 @@ test_expect_success 'RTLD_DEEPBIND: the library'"'"'s frees are seen, only its k
 	mallocs=$(jget st.json functions.malloc.calls) && frees=$(jget st.json functions.free.calls) &&
 	echo "malloc $mallocs, free $frees" &&
 	test "$frees" -ge 400
+'
+
+test_expect_success 'a malloc replacement with its own operator new, preloaded after memprov: C++ allocations recorded, named as libstdc++'"'"'s' '
+	# its new and delete allocate without malloc: every C++ allocation
+	# went past memprov, and the program below reported nothing live (a
+	# helper'"'"'s sweep with libjemalloc.so.2). One new[] throws bad_alloc
+	# through memprov'"'"'s wrapper: what follows is recorded all the same
+	C=cxxreplace.cc &&
+	(cd "$BIN" && timeout 60 env LD_PRELOAD="$MEMPROV_LIB:$BIN/libcorpus-fakealloc.so" \
+		MEMPROV_OUTPUT="$TRASH/rep.trace" MEMPROV_REACH=0 ./corpus-cxxreplace) >rep.out 2>rep.err &&
+	test "$(cat rep.out)" = "bad_alloc caught" && test ! -s rep.err &&
+	memprov leaks rep.trace >rep.txt && cat rep.txt &&
+	cat >rep.expect <<-EOF &&
+	  #1 heap operator new[]: 1 block, 333 B
+	      worker() $SRC/$C:$(at $C worker)
+	  #2 heap operator new[]: 1 block, 100 B
+	      main $SRC/$C:$(at $C after-throw)
+	  #3 heap operator new[]: 1 block, 77 B
+	      main $SRC/$C:$(at $C nothrow)
+	EOF
+	grep -A1 "^  #[0-9]" rep.txt | grep -v "^--" >rep.sites &&
+	test_cmp rep.expect rep.sites &&
+	memprov stats --json rep.trace >rep.json &&
+	# the vector and its buffer: made and deleted, each one alloc and one free
+	test "$(jget rep.json functions.free.calls)" -ge 2
 '
 
 test_expect_success 'the heap before main is the program'"'"'s alone: mallinfo2 as bare' '

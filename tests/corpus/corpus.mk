@@ -37,7 +37,8 @@ tests/bin/corpus-nodwarf: tests/corpus/nodwarf.c tests/bin/libcorpus-nodwarf.so
 # The preload object's side (t2310): dlopen by relative path and with
 # RTLD_DEEPBIND, how a process dies, the heap before main.
 CORPUS_PROGS2 := tests/bin/corpus-dlrel tests/bin/libcorpus-dlrel.so \
-	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths
+	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths tests/bin/libcorpus-fakealloc.so \
+	tests/bin/corpus-cxxreplace
 TEST_BUILD += $(CORPUS_PROGS2)
 
 tests/bin/corpus-dlrel: tests/corpus/dlrel.c
@@ -56,3 +57,11 @@ tests/bin/libcorpus-deep.so: tests/corpus/dlrel_lib.c
 tests/bin/corpus-deaths: tests/corpus/deaths.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $<
+
+tests/bin/libcorpus-fakealloc.so: tests/corpus/fakealloc.cc
+	@mkdir -p tests/bin
+	$(call quiet,CXX,$@)$(CXX) -g -O2 -fPIC -shared -std=c++17 -Wall -Wextra -o $@ $<
+
+tests/bin/corpus-cxxreplace: tests/corpus/cxxreplace.cc
+	@mkdir -p tests/bin
+	$(call quiet,CXX,$@)$(CXX) -g -O0 -std=c++17 -Wall -Wextra -pthread -o $@ $<

@@ -1,0 +1,210 @@
+/*
+ * hooks_cxx.c - C++'s operator new and delete, where a malloc replacement
+ * defines them.
+ *
+ * libstdc++'s operator new calls malloc, which memprov interposes, so a
+ * C++ program's allocations are seen without anything here. A malloc
+ * replacement (jemalloc, tcmalloc, mimalloc: preloaded after memprov, or
+ * a library the program links) defines operator new and delete too, and
+ * they allocate without calling malloc: every C++ allocation went past
+ * memprov, and a leaking C++ program passed the gate (a helper's sweep
+ * with libjemalloc.so.2 in LD_PRELOAD).
+ *
+ * memprov does not define operator new itself: a C++ extension that
+ * Python loads with RTLD_LOCAL would bind to it, with no libstdc++ in
+ * reach to forward to. Instead, when the first definition of operator
+ * new is in a shared object that defines malloc as well, each loaded
+ * object's GOT entries bound to that object's operators (or lazy ones
+ * not bound yet) are pointed at the wrappers below (got.c), the
+ * replacement's own entries left alone; objects that dlopen loads later
+ * get the same. A wrapper calls the replacement's operator and records
+ * what it did as malloc or free (the site's heading names the operator
+ * from the call instruction, as the analyzer does for a folded one). A
+ * replacement whose operator new calls malloc has its block recorded
+ * there, and the wrapper sees it (the thread's last ALLOC) and records
+ * nothing more; nothing is held across the call, so an exception that
+ * operator new throws leaves through the wrapper untouched (C code with
+ * cleanups would need libgcc_s in every traced process). A delete
+ * cannot throw: the calls out of it pass through the hooks unrecorded.
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, got, elfsym,
+ * config and sys.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "config.h"
+#include "elfsym.h"
+#include "got.h"
+#include "hooks_cxx.h"
+#include "recorder.h"
+
+/*
+ * The operators, Itanium-mangled for x86-64 (size_t is unsigned long,
+ * std::align_val_t an enum of size_t, nothrow_t passed by reference):
+ * X(id, symbol, parameters, arguments). N: operator new, D: delete.
+ */
+#define CXX_NEW(N)                                                                      \
+	N(nw, "_Znwm", (size_t n), (n))                                                 \
+	N(na, "_Znam", (size_t n), (n))                                                 \
+	N(nw_nt, "_ZnwmRKSt9nothrow_t", (size_t n, const void *t), (n, t))              \
+	N(na_nt, "_ZnamRKSt9nothrow_t", (size_t n, const void *t), (n, t))              \
+	N(nw_al, "_ZnwmSt11align_val_t", (size_t n, size_t al), (n, al))                \
+	N(na_al, "_ZnamSt11align_val_t", (size_t n, size_t al), (n, al))                \
+	N(nw_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t", (size_t n, size_t al, const void *t), \
+	  (n, al, t))                                                                   \
+	N(na_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t", (size_t n, size_t al, const void *t), \
+	  (n, al, t))
+#define CXX_DELETE(D)                                                                   \
+	D(dl, "_ZdlPv", (void *p), (p))                                                 \
+	D(da, "_ZdaPv", (void *p), (p))                                                 \
+	D(dl_sz, "_ZdlPvm", (void *p, size_t n), (p, n))                                \
+	D(da_sz, "_ZdaPvm", (void *p, size_t n), (p, n))                                \
+	D(dl_nt, "_ZdlPvRKSt9nothrow_t", (void *p, const void *t), (p, t))              \
+	D(da_nt, "_ZdaPvRKSt9nothrow_t", (void *p, const void *t), (p, t))              \
+	D(dl_al, "_ZdlPvSt11align_val_t", (void *p, size_t al), (p, al))                \
+	D(da_al, "_ZdaPvSt11align_val_t", (void *p, size_t al), (p, al))                \
+	D(dl_sz_al, "_ZdlPvmSt11align_val_t", (void *p, size_t n, size_t al), (p, n, al)) \
+	D(da_sz_al, "_ZdaPvmSt11align_val_t", (void *p, size_t n, size_t al), (p, n, al)) \
+	D(dl_al_nt, "_ZdlPvSt11align_val_tRKSt9nothrow_t", (void *p, size_t al, const void *t), \
+	  (p, al, t))                                                                   \
+	D(da_al_nt, "_ZdaPvSt11align_val_tRKSt9nothrow_t", (void *p, size_t al, const void *t), \
+	  (p, al, t))
+
+/* The replacement's operators (NULL: not defined there). */
+static struct {
+#define FIELD_NEW(id, sym, params, args) void *(*id) params;
+#define FIELD_DEL(id, sym, params, args) void (*id) params;
+	CXX_NEW(FIELD_NEW)
+	CXX_DELETE(FIELD_DEL)
+#undef FIELD_NEW
+#undef FIELD_DEL
+} rep;
+
+static uintptr_t rep_base; /* the replacement's load bias; 0: none found */
+static int active;
+
+static void record_new(void *p, size_t n)
+{
+	if (p && p != (void *)mp_self.last_alloc && mp_config.heap && mp_enter_fn(MP_FN_malloc)) {
+		mp_record_alloc(MP_FN_malloc, MP_KIND_HEAP, p, n, 0);
+		mp_leave();
+	}
+}
+
+/* Recorded before the real call: another thread may get the address at once. */
+static int record_delete(void *p)
+{
+	if (p && mp_config.heap && mp_enter_fn(MP_FN_free)) {
+		mp_record_free(MP_FN_free, MP_KIND_HEAP, p, 0);
+		mp_leave();
+	}
+	return mp_pass_begin();
+}
+
+#define WRAP_NEW(id, sym, params, args)                                \
+	MP_REALIGN static void *w_##id params                          \
+	{                                                              \
+		void *p;                                               \
+		mp_self.last_alloc = 0;                                \
+		p = rep.id args;                                       \
+		record_new(p, n);                                      \
+		return p;                                              \
+	}
+#define WRAP_DEL(id, sym, params, args)                                \
+	MP_REALIGN static void w_##id params                           \
+	{                                                              \
+		int g = record_delete(p);                              \
+		rep.id args;                                           \
+		mp_pass_end(g);                                        \
+	}
+CXX_NEW(WRAP_NEW)
+CXX_DELETE(WRAP_DEL)
+#undef WRAP_NEW
+#undef WRAP_DEL
+
+static const struct mp_got_fn fns[] = {
+#define FN(id, sym, params, args) { sym, (void *)w_##id },
+	CXX_NEW(FN)
+	CXX_DELETE(FN)
+#undef FN
+};
+#define N_FNS (int)(sizeof(fns) / sizeof(fns[0]))
+static const void *only[N_FNS]; /* the replacement's operator each wrapper stands in for */
+
+struct patch {
+	int skip; /* objects to leave (loaded before a dlopen) */
+	int seen;
+};
+
+static int patch_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct patch *pt = arg;
+
+	(void)size;
+	if (pt->seen++ < pt->skip || info->dlpi_addr == rep_base)
+		return 0;
+	mp_got_redirect_bound(info, fns, only, N_FNS);
+	return 0;
+}
+
+static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	++*(int *)arg;
+	return 0;
+}
+
+int mp_cxx_objects(void)
+{
+	int n = 0;
+
+	if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+		dl_iterate_phdr(count_one, &n);
+	return n;
+}
+
+void mp_cxx_patch(int skip)
+{
+	struct patch pt = { skip, 0 };
+
+	if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+		dl_iterate_phdr(patch_one, &pt);
+}
+
+MP_REALIGN void mp_cxx_init(void)
+{
+	static const char *const names[N_FNS + 1] = {
+#define NAME(id, sym, params, args) sym,
+		CXX_NEW(NAME) CXX_DELETE(NAME)
+#undef NAME
+		"malloc"
+	};
+	void *nw = mp_elf_lookup("_Znwm"), *found[N_FNS + 1];
+	uintptr_t base;
+	Dl_info di;
+	int i;
+
+	/* in a shared object: the program's own is called directly, never through a GOT */
+	if (!nw || !dladdr(nw, &di) || !di.dli_fbase || !di.dli_fname || !*di.dli_fname)
+		return;
+	base = (uintptr_t)di.dli_fbase;
+	mp_dlsym_at_each(base, names + N_FNS, found + N_FNS, 1);
+	if (!found[N_FNS])
+		return; /* no malloc of its own: libstdc++'s, whose new calls malloc */
+	mp_dlsym_at_each(base, names, found, N_FNS);
+	/* an operator it lacks (only[i] NULL): its entries are left as they are */
+	for (i = 0; i < N_FNS; i++)
+		only[i] = found[i];
+	i = 0;
+#define SET(id, sym, params, args) *(void **)&rep.id = found[i++];
+	CXX_NEW(SET)
+	CXX_DELETE(SET)
+#undef SET
+	rep_base = base;
+	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
+	mp_cxx_patch(0);
+}

@@ -1,0 +1,23 @@
+/*
+ * hooks_cxx.h - C++'s operator new and delete where a malloc replacement
+ * (jemalloc, tcmalloc) defines them (hooks_cxx.c).
+ *
+ * Layer: 6 hooks (docs/ARCHITECTURE.md).
+ */
+#ifndef MEMPROV_HOOKS_CXX_H
+#define MEMPROV_HOOKS_CXX_H
+
+#include "sys.h"
+
+/*
+ * At start-up, once the modules are known: when the first operator new
+ * is a malloc replacement's, point every object's GOT entries for its
+ * operators at memprov's wrappers. Then, around each dlopen:
+ * mp_cxx_objects() before (0 when there is nothing to do), and
+ * mp_cxx_patch(that count) after, for the objects the dlopen added.
+ */
+void mp_cxx_init(void) MP_HIDDEN;
+int mp_cxx_objects(void) MP_HIDDEN;
+void mp_cxx_patch(int skip) MP_HIDDEN;
+
+#endif /* MEMPROV_HOOKS_CXX_H */
