@@ -88,7 +88,7 @@ static int active;
 
 static void record_new(void *p, size_t n)
 {
-	if (p && p != (void *)mp_self.last_alloc && mp_config.heap && mp_enter_fn(MP_FN_malloc)) {
+	if (p && ~(uintptr_t)p != mp_self.last_alloc && mp_config.heap && mp_enter_fn(MP_FN_malloc)) {
 		mp_record_alloc(MP_FN_malloc, MP_KIND_HEAP, p, n, 0);
 		mp_leave();
 	}
