@@ -255,6 +255,14 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 	struct cat_key_id id;
 	struct cat_key *k;
 
+	if (l->key.interp && !(c->flags & CAT_ALL)) {
+		/* CPython's locks and thread states remade in a forked child (MP_RF_INTERP) */
+		if (rule)
+			*rule = NULL;
+		if (why)
+			*why = WHY_INTERPRETER;
+		return CAT_STATE;
+	}
 	memset(&id, 0, sizeof(id));
 	id.stack = l->key.stack;
 	id.kind = l->key.kind;

@@ -193,6 +193,7 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 	}
 	drop_stash(th);
 	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
+	b->interp = (a->h.flags & MP_RF_INTERP) != 0;
 	if (a->h.flags & MP_RF_SAMPLED)
 		b->weight = sample_weight(a->size, r->trace->hdr.sample_bytes);
 	fn->bytes += block_bytes(b);
@@ -547,6 +548,7 @@ struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls)
 			key.func = b->func;
 			key.kind = b->key.kind;
 			key.inherited = b->inherited;
+			key.interp = b->interp;
 			HASH_FIND(hh, live, &key, sizeof(key), l);
 			if (!l) {
 				l = xcalloc(1, sizeof(*l));
@@ -748,6 +750,7 @@ void replay_adopt(struct replay *r, const struct replay *from)
 
 			nb->weight = b->weight;
 			nb->inherited = 1;
+			nb->interp = b->interp;
 			block_insert(r, nb);
 			adopt_stack(r, from, b->stack);
 			r->inherit.blocks += b->weight;

@@ -33,6 +33,7 @@ struct replay_block {
 	uint16_t func;
 	uint8_t reach;     /* enum mp_reach_class from the scan at exit; 0: none */
 	uint8_t inherited; /* a forked child's: its parent held it at the fork */
+	uint8_t interp;    /* MP_RF_INTERP: CPython's own, remade after a fork */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
 
@@ -173,7 +174,8 @@ struct replay_live {
 		uint16_t func;
 		uint8_t kind;
 		uint8_t inherited; /* blocks a forked child inherited (kept apart) */
-		uint8_t pad[4];
+		uint8_t interp;    /* MP_RF_INTERP blocks (kept apart: interpreter state) */
+		uint8_t pad[3];
 	} key;
 	uint64_t blocks, bytes;
 };

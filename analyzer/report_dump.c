@@ -11,7 +11,7 @@
 static void dump_flags(unsigned flags)
 {
 	static const char *const names[] = { "failed", "realloc", "stream", "sampled", "main-end", "fixed",
-					     "placed" };
+					     "placed", "interp" };
 	unsigned i;
 	int first = 1;
 

@@ -371,6 +371,9 @@ enum mp_rec_flags {
 				   MAP_FIXED or MAP_FIXED_NOREPLACE: it names the
 				   mapping by that address (an older memprov wrote
 				   no such flag) */
+	MP_RF_INTERP = 1 << 7,  /* ALLOC: made by CPython for itself in a forked
+				   child, before it ran Python code there (its
+				   locks and thread states, remade after fork) */
 };
 
 /*

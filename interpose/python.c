@@ -604,10 +604,67 @@ out:
 }
 
 /* In a forked child: its trace is new, so name every code id again. */
+/*
+ * In a forked child CPython remakes its own locks and thread states
+ * (PyOS_AfterFork_Child: 6 blocks of 32 B in 3.11) under the Python line
+ * that called os.fork, and they stay: a child forked in a function (every
+ * multiprocessing worker) failed the gate on them. From the fork until
+ * CPython calls the after-fork hooks (os.register_at_fork, ours first)
+ * the ALLOCs are flagged the interpreter's; at most PY_FORK_REINIT of
+ * them (a fork from C code never calls the hooks).
+ */
+#define PY_FORK_REINIT 64
+static int py_fork_hook_set;
+
 static void py_fork_child(void)
 {
 	py_forked = 1;
 	pywalk_fork_child();
+	if (py_fork_hook_set)
+		mp_record_interp(PY_FORK_REINIT);
+}
+
+static PyObject *py_after_fork_call(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	mp_record_interp(0);
+	api.Py_IncRef(api.none);
+	return api.none;
+}
+
+static struct py_methoddef py_after_fork_def = {
+	"memprov_after_fork", py_after_fork_call, PY_METH_NOARGS,
+	"memprov: CPython has remade its state in a forked child",
+};
+
+/* os.register_at_fork(after_in_child=memprov_after_fork) */
+static void py_register_after_fork(void)
+{
+	PyObject *os, *reg = NULL, *fn = NULL, *args = NULL, *kw = NULL, *r = NULL;
+
+	if (!api.PyTuple_New || !api.PyDict_New || !api.PyDict_SetItemString || !api.PyObject_Call)
+		return;
+	os = api.PyImport_ImportModule("os");
+	if (os && (reg = api.PyObject_GetAttrString(os, "register_at_fork")) &&
+	    (fn = api.PyCFunction_NewEx(&py_after_fork_def, NULL, NULL)) &&
+	    (args = api.PyTuple_New(0)) && (kw = api.PyDict_New()) &&
+	    !api.PyDict_SetItemString(kw, "after_in_child", fn) &&
+	    (r = api.PyObject_Call(reg, args, kw)))
+		py_fork_hook_set = 1;
+	if (r)
+		api.Py_DecRef(r);
+	if (kw)
+		api.Py_DecRef(kw);
+	if (args)
+		api.Py_DecRef(args);
+	if (fn)
+		api.Py_DecRef(fn);
+	if (reg)
+		api.Py_DecRef(reg);
+	if (os)
+		api.Py_DecRef(os);
+	api.PyErr_Clear();
 }
 
 static void py_after_fork(void)
@@ -812,6 +869,7 @@ static int py_install(void *arg)
 		py_walk_on = 1;
 		py_state = PY_ARMED;
 		py_register_atexit();
+		py_register_after_fork();
 		goto out;
 	}
 	py_hook = api.PyCFunction_NewEx(&py_hook_def, NULL, NULL);
@@ -819,6 +877,7 @@ static int py_install(void *arg)
 		api.PyErr_Clear();
 	py_state = PY_ARMED;
 	py_register_atexit();
+	py_register_after_fork();
 
 	api.PyEval_SetProfile(py_profile, NULL);
 	py_find_profile_slot(me);

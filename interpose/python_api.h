@@ -82,6 +82,10 @@ enum py_mem_domain { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
 	X(PyObject *, PyObject_CallFunctionObjArgs, (PyObject *, ...), 1)     \
 	X(PyObject *, PyTuple_GetItem, (PyObject *, Py_ssize_t), 1)           \
 	X(Py_ssize_t, PyTuple_Size, (PyObject *), 1)                          \
+	X(PyObject *, PyTuple_New, (Py_ssize_t), 0)                           \
+	X(PyObject *, PyDict_New, (void), 0)                                  \
+	X(int, PyDict_SetItemString, (PyObject *, const char *, PyObject *), 0) \
+	X(PyObject *, PyObject_Call, (PyObject *, PyObject *, PyObject *), 0) \
 	X(PyObject *, PyCFunction_NewEx, (struct py_methoddef *, PyObject *, PyObject *), 1) \
 	X(void, Py_IncRef, (PyObject *), 1)                                   \
 	X(void, Py_DecRef, (PyObject *), 1)                                   \

@@ -10,9 +10,25 @@
 #include "recorder.h"
 #include "sample.h"
 
+/*
+ * ALLOCs still to flag MP_RF_INTERP (python.c, in a forked child: from
+ * the fork until CPython calls the after-fork hooks). The child has one
+ * thread then.
+ */
+static unsigned interp_left;
+
+void mp_record_interp(unsigned n)
+{
+	__atomic_store_n(&interp_left, n, __ATOMIC_RELAXED);
+}
+
 void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		     size_t size, unsigned flags)
 {
+	if (MP_UNLIKELY(__atomic_load_n(&interp_left, __ATOMIC_RELAXED))) {
+		flags |= MP_RF_INTERP;
+		__atomic_store_n(&interp_left, interp_left - 1, __ATOMIC_RELAXED);
+	}
 	if (MP_UNLIKELY(mp_config.sample_bytes) && !(flags & MP_RF_FAILED)) {
 		unsigned sf = mp_sample(size, mp_config.sample_bytes);
 

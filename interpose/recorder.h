@@ -32,6 +32,12 @@
 #include "stack.h"
 #include "writer.h"
 
+/*
+ * The next n ALLOCs are the interpreter's own (MP_RF_INTERP): CPython
+ * remaking its state in a forked child (python.c). 0 ends it.
+ */
+void mp_record_interp(unsigned n) MP_HIDDEN;
+
 /* Host allocations. Call between mp_enter_fn and mp_leave. */
 void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		     size_t size, unsigned flags) MP_HIDDEN;
