@@ -743,6 +743,65 @@ static struct py_methoddef py_hook_def = {
 	"memprov: installs its C profile function in this thread",
 };
 
+/* obj.name(), its result and any error dropped. */
+static void py_call_method(PyObject *obj, const char *name)
+{
+	PyObject *m = obj ? api.PyObject_GetAttrString(obj, name) : NULL;
+	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, NULL) : NULL;
+
+	if (r)
+		api.Py_DecRef(r);
+	if (m)
+		api.Py_DecRef(m);
+	api.PyErr_Clear();
+}
+
+/*
+ * Before the end of the main module is measured from the atexit
+ * callback (memprov's runs after the program's own): what finalization
+ * would free first is freed now, in the same order. CPython 3.11 flushes
+ * sys.stdout and sys.stderr, then collects garbage (even with gc
+ * disabled) before it tears the modules down, with sys.last_traceback
+ * and its frames among the first things cleared then. Left in place,
+ * cyclic garbage not yet collected (1,000 objects that point at
+ * themselves: 1.4 MiB) and the locals of the frames an uncaught
+ * exception or Ctrl-C stopped were counted as live, and failed the gate
+ * (a helper's sweep). Not under memprov's guard: the frees are recorded,
+ * and what finalizers allocate is recorded as it would be.
+ */
+static void py_free_garbage(void)
+{
+	static const char *const last[] = { "last_type", "last_value", "last_traceback", "last_exc" };
+	PyObject *sys = api.PyImport_ImportModule("sys"), *gc, *v;
+	size_t i;
+
+	if (sys) {
+		v = api.PyObject_GetAttrString(sys, "stdout");
+		py_call_method(v, "flush");
+		if (v)
+			api.Py_DecRef(v);
+		v = api.PyObject_GetAttrString(sys, "stderr");
+		py_call_method(v, "flush");
+		if (v)
+			api.Py_DecRef(v);
+		api.PyErr_Clear();
+		for (i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
+			v = api.PyObject_GetAttrString(sys, last[i]);
+			if (v) {
+				api.Py_DecRef(v);
+				api.PyObject_SetAttrString(sys, last[i], NULL);
+			}
+			api.PyErr_Clear();
+		}
+		api.Py_DecRef(sys);
+	}
+	gc = api.PyImport_ImportModule("gc");
+	py_call_method(gc, "collect");
+	if (gc)
+		api.Py_DecRef(gc);
+	api.PyErr_Clear();
+}
+
 /*
  * atexit callback: the main module's end when the profile function could
  * not see it (someone replaced it with sys.setprofile). atexit callbacks
@@ -752,6 +811,8 @@ static PyObject *py_atexit_call(PyObject *self, PyObject *unused)
 {
 	(void)self;
 	(void)unused;
+	if (!py_main_ended && py_cpython_exe)
+		py_free_garbage();
 	py_main_end();
 	api.Py_IncRef(api.none);
 	return api.none;
