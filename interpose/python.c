@@ -756,6 +756,66 @@ static void py_call_method(PyObject *obj, const char *name)
 	api.PyErr_Clear();
 }
 
+/* obj.name(arg), its result dropped; 0, or -1 (error cleared). */
+static int py_call_method1(PyObject *obj, const char *name, PyObject *arg)
+{
+	PyObject *m = api.PyObject_GetAttrString(obj, name);
+	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, arg, NULL) : NULL;
+
+	if (r)
+		api.Py_DecRef(r);
+	if (m)
+		api.Py_DecRef(m);
+	api.PyErr_Clear();
+	return r ? 0 : -1;
+}
+
+/*
+ * gc.collect() as finalization collects: without the program's
+ * gc.callbacks and without its gc.set_debug output (finalization's
+ * collection calls neither, and it still runs after this one, finding
+ * nothing); DEBUG_SAVEALL kept. Both are put back as they were.
+ */
+static void py_collect(PyObject *gc)
+{
+	PyObject *cbs = api.PyObject_GetAttrString(gc, "callbacks"), *saved = NULL, *flags = NULL;
+	PyObject *zero = NULL, *m;
+	long debug = 0;
+
+	api.PyErr_Clear();
+	if (cbs && (m = api.PyObject_GetAttrString(cbs, "copy"))) {
+		saved = api.PyObject_CallFunctionObjArgs(m, NULL);
+		api.Py_DecRef(m);
+	}
+	api.PyErr_Clear();
+	if (saved)
+		py_call_method(cbs, "clear");
+	if ((m = api.PyObject_GetAttrString(gc, "get_debug"))) {
+		flags = api.PyObject_CallFunctionObjArgs(m, NULL);
+		api.Py_DecRef(m);
+	}
+	debug = flags ? api.PyLong_AsLong(flags) : 0;
+	api.PyErr_Clear();
+	/* DEBUG_SAVEALL (32) stays: with it the garbage goes to gc.garbage, as then */
+	if ((debug & ~32L) && api.PyLong_FromLong && (zero = api.PyLong_FromLong(debug & 32L)))
+		py_call_method1(gc, "set_debug", zero);
+	py_call_method(gc, "collect");
+	if (zero) {
+		py_call_method1(gc, "set_debug", flags);
+		api.Py_DecRef(zero);
+	}
+	api.PyErr_Clear();
+	if (saved) {
+		py_call_method1(cbs, "extend", saved);
+		api.Py_DecRef(saved);
+	}
+	if (flags)
+		api.Py_DecRef(flags);
+	if (cbs)
+		api.Py_DecRef(cbs);
+	api.PyErr_Clear();
+}
+
 /*
  * Before the end of the main module is measured from the atexit
  * callback (memprov's runs after the program's own): what finalization
@@ -796,9 +856,10 @@ static void py_free_garbage(void)
 		api.Py_DecRef(sys);
 	}
 	gc = api.PyImport_ImportModule("gc");
-	py_call_method(gc, "collect");
-	if (gc)
+	if (gc) {
+		py_collect(gc);
 		api.Py_DecRef(gc);
+	}
 	api.PyErr_Clear();
 }
 
