@@ -103,8 +103,13 @@ static size_t page_round(size_t len)
 /*
  * len bytes (a multiple of the page) of fresh memory, zeroed: from the
  * arena where it has room (*in_arena set), else a mapping of its own.
- * populate: the caller touches every page at once.
+ * populate: the caller touches every page at once (POP_ALL: a hash
+ * table, whose keys land on every page at random: populated from two
+ * pages on, where a read fault then a write fault came per page; else
+ * over ZERO_MAX only: a growing array may not reach its last pages).
  */
+#define POP_ALL 2
+
 static void *map_fresh(size_t len, int populate, int *in_arena)
 {
 	void *p;
@@ -120,7 +125,7 @@ static void *map_fresh(size_t len, int populate, int *in_arena)
 		arena_cut += len;
 		*in_arena = 1;
 		/* one call instead of a fault a page; older kernels fault them */
-		if (populate && len > 4096)
+		if (populate && len > (populate == POP_ALL ? 4096 : ZERO_MAX))
 			(void)mp_syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE);
 		return p;
 	}
@@ -260,7 +265,7 @@ void *rmem_alloc(size_t len)
 
 void *rmem_table(size_t len)
 {
-	return alloc(len, 1);
+	return alloc(len, POP_ALL);
 }
 
 void *rmem_buffer(size_t len)
