@@ -154,6 +154,13 @@ static void py_unguard(int g)
 	mp_pass_end(g);
 }
 
+/* Py_XDECREF through the resolved API. */
+static void py_xdecref(PyObject *o)
+{
+	if (o)
+		api.Py_DecRef(o);
+}
+
 /* May we write records now? (inside py_guard) */
 static int py_can_record(void)
 {
@@ -193,8 +200,7 @@ static long py_attr_long(PyObject *o, const char *name)
 	PyObject *v = api.PyObject_GetAttrString(o, name);
 	long r = v ? api.PyLong_AsLong(v) : 0;
 
-	if (v)
-		api.Py_DecRef(v);
+	py_xdecref(v);
 	if (r == -1 || !v)
 		api.PyErr_Clear();
 	return r < 0 ? 0 : r;
@@ -208,8 +214,7 @@ static long py_attr_long_signed(PyObject *o, const char *name)
 	api.PyErr_Fetch(&et, &ev, &tb);
 	v = api.PyObject_GetAttrString(o, name);
 	r = v ? api.PyLong_AsLong(v) : 0;
-	if (v)
-		api.Py_DecRef(v);
+	py_xdecref(v);
 	api.PyErr_Clear();
 	api.PyErr_Restore(et, ev, tb);
 	return r;
@@ -293,8 +298,7 @@ static uint32_t py_match_marks(PyFrameObject *frame, const char *file,
 			break;
 		}
 	}
-	if (hold)
-		api.Py_DecRef(hold);
+	py_xdecref(hold);
 	return i < py_nmarks ? PYC_MARK : 0;
 }
 
@@ -379,12 +383,9 @@ found:
 						  (void *)(uintptr_t)id) < 0)
 		api.PyErr_Clear();
 out:
-	if (hf)
-		api.Py_DecRef(hf);
-	if (hq)
-		api.Py_DecRef(hq);
-	if (hn)
-		api.Py_DecRef(hn);
+	py_xdecref(hf);
+	py_xdecref(hq);
+	py_xdecref(hn);
 	api.PyErr_Restore(et, ev, tb);
 	py_unguard(g);
 	return id;
@@ -399,8 +400,7 @@ static int py_is_main_module(PyFrameObject *frame)
 
 	mod = py_module_name(frame, &hold);
 	r = mod && !strcmp(mod, "__main__");
-	if (hold)
-		api.Py_DecRef(hold);
+	py_xdecref(hold);
 	py_unguard(g);
 	return r;
 }
@@ -652,18 +652,12 @@ static void py_register_after_fork(void)
 	    !api.PyDict_SetItemString(kw, "after_in_child", fn) &&
 	    (r = api.PyObject_Call(reg, args, kw)))
 		py_fork_hook_set = 1;
-	if (r)
-		api.Py_DecRef(r);
-	if (kw)
-		api.Py_DecRef(kw);
-	if (args)
-		api.Py_DecRef(args);
-	if (fn)
-		api.Py_DecRef(fn);
-	if (reg)
-		api.Py_DecRef(reg);
-	if (os)
-		api.Py_DecRef(os);
+	py_xdecref(r);
+	py_xdecref(kw);
+	py_xdecref(args);
+	py_xdecref(fn);
+	py_xdecref(reg);
+	py_xdecref(os);
 	api.PyErr_Clear();
 }
 
@@ -749,10 +743,8 @@ static void py_call_method(PyObject *obj, const char *name)
 	PyObject *m = obj ? api.PyObject_GetAttrString(obj, name) : NULL;
 	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, NULL) : NULL;
 
-	if (r)
-		api.Py_DecRef(r);
-	if (m)
-		api.Py_DecRef(m);
+	py_xdecref(r);
+	py_xdecref(m);
 	api.PyErr_Clear();
 }
 
@@ -762,10 +754,8 @@ static int py_call_method1(PyObject *obj, const char *name, PyObject *arg)
 	PyObject *m = api.PyObject_GetAttrString(obj, name);
 	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, arg, NULL) : NULL;
 
-	if (r)
-		api.Py_DecRef(r);
-	if (m)
-		api.Py_DecRef(m);
+	py_xdecref(r);
+	py_xdecref(m);
 	api.PyErr_Clear();
 	return r ? 0 : -1;
 }
@@ -809,10 +799,8 @@ static void py_collect(PyObject *gc)
 		py_call_method1(cbs, "extend", saved);
 		api.Py_DecRef(saved);
 	}
-	if (flags)
-		api.Py_DecRef(flags);
-	if (cbs)
-		api.Py_DecRef(cbs);
+	py_xdecref(flags);
+	py_xdecref(cbs);
 	api.PyErr_Clear();
 }
 
@@ -891,14 +879,10 @@ static void py_register_atexit(void)
 	PyObject *fn = api.PyCFunction_NewEx(&py_atexit_def, NULL, NULL);
 	PyObject *r = reg && fn ? api.PyObject_CallFunctionObjArgs(reg, fn, NULL) : NULL;
 
-	if (r)
-		api.Py_DecRef(r);
-	if (fn)
-		api.Py_DecRef(fn);
-	if (reg)
-		api.Py_DecRef(reg);
-	if (mod)
-		api.Py_DecRef(mod);
+	py_xdecref(r);
+	py_xdecref(fn);
+	py_xdecref(reg);
+	py_xdecref(mod);
 	api.PyErr_Clear();
 }
 
