@@ -48,6 +48,7 @@ struct cat_stack {
 	uint8_t library;          /* no Python frame of the program's own */
 	uint8_t lib_inner;        /* the innermost Python frame is library code */
 	uint8_t lib_asked;        /* the interpreter or a standard extension module asked */
+	uint8_t fork_reinit;      /* threading's after-fork hook remaking its locks */
 };
 
 /* One answer: the stack, the kind, small blocks, arena-sized blocks. */
@@ -175,6 +176,10 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 
 		if (is_import_file(file))
 			cs->import = 1;
+		/* in a forked child, threading remakes a lock for each Thread object
+		 * (after memprov's own hook, MP_RF_INTERP, has run) */
+		if (file && ends_with(file, "/threading.py") && !strcmp(name, "_after_fork"))
+			cs->fork_reinit = 1;
 		if (cat_generated_file(file))
 			continue; /* its caller's */
 		if (inner)
@@ -226,7 +231,7 @@ static enum category frames_category(const struct classifier *c, const struct ca
 		*why = WHY_IMPORT;
 		return CAT_STATE;
 	}
-	if (!cs->python && cs->interp) {
+	if ((!cs->python && cs->interp) || cs->fork_reinit) {
 		*why = WHY_INTERPRETER;
 		return CAT_STATE;
 	}

@@ -84,14 +84,20 @@ static void store(uintptr_t slot, void *v, uintptr_t relro_lo, uintptr_t relro_h
 		mp_syscall(SYS_mprotect, pg, (size_t)page, PROT_READ);
 }
 
-/* Does slot hold only, or an address inside the object (lazy binding's stub)? */
-static int holds(const struct dl_phdr_info *info, uintptr_t slot, const void *only)
+/*
+ * Does slot hold only, or an address inside the object that is not its
+ * own definition of the symbol s (lazy binding's stub, not yet bound)?
+ */
+static int holds(const struct dl_phdr_info *info, uintptr_t slot, const void *only,
+		 const ElfW(Sym) *s)
 {
 	uintptr_t v = (uintptr_t)__atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
 	int i;
 
 	if (v == (uintptr_t)only)
 		return 1;
+	if (s->st_shndx != SHN_UNDEF && v == info->dlpi_addr + s->st_value)
+		return 0; /* bound to its own (-Bsymbolic, RTLD_DEEPBIND): left so */
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
@@ -117,13 +123,19 @@ static int redirect(const struct dl_phdr_info *info, const struct dyn *d,
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 			continue;
 		s = &d->symtab[ELF64_R_SYM(r[i].r_info)];
-		if (!s->st_name || s->st_shndx != SHN_UNDEF)
-			continue; /* a function the object defines itself */
+		/*
+		 * A function the object defines itself is left, but under only:
+		 * libstdc++ defines operator new and its own calls to it were
+		 * bound to a replacement's, whose blocks its deletes then freed
+		 * unrecorded
+		 */
+		if (!s->st_name || (s->st_shndx != SHN_UNDEF && !only))
+			continue;
 		name = d->strtab + s->st_name;
 		for (k = 0; k < n; k++) {
 			if (strcmp(name, fns[k].name))
 				continue;
-			if (only && (!only[k] || !holds(info, info->dlpi_addr + r[i].r_offset, only[k])))
+			if (only && (!only[k] || !holds(info, info->dlpi_addr + r[i].r_offset, only[k], s)))
 				break;
 			store(info->dlpi_addr + r[i].r_offset, fns[k].addr, relro_lo, relro_hi);
 			done++;

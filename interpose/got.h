@@ -29,8 +29,10 @@ int mp_got_redirect(const struct dl_phdr_info *info, const struct mp_got_fn *fns
 /*
  * The same for the entries still bound to only[k] (the function fns[k]
  * stands in for), or not bound yet (lazy binding: the entry points into
- * the object itself, and would bind to the first definition); an entry
- * bound to anything else, or a name whose only[k] is NULL, is left.
+ * the object itself, and would bind to the first definition), the
+ * object's own definitions of those names included; an entry bound to
+ * anything else (the object's own definition too), or a name whose
+ * only[k] is NULL, is left.
  */
 int mp_got_redirect_bound(const struct dl_phdr_info *info, const struct mp_got_fn *fns,
 			  const void *const *only, int n) MP_HIDDEN;

@@ -748,60 +748,35 @@ static void py_call_method(PyObject *obj, const char *name)
 	api.PyErr_Clear();
 }
 
-/* obj.name(arg), its result dropped; 0, or -1 (error cleared). */
-static int py_call_method1(PyObject *obj, const char *name, PyObject *arg)
+/* obj.name() as a number; -1 when it cannot be had (error cleared). */
+static long py_call_long(PyObject *obj, const char *name)
 {
-	PyObject *m = api.PyObject_GetAttrString(obj, name);
-	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, arg, NULL) : NULL;
+	PyObject *m = obj ? api.PyObject_GetAttrString(obj, name) : NULL;
+	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, NULL) : NULL;
+	long v = r ? api.PyLong_AsLong(r) : -1;
 
 	py_xdecref(r);
 	py_xdecref(m);
 	api.PyErr_Clear();
-	return r ? 0 : -1;
+	return v;
 }
 
 /*
- * gc.collect() as finalization collects: without the program's
- * gc.callbacks and without its gc.set_debug output (finalization's
- * collection calls neither, and it still runs after this one, finding
- * nothing); DEBUG_SAVEALL kept. Both are put back as they were.
+ * gc.collect(), unless the program watches the collector (gc.callbacks,
+ * gc.set_debug): it would see this collection, and finalization's find
+ * nothing left to report ("collected 1" became "collected 0", a
+ * DEBUG_COLLECTABLE line went missing). Then the garbage is left to
+ * finalization, as bare.
  */
 static void py_collect(PyObject *gc)
 {
-	PyObject *cbs = api.PyObject_GetAttrString(gc, "callbacks"), *saved = NULL, *flags = NULL;
-	PyObject *zero = NULL, *m;
-	long debug = 0;
+	PyObject *cbs = api.PyObject_GetAttrString(gc, "callbacks");
+	long watchers = cbs ? py_call_long(cbs, "__len__") : -1;
 
-	api.PyErr_Clear();
-	if (cbs && (m = api.PyObject_GetAttrString(cbs, "copy"))) {
-		saved = api.PyObject_CallFunctionObjArgs(m, NULL);
-		api.Py_DecRef(m);
-	}
-	api.PyErr_Clear();
-	if (saved)
-		py_call_method(cbs, "clear");
-	if ((m = api.PyObject_GetAttrString(gc, "get_debug"))) {
-		flags = api.PyObject_CallFunctionObjArgs(m, NULL);
-		api.Py_DecRef(m);
-	}
-	debug = flags ? api.PyLong_AsLong(flags) : 0;
-	api.PyErr_Clear();
-	/* DEBUG_SAVEALL (32) stays: with it the garbage goes to gc.garbage, as then */
-	if ((debug & ~32L) && api.PyLong_FromLong && (zero = api.PyLong_FromLong(debug & 32L)))
-		py_call_method1(gc, "set_debug", zero);
-	py_call_method(gc, "collect");
-	if (zero) {
-		py_call_method1(gc, "set_debug", flags);
-		api.Py_DecRef(zero);
-	}
-	api.PyErr_Clear();
-	if (saved) {
-		py_call_method1(cbs, "extend", saved);
-		api.Py_DecRef(saved);
-	}
-	py_xdecref(flags);
 	py_xdecref(cbs);
 	api.PyErr_Clear();
+	if (watchers == 0 && py_call_long(gc, "get_debug") == 0)
+		py_call_method(gc, "collect");
 }
 
 /*

@@ -76,7 +76,6 @@ enum py_mem_domain { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
 	X(const char *, PyUnicode_AsUTF8AndSize, (PyObject *, Py_ssize_t *), 1) \
 	X(int, PyUnicode_CompareWithASCIIString, (PyObject *, const char *), 1) \
 	X(long, PyLong_AsLong, (PyObject *), 1)                               \
-	X(PyObject *, PyLong_FromLong, (long), 0)                             \
 	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *), 1)    \
 	X(PyObject *, PyImport_GetModuleDict, (void), 1)                      \
 	X(PyObject *, PyImport_ImportModule, (const char *), 1)               \

@@ -93,7 +93,23 @@ test_expect_success 'a child forked in a function: CPython'"'"'s remade locks ar
 	timeout 60 "$MEMPROV_CLI" run -d fk1 -- /usr/bin/python3 fk.py 10 >/dev/null 2>&1 &&
 	! "$MEMPROV_CLI" check fk1 >fk1.check &&
 	grep "1 over budget" fk1.check &&
-	grep "#1 heap malloc: 97.7 KiB in 10 blocks live at exit in main at .*fk.py:7$" fk1.check
+	grep "#1 heap malloc: 97.7 KiB in 10 blocks live at exit in main at .*fk.py:7$" fk1.check &&
+	# forks from 8 threads: threading remakes a lock for each other Thread in
+	# each child (its own after-fork hook, after memprov'"'"'s): 224 B in 7 blocks
+	cat >fkt.py <<-\EOF &&
+	import os, threading
+	def w(i):
+	    pid = os.fork()
+	    if pid == 0:
+	        os._exit(i)
+	    os.waitpid(pid, 0)
+	ts = [threading.Thread(target=w, args=(i,)) for i in range(8)]
+	[t.start() for t in ts]
+	[t.join() for t in ts]
+	EOF
+	timeout 60 "$MEMPROV_CLI" run -d fkt -- /usr/bin/python3 fkt.py >/dev/null 2>&1 &&
+	"$MEMPROV_CLI" check fkt >fkt.check &&
+	grep -x "memprov check: 9 traces, 0 over budget, 0 unreadable" fkt.check
 '
 
 test_expect_success 'cyclic garbage and an uncaught exception'"'"'s frames are not live at the end of the main module; finalizers print as bare' '
@@ -131,6 +147,19 @@ test_expect_success 'cyclic garbage and an uncaught exception'"'"'s frames are n
 	timeout 60 "$MEMPROV_CLI" run -d cy0 -- /usr/bin/python3 cyc.py 0 >traced.txt 2>&1 &&
 	grep -v "^memprov: " traced.txt >traced2.txt && test_cmp bare.txt traced2.txt &&
 	"$MEMPROV_CLI" check cy0 &&
+	# a program that watches the collector sees what it sees bare
+	cat >gcw.py <<-\EOF &&
+	import gc
+	gc.callbacks.append(lambda ph, i: ph == "stop" and print("collected", i["collected"]))
+	class C: pass
+	def f():
+	    c = C()
+	    c.s = c
+	f()
+	EOF
+	/usr/bin/python3 gcw.py >gcw-bare.txt 2>&1 &&
+	timeout 60 "$MEMPROV_CLI" run -d gcw -- /usr/bin/python3 gcw.py >gcw.txt 2>/dev/null &&
+	test_cmp gcw-bare.txt gcw.txt && grep -x "collected 1" gcw.txt &&
 	{ timeout 60 "$MEMPROV_CLI" run -d cyx -- /usr/bin/python3 cyc.py 0 raise >/dev/null 2>&1; test $? = 1; } &&
 	"$MEMPROV_CLI" check cyx &&
 	timeout 60 "$MEMPROV_CLI" run -d cy5 -- /usr/bin/python3 cyc.py 5 >/dev/null 2>&1 &&

@@ -4,14 +4,18 @@
  *   main:   100 B (new int[25], after a new[] that threw bad_alloc)
  *   worker: 333 B (new char[333], in another thread)
  *   main:    77 B (new (std::nothrow) char[77])
+ *   main:    32 B and 301 B (a std::string and its body, which
+ *            libstdc++ allocates: its own call to operator new)
  * A std::vector is made and deleted; the huge new[] fails.
  */
 #include <cstdio>
 #include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
 void *volatile keep[4];
+std::string *volatile text;
 
 static void worker()
 {
@@ -31,5 +35,7 @@ int main(int argc, char **)
 	std::vector<int> *v = new std::vector<int>(10);
 	delete v;
 	keep[2] = new (std::nothrow) char[76 + argc]; /* @nothrow */
+	/* its 301 B body is libstdc++'s own call to operator new */
+	text = new std::string(299 + argc, 'q'); /* @text */
 	return 0;
 }
