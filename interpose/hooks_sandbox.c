@@ -216,8 +216,10 @@ MP_EXPORT int prctl(int option, ...)
 static void before_chroot(void)
 {
 	if (__atomic_load_n(&mp_trace_ok, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED)) {
 		mp_proc_keep();
+		mp_trace_keep_dir();
+	}
 }
 
 MP_EXPORT int chroot(const char *path)

@@ -839,6 +839,43 @@ static int sandbox_refused(int err)
  */
 static uid_t start_euid = (uid_t)-1; /* the first process's, at its trace's creation */
 
+/*
+ * The trace's directory, kept open before the process changes its root
+ * (hooks_sandbox.c): a child it forks in the new root creates its trace
+ * there, relative to this, when MEMPROV_OUTPUT puts every process's
+ * trace in one directory (no %p before its last '/'). Without it such a
+ * child ran untraced, and a leak it made was never reported.
+ */
+static struct mp_owned_fd trace_dir = { .fd = -1 };
+
+void mp_trace_keep_dir(void)
+{
+	char dir[sizeof(trace_path)], *slash;
+
+	if (!trace_path[0] || (trace_dir.fd >= 0 && mp_fd_ours(&trace_dir)))
+		return;
+	mp_strlcpy(dir, trace_path, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	slash[slash == dir] = 0;
+	mp_fd_adopt(&trace_dir, mp_sys_open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+}
+
+/* The directory to create name's leaf in, or -1: by its path. */
+static int create_at(int forked, const char *name, const char **leaf)
+{
+	const char *out = mp_config.output, *slash = strrchr(out, '/'), *pct = strchr(out, '%');
+
+	*leaf = name;
+	if (!forked || !mp_root_changed() || trace_dir.fd < 0 || (pct && slash && pct < slash) ||
+	    !mp_fd_ours(&trace_dir))
+		return -1;
+	slash = strrchr(name, '/');
+	*leaf = slash ? slash + 1 : name;
+	return trace_dir.fd;
+}
+
 static int confined_child(int forked, int err)
 {
 	return forked && (err == EACCES || err == EPERM || err == ENOENT || err == EROFS ||
@@ -856,15 +893,19 @@ static int create_file(char *name, size_t size, int forked)
 {
 	char base[MP_OUTPUT_MAX + 32];
 	struct stat st;
+	const char *leaf;
 	unsigned k;
-	int fd, in_dir = 0;
+	int fd, in_dir = 0, at;
 
 	if (output_name(base, sizeof(base), 0))
 		return -1;
 again:
 	mp_strlcpy(name, base, size);
 	for (k = 0; k < NAME_MAX_K; k++) {
-		fd = mp_sys_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		at = create_at(forked, name, &leaf);
+		fd = at >= 0 ? (int)mp_syscall(SYS_openat, at, leaf,
+					       O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+			     : mp_sys_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST) {
 			/*
 			 * Asked only when NAME exists: a fresh name costs the

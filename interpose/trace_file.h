@@ -21,6 +21,8 @@ extern struct mp_file_header *mp_header MP_HIDDEN;
 
 /* Create the trace file (MEMPROV_OUTPUT) and its header. 0, or -1 (warned). */
 int mp_trace_open(int forked) MP_HIDDEN;
+/* Before the process changes its root: the trace's directory kept open (trace_file.c). */
+void mp_trace_keep_dir(void) MP_HIDDEN;
 /* The program's argv as its constructors get it: the command line is read
  * there, not from /proc/self/cmdline (strings not laid out as the kernel
  * does: ignored). Before mp_trace_open. */

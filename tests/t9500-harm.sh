@@ -677,7 +677,7 @@ test_expect_success 'gdb on a traced program: a breakpoint set by a function nam
 '
 
 
-test_expect_success 'a forked child of a process that chrooted or took another user: no warning of memprov'"'"'s, same output' '
+test_expect_success 'a forked child of a process that chrooted or took another user: no warning of memprov'"'"'s, same output; the chrooted one traced' '
 	# the child could not create its trace (no such directory in the
 	# jail, or a directory of root'"'"'s) and said so on the program'"'"'s
 	# stderr, once per fork (a helper'"'"'s sweep)
@@ -713,6 +713,13 @@ test_expect_success 'a forked child of a process that chrooted or took another u
 		timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/jailtr/j.%p.trace" \
 			./jail $how "$TRASH/jaildir" >jail.out 2>jail.err &&
 		test_cmp jail-bare.out jail.out && test_cmp jail-bare.err jail.err || return 1
+		if [ $how = chroot ]; then
+			# the child creates its trace in the directory kept open before the
+			# chroot (it ran untraced, and its leaks went unreported)
+			test "$(ls jailtr | grep -c "^j\.[0-9]*\.trace$")" = 2 &&
+			for t in jailtr/j.*.trace; do memprov stats "$t"; done >jail.stats &&
+			grep -qx "ended: exited with status 4" jail.stats || return 1
+		fi
 	done &&
 	memprov stats "$(ls jailtr/j.*.trace | head -1)" | grep -qx "ended: exited with status 0"
 '
