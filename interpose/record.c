@@ -37,7 +37,8 @@ void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		flags |= sf & MP_RF_SAMPLED;
 	}
 	mp_write_alloc(fn, kind, addr, size, flags, mp_capture_stack(1));
-	mp_self.last_alloc = ~(uintptr_t)addr;
+	if (kind == MP_KIND_HEAP) /* a fresh mapping's first block has its address */
+		mp_self.last_alloc = ~(uintptr_t)addr;
 }
 
 void mp_record_free(enum mp_func fn, enum mp_kind kind, const void *addr,

@@ -66,8 +66,9 @@ struct mp_thread {
 	int guard;              /* enum mp_guard */
 	int disabled;           /* this thread never records (e.g. after fork) */
 	uint32_t tid;
-	uintptr_t last_alloc;   /* this thread's last ALLOC record's address (hooks_cxx.c),
-				 * inverted: the scan at exit reads TLS as a root */
+	uintptr_t last_alloc;   /* this thread's last heap ALLOC record's address
+				 * (hooks_cxx.c), inverted: the scan at exit reads
+				 * TLS as a root */
 	struct mp_writer w;     /* where this thread's records go */
 };
 

@@ -4,6 +4,8 @@
  *   main:   100 B (new int[25], after a new[] that threw bad_alloc)
  *   worker: 333 B (new char[333], in another thread)
  *   main:    77 B (new (std::nothrow) char[77])
+ *   main:   555 B (new char[555]: the replacement maps it, at the
+ *            start of a mapping memprov records too)
  *   main:    32 B and 301 B (a std::string and its body, which
  *            libstdc++ allocates: its own call to operator new)
  * A std::vector is made and deleted; the huge new[] fails.
@@ -37,5 +39,6 @@ int main(int argc, char **)
 	keep[2] = new (std::nothrow) char[76 + argc]; /* @nothrow */
 	/* its 301 B body is libstdc++'s own call to operator new */
 	text = new std::string(299 + argc, 'q'); /* @text */
+	keep[3] = new char[554 + argc]; /* @mapped */
 	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include <cstddef>
 #include <new>
+#include <sys/mman.h>
 
 extern "C" {
 void *__libc_malloc(std::size_t n);
@@ -31,7 +32,19 @@ static void *get(std::size_t n, std::size_t al)
 }
 
 void *operator new(std::size_t n) { return get(n, 0); }
-void *operator new[](std::size_t n) { return get(n, 0); }
+/* 555 B come from a mapping of their own, at its start, as a fresh
+ * jemalloc extent's first block does: memprov records the mapping too */
+void *operator new[](std::size_t n)
+{
+	void *p;
+
+	if (n != 555)
+		return get(n, 0);
+	p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		throw std::bad_alloc();
+	return p;
+}
 void *operator new(std::size_t n, std::align_val_t al) { return get(n, (std::size_t)al); }
 void *operator new[](std::size_t n, std::align_val_t al) { return get(n, (std::size_t)al); }
 void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return __libc_malloc(n ? n : 1); }
