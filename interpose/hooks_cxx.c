@@ -73,15 +73,16 @@
 	D(da_al_nt, "_ZdaPvSt11align_val_tRKSt9nothrow_t", (void *p, size_t al, const void *t), \
 	  (p, al, t))
 
-/* The replacement's operators (NULL: not defined there). */
-static struct {
-#define FIELD_NEW(id, sym, params, args) void *(*id) params;
-#define FIELD_DEL(id, sym, params, args) void (*id) params;
-	CXX_NEW(FIELD_NEW)
-	CXX_DELETE(FIELD_DEL)
-#undef FIELD_NEW
-#undef FIELD_DEL
-} rep;
+enum {
+#define INDEX(id, sym, params, args) I_##id,
+	CXX_NEW(INDEX) CXX_DELETE(INDEX)
+#undef INDEX
+	N_FNS
+};
+
+/* The replacement's operators, by I_*: what each wrapper calls and the
+ * only GOT entries it takes over (NULL: not defined there, left alone). */
+static const void *only[N_FNS];
 
 static uintptr_t rep_base; /* the replacement's load bias; 0: none found */
 static int active;
@@ -109,7 +110,7 @@ static int record_delete(void *p)
 	{                                                              \
 		void *p;                                               \
 		mp_self.last_alloc = 0;                                \
-		p = rep.id args;                                       \
+		p = ((void *(*) params)only[I_##id]) args;             \
 		record_new(p, n);                                      \
 		return p;                                              \
 	}
@@ -117,7 +118,7 @@ static int record_delete(void *p)
 	MP_REALIGN static void w_##id params                           \
 	{                                                              \
 		int g = record_delete(p);                              \
-		rep.id args;                                           \
+		((void (*) params)only[I_##id]) args;                  \
 		mp_pass_end(g);                                        \
 	}
 CXX_NEW(WRAP_NEW)
@@ -131,8 +132,6 @@ static const struct mp_got_fn fns[] = {
 	CXX_DELETE(FN)
 #undef FN
 };
-#define N_FNS (int)(sizeof(fns) / sizeof(fns[0]))
-static const void *only[N_FNS]; /* the replacement's operator each wrapper stands in for */
 
 struct patch {
 	int skip; /* objects to leave (loaded before a dlopen) */
@@ -196,14 +195,8 @@ MP_REALIGN void mp_cxx_init(void)
 	if (!found[N_FNS])
 		return; /* no malloc of its own: libstdc++'s, whose new calls malloc */
 	mp_dlsym_at_each(base, names, found, N_FNS);
-	/* an operator it lacks (only[i] NULL): its entries are left as they are */
 	for (i = 0; i < N_FNS; i++)
 		only[i] = found[i];
-	i = 0;
-#define SET(id, sym, params, args) *(void **)&rep.id = found[i++];
-	CXX_NEW(SET)
-	CXX_DELETE(SET)
-#undef SET
 	rep_base = base;
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 	mp_cxx_patch(0);

@@ -603,9 +603,9 @@ out:
 	py_unguard(g);
 }
 
-/* In a forked child: its trace is new, so name every code id again. */
 /*
- * In a forked child CPython remakes its own locks and thread states
+ * In a forked child its trace is new, so every code id is named again
+ * (py_after_fork). And CPython remakes its own locks and thread states
  * (PyOS_AfterFork_Child: 6 blocks of 32 B in 3.11) under the Python line
  * that called os.fork, and they stay: a child forked in a function (every
  * multiprocessing worker) failed the gate on them. From the fork until
@@ -737,18 +737,7 @@ static struct py_methoddef py_hook_def = {
 	"memprov: installs its C profile function in this thread",
 };
 
-/* obj.name(), its result and any error dropped. */
-static void py_call_method(PyObject *obj, const char *name)
-{
-	PyObject *m = obj ? api.PyObject_GetAttrString(obj, name) : NULL;
-	PyObject *r = m ? api.PyObject_CallFunctionObjArgs(m, NULL) : NULL;
-
-	py_xdecref(r);
-	py_xdecref(m);
-	api.PyErr_Clear();
-}
-
-/* obj.name() as a number; -1 when it cannot be had (error cleared). */
+/* obj.name() as a number; -1 when it is none or fails (error cleared). */
 static long py_call_long(PyObject *obj, const char *name)
 {
 	PyObject *m = obj ? api.PyObject_GetAttrString(obj, name) : NULL;
@@ -759,6 +748,12 @@ static long py_call_long(PyObject *obj, const char *name)
 	py_xdecref(m);
 	api.PyErr_Clear();
 	return v;
+}
+
+/* obj.name(), its result and any error dropped. */
+static void py_call_method(PyObject *obj, const char *name)
+{
+	(void)py_call_long(obj, name);
 }
 
 /*
@@ -801,12 +796,10 @@ static void py_free_garbage(void)
 	if (sys) {
 		v = api.PyObject_GetAttrString(sys, "stdout");
 		py_call_method(v, "flush");
-		if (v)
-			api.Py_DecRef(v);
+		py_xdecref(v);
 		v = api.PyObject_GetAttrString(sys, "stderr");
 		py_call_method(v, "flush");
-		if (v)
-			api.Py_DecRef(v);
+		py_xdecref(v);
 		api.PyErr_Clear();
 		for (i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
 			v = api.PyObject_GetAttrString(sys, last[i]);
