@@ -550,7 +550,7 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n)
 		free(cases);
 	}
 	supp_release(&supp);
-	fflush(stdout);
+	stdout_flush();
 	return ret;
 }
 
@@ -697,6 +697,7 @@ static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		GATE_LONG_OPTIONS,
+		{ "parent", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cmdline cl = { .cmd = &command_check, .argc = argc, .argv = argv, .longopts = opts };
@@ -707,6 +708,10 @@ static int cmd_check(int argc, char **argv)
 	gate_opts_init(&o);
 	/* options may follow the traces */
 	while ((c = cmdline_next(&cl, &arg)) > 0) {
+		if (c == 'R') { /* a forked child's parent trace, as for the reports */
+			inherit_set_parent(arg);
+			continue;
+		}
 		ret = gate_opts_set(&o, &command_check, c, arg);
 		if (ret) {
 			gate_opts_release(&o);
@@ -733,7 +738,7 @@ static int cmd_check(int argc, char **argv)
 const struct command command_check = {
 	.name = "check",
 	.run = cmd_check,
-	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND] [--reachable] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... TRACE|DIR...",
+	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND[,KIND]] [--reachable] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... [--parent TRACE] TRACE|DIR...",
 	.help = "The CI gate: memory nothing points to when each native process exited\n"
 		"(definitely and indirectly lost, by the scan at exit: LeakSanitizer's and\n"
 		"valgrind's verdict), or for Python, memory live when its main module ended\n"
@@ -748,7 +753,8 @@ const struct command command_check = {
 		"  --max-growth SIZE        growth allowed per mark (per test, or per second) of one\n"
 		"                           site; growth is not gated without it\n"
 		"  --kind KIND[,KIND]       gate only these kinds (heap, mmap, pinned, device,\n"
-		"                           managed, registered), each against the budget\n"		"  --reachable              native programs: all memory live at exit, still\n"
+		"                           managed, registered), each against the budget\n"
+		"  --reachable              native programs: all memory live at exit, still\n"
 		"                           reachable too (so is a trace without a finished scan,\n"
 		"                           with a warning)\n"
 		"  --suppressions FILE      leak:PATTERN / growth:PATTERN lines (LeakSanitizer style),\n"
@@ -762,5 +768,6 @@ const struct command command_check = {
 		"  --junit FILE             a JUnit XML file, one test case per trace and per test\n"
 		"  --annotations            one ::error file=F,line=L:: line per offending site\n"
 		"  --json                   one JSON object on stdout\n"
-		"  --alloc-fn NAME          NAME allocates too, as for leaks\n",
+		"  --alloc-fn NAME          NAME allocates too, as for leaks\n"
+		"  --parent TRACE           a forked child's parent trace, when it is not beside it\n",
 };

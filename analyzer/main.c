@@ -48,8 +48,9 @@ static void show_usage(FILE *f)
 		   "\nOptions and traces go in any order; -- ends the options (run: before CMD).\n"
 		   "--color=auto|always|never: colour on a terminal only (auto, the default;\n"
 		   "NO_COLOR turns it off), always, or never.\n"
-		   "\nExit status: 0 success, 1 failure (unreadable trace, command failed),\n"
-		   "2 bad command line; run exits with the command's status.\n");
+		   "\nExit status: 0 success, 1 failure (unreadable trace, command failed; check:\n"
+		   "over budget), 2 bad command line (check: also an unreadable trace); run exits\n"
+		   "with the command's status.\n");
 }
 
 /* "memprov: error: ..." and the list of subcommands; returns EXIT_USAGE. */
@@ -78,21 +79,18 @@ static int show_version(int argc)
 /*
  * A report that could not be written (a full disk, a closed pipe with
  * SIGPIPE ignored) fails with the system's reason, as a trace that could
- * not be read does.
+ * not be read does; for check, whose 1 is a verdict, with 2.
  */
-static int flush_stdout(int ret)
+static int flush_stdout(const struct command *c, int ret)
 {
-	int err = 0;
+	int err = stdout_flush();
 
-	errno = 0;
-	if (fflush(stdout))
-		err = errno;
-	else if (ferror(stdout))
-		err = errno ? errno : EIO;
+	if (!err && ferror(stdout))
+		err = EIO;
 	if (!err)
 		return ret;
 	error("cannot write the report to stdout: %s", strerror(err));
-	return ret ? ret : EXIT_FAIL;
+	return c == &command_check ? EXIT_USAGE : ret ? ret : EXIT_FAIL;
 }
 
 int main(int argc, char **argv)
@@ -132,5 +130,5 @@ int main(int argc, char **argv)
 	c = find_command(argv[1]);
 	if (!c)
 		return main_usage_error("unknown subcommand '%s'", argv[1]);
-	return flush_stdout(c->run(argc - 1, argv + 1));
+	return flush_stdout(c, c->run(argc - 1, argv + 1));
 }

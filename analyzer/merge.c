@@ -296,8 +296,10 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 
 	count(m, &t);
 	v = sorted_sites(m, &n);
-	fprintf(f, "\n%zu trace%s, %zu process%s (images replaced by exec not counted)\n", n_traces,
-		n_traces == 1 ? "" : "s", t.procs, s_es(t.procs));
+	/* a blank line after the reports of --per-process, none at the top */
+	fprintf(f, "%s%zu trace%s, %zu process%s (images replaced by exec not counted)\n",
+		m->per_process ? "\n" : "", n_traces, n_traces == 1 ? "" : "s", t.procs,
+		s_es(t.procs));
 	if (m->kind == MERGE_GROWTH) {
 		fprintf(f, "growing sites, each process's window as `memprov growth` chooses it: "
 			"%s over the windows, in %zu process%s of %zu\n",

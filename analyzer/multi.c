@@ -107,7 +107,7 @@ int multi_expand(char **operands, int n, char ***paths, size_t *np)
 {
 	struct tpath *v = NULL;
 	size_t nv = 0, alloc = 0, i;
-	int k;
+	int k, failed = 0;
 
 	for (k = 0; k < n; k++) {
 		struct mp_file_header h;
@@ -115,17 +115,22 @@ int multi_expand(char **operands, int n, char ***paths, size_t *np)
 
 		if (!stat(operands[k], &st) && S_ISDIR(st.st_mode)) {
 			if (add_dir(operands[k], &v, &nv, &alloc) < 0)
-				goto fail;
+				failed++;
 			continue;
 		}
 		if (trace_peek(operands[k], &h)) {
 			error("cannot read '%s' as a memprov trace: %s", operands[k],
 			      errno ? strerror(errno) : "not a trace");
-			goto fail;
+			failed++;
+			continue;
 		}
 		ALLOC_GROW(v, nv, alloc);
 		v[nv++] = (struct tpath){ .path = xstrdup(operands[k]), .pid = h.pid,
 					  .start = h.start_mono_ns };
+	}
+	if (!nv) {
+		free(v);
+		return -1;
 	}
 	sort_array(v, nv, sizeof(*v), tpath_cmp);
 	*paths = xcalloc(nv + 1, sizeof(**paths));
@@ -133,12 +138,7 @@ int multi_expand(char **operands, int n, char ***paths, size_t *np)
 		(*paths)[i] = v[i].path;
 	*np = nv;
 	free(v);
-	return 0;
-fail:
-	for (i = 0; i < nv; i++)
-		free(v[i].path);
-	free(v);
-	return -1;
+	return failed;
 }
 
 static void paths_free(char **paths, size_t n)
@@ -315,10 +315,12 @@ int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, si
 	size_t n, jobs, k, i, cap = 0, bad = 0;
 	FILE **out;
 	pid_t *pids;
-	int ret = EXIT_OK;
+	int ret = EXIT_OK, failed = multi_expand(a->traces, a->cl.n_operands, &paths, &n);
 
-	if (multi_expand(a->traces, a->cl.n_operands, &paths, &n) < 0)
-		return EXIT_FAIL;
+	if (failed < 0)
+		return -1;
+	if (failed)
+		ret = EXIT_FAIL;
 	*n_traces = n;
 	jobs = jobs_for(a, n);
 	out = xcalloc(jobs, sizeof(*out));
@@ -394,7 +396,8 @@ int multi_report(const struct report_args *a, multi_one_fn one)
 	if (a->flags & REPORT_FOLDED)
 		return usage_error(a->cmd, "--folded takes one trace");
 	ret = multi_map(a, one, &m, &n);
-
+	if (ret < 0)
+		return EXIT_FAIL; /* no trace to report on: the error said why */
 	if (a->flags & REPORT_JSON)
 		merge_print_json(&m, stdout, n);
 	else
@@ -446,9 +449,9 @@ int multi_stats(const struct report_args *a)
 	struct merged m = { NULL, 0 };
 	char **paths, *done;
 	size_t n, i, j;
-	int ret;
+	int ret, failed = multi_expand(a->traces, a->cl.n_operands, &paths, &n);
 
-	if (multi_expand(a->traces, a->cl.n_operands, &paths, &n) < 0)
+	if (failed < 0)
 		return EXIT_FAIL;
 	m.procs = xcalloc(n + 1, sizeof(*m.procs));
 	m.n_procs = n;
@@ -480,5 +483,5 @@ int multi_stats(const struct report_args *a)
 	free(done);
 	free(m.procs);
 	paths_free(paths, n);
-	return ret;
+	return failed ? EXIT_FAIL : ret;
 }

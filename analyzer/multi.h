@@ -20,8 +20,10 @@ int multi_wanted(char **operands, int n);
 /*
  * The traces the operands name, a directory standing for the traces in it
  * (by pid, then name): *paths newly allocated (free each and the array).
- * Returns 0, or -1 after the error (an operand that cannot be read, or a
- * directory without a trace).
+ * An operand that cannot be read, or a directory without a trace, is an
+ * error said on stderr, and the others are still expanded. Returns how
+ * many operands failed, or -1 when no trace at all was found (*paths
+ * then untouched).
  */
 int multi_expand(char **operands, int n, char ***paths, size_t *np);
 
@@ -34,7 +36,8 @@ typedef int (*multi_one_fn)(const struct report_args *a, const char *path);
  * a->jobs worker processes (0: one per CPU), each reading one trace at a
  * time; their summaries reduced into m in the order of the traces (the
  * report does not depend on the number of workers). *n_traces: how many.
- * Returns the exit status (1: no trace readable, or a summary lost).
+ * Returns the exit status (1: an operand, a trace or a summary lost), or
+ * -1 when the operands name no trace (the errors said so; m is empty).
  */
 int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, size_t *n_traces);
 

@@ -228,8 +228,12 @@ static int report_opt(struct report_args *a, int c, const char *arg)
 		a->flags |= REPORT_NO_DEFAULTS;
 		a->o.cat_flags |= CAT_NO_DEFAULTS;
 		return 0;
-	case 'n': a->o.mode = SITE_NATIVE; return 0;
-	case 'p': a->o.mode = SITE_PYTHON_ONLY; return 0;
+	case 'n':
+	case 'p':
+		if (a->o.mode != SITE_DEFAULT && a->o.mode != (c == 'n' ? SITE_NATIVE : SITE_PYTHON_ONLY))
+			return usage_error(a->cmd, "--native and --python-only do not go together");
+		a->o.mode = c == 'n' ? SITE_NATIVE : SITE_PYTHON_ONLY;
+		return 0;
 	case 'A': a->o.after = arg; return 0;
 	case 'R': inherit_set_parent(arg); return 0;
 	case 'M': a->flags |= REPORT_PER_PROCESS; return 0;

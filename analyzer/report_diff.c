@@ -186,12 +186,18 @@ static int diff_opt(struct report_args *a, int opt, const char *arg)
 	return 0;
 }
 
+/* 0, or the exit status: 1 unreadable, 2 an empty growth window (said on stderr) */
 static int side_load(struct side *sd, const char *path, const struct growth_opts *o, unsigned flags)
 {
 	memset(sd, 0, sizeof(*sd));
 	if (report_collect(&sd->g, &sd->t, path, o) < 0)
-		return -1;
+		return EXIT_FAIL;
 	growth_analyze(&sd->g);
+	if ((flags & DIFF_GROWTH) && growth_window_check(&sd->g) < 0) {
+		growth_release(&sd->g);
+		trace_close(&sd->t);
+		return EXIT_USAGE;
+	}
 	if (!(flags & DIFF_GROWTH)) {
 		sd->sites = sites_build(&sd->g.r, sd->g.sym, sd->g.end_live, o->mode, &sd->n);
 		reach_view_build(&sd->rv, &sd->g.r, sd->g.sym, o->mode, !sd->g.main_end_ts);
@@ -240,11 +246,11 @@ static int cmd_diff(int argc, char **argv)
 	flags = a.flags;
 	if (flags & DIFF_GROWTH)
 		a.o.flags |= GROWTH_SERIES;
-	if (side_load(&sd[0], a.traces[0], &a.o, flags) < 0)
-		return EXIT_FAIL;
-	if (side_load(&sd[1], a.traces[1], &a.o, flags) < 0) {
+	if ((k = side_load(&sd[0], a.traces[0], &a.o, flags)))
+		return k;
+	if ((k = side_load(&sd[1], a.traces[1], &a.o, flags))) {
 		side_release(&sd[0]);
-		return EXIT_FAIL;
+		return k;
 	}
 	for (k = 0; k < 2; k++) {
 		if (flags & DIFF_GROWTH)

@@ -131,6 +131,11 @@ static int html_page(const struct report_args *a, const char *path, const char *
 	if (report_collect(&g, &t, path, &a->o) < 0)
 		return EXIT_FAIL;
 	growth_analyze(&g);
+	if (growth_window_check(&g) < 0) { /* an empty window: no page, as growth */
+		growth_release(&g);
+		trace_close(&t);
+		return EXIT_USAGE;
+	}
 	timeline_gap(&g, TIMELINE_MIN_GAP, &gap);
 	mem = xopen_memstream(&data, &len);
 	html_data(mem, &g, &gap, TIMELINE_MIN_GAP);
@@ -248,6 +253,8 @@ static int html_many(const struct report_args *a, const char *output)
 		return usage_error(&command_html, "with many traces the pages are files: -o INDEX.html");
 	index_path = output;
 	ret = multi_map(a, html_one, &m, &n);
+	if (ret < 0)
+		return EXIT_FAIL; /* no trace: no index either */
 	f = fopen(output, "w");
 	if (f)
 		write_index(f, &m, n);

@@ -92,7 +92,8 @@ static void print_text(const struct leaks *lk, const struct replay *r, const cha
 		printf("inherited from the parent and still held, %zu site%s (the parent's stacks):\n",
 		       lk->n_inherited, lk->n_inherited == 1 ? "" : "s");
 		sites_text(stdout, lk->inherited, lk->n_inherited, lk->mode);
-		printf("\n");
+		if (!lk->reach.shown) /* the class sections open with their own blank line */
+			printf("\n");
 	}
 	if (lk->reach.shown) {
 		/* by reachability class, as valgrind lists them: everything live */

@@ -47,10 +47,10 @@ const struct command command_merge = {
 	.usage = "memprov merge [--json] [--per-process] SUMMARY...",
 	.help = "Merge per-trace summaries into one report, without the traces: the reduce step\n"
 		"of a job whose traces lie on many hosts. A SUMMARY is a file holding what\n"
-		"`memprov leaks --json TRACE` wrote (or `growth --json`), one object, or one per\n"
-		"line; all of one kind. The report is the one `memprov leaks DIR` (or `growth DIR`)\n"
-		"prints on the traces: sites merged by their frames, each with the processes that\n"
-		"hold it (and their hosts, when more than one), worst first.\n"
+		"`memprov leaks --json TRACE` wrote (or `growth --json`, `peak --json`), one object,\n"
+		"or one per line; all of one kind. The report is the one `memprov leaks DIR` (or\n"
+		"growth, peak) prints on the traces: sites merged by their frames, each with the\n"
+		"processes that hold it (and their hosts, when more than one), worst first.\n"
 		"  --json         one memprov.merge/1 object on stdout\n"
 		"  --per-process  each summary's own sites apart, before the merge\n",
 };

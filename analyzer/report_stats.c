@@ -207,16 +207,35 @@ static int cmd_stats(int argc, char **argv)
 	struct reach_view rv;
 	struct trace t;
 	struct replay r;
+	char *one = NULL;
 	int ret;
 
 	if (report_parse(&a, argc, argv, &ret) < 0)
 		return ret;
 	if (multi_wanted(a.traces, a.cl.n_operands)) {
-		if (a.flags & REPORT_JSON)
-			return usage_error(&command_stats, "--json takes one trace: run `memprov stats --json` on each");
-		return multi_stats(&a);
+		char **paths;
+		size_t n, i;
+		int failed;
+
+		if (!(a.flags & REPORT_JSON))
+			return multi_stats(&a);
+		/* --json: a directory that holds one trace stands for it */
+		failed = multi_expand(a.traces, a.cl.n_operands, &paths, &n);
+		if (failed < 0)
+			return EXIT_FAIL;
+		for (i = 1; i < n; i++)
+			free(paths[i]);
+		one = paths[0];
+		free(paths);
+		if (failed || n != 1) {
+			free(one);
+			return failed ? EXIT_FAIL :
+			       usage_error(&command_stats, "--json takes one trace: run `memprov stats --json` on each");
+		}
 	}
-	if (report_replay(&t, &r, a.traces[0], NULL, NULL))
+	ret = report_replay(&t, &r, one ? one : a.traces[0], NULL, NULL);
+	free(one);
+	if (ret)
 		return EXIT_FAIL;
 	inherit_held(&r);
 	reach_view_totals(&rv, &r);

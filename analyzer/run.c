@@ -415,9 +415,14 @@ static void report_others(const struct run_traces *t, pid_t pid, const char *min
 	slash = strrchr(dir, '/');
 	if (slash)
 		slash[slash == dir] = 0;
-	fprintf(stderr, "memprov: %zu other traces of this run in %s: %zu of programs replaced by exec "
-		"on the way (a launcher such as a pyenv shim, env or sh -c), %zu of child processes\n",
-		others, slash ? dir : ".", execd, others - execd);
+	fprintf(stderr, "memprov: %zu other traces of this run in %s", others, slash ? dir : ".");
+	if (execd == others || !execd)
+		fprintf(stderr, ", all of %s\n", execd ? "programs replaced by exec on the way "
+				"(a launcher such as a pyenv shim, env or sh -c)" : "child processes");
+	else
+		fprintf(stderr, ": %zu of programs replaced by exec on the way (a launcher such as "
+			"a pyenv shim, env or sh -c), %zu of child processes\n",
+			execd, others - execd);
 	free(dir);
 }
 
@@ -857,11 +862,12 @@ const struct command command_run = {
 	.run = cmd_run,
 	.usage = "memprov run [-o PATH | -d DIR] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]",
 	.help = "Run CMD with libmemprov.so preloaded and write its trace.\n"
-		"  -o, --output PATH        trace path; %p is the pid (default memprov.%p.trace); an\n"
-		"                           older memprov trace at PATH is replaced\n"
+		"  -o, --output PATH        trace path; %p is the pid (default $MEMPROV_OUTPUT, else\n"
+		"                           memprov.%p.trace); an older memprov trace there is replaced\n"
 		"  -d, --dir DIR            a run directory: every process's trace in DIR (created,\n"
 		"                           0700), and DIR/index, one line per process event\n"
-		"  --no-clobber             keep an older trace at PATH: write PATH.1.trace, ...\n"
+		"  --no-clobber             keep an older trace at PATH: NAME.trace stays, the new\n"
+		"                           one is NAME.1.trace (or the next free number)\n"
 		"  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
 		"  --python-objects         record every Python object (pymalloc block) with its\n"
 		"                           stack (MEMPROV_PYTHON_OBJECTS=1); slower\n"

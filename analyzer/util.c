@@ -90,6 +90,16 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
+int stdout_flush(void)
+{
+	static int first_err;
+
+	errno = 0;
+	if (fflush(stdout) && !first_err)
+		first_err = errno ? errno : EIO;
+	return first_err;
+}
+
 void note_written(const char *what, const char *path)
 {
 	fflush(stdout);

@@ -24,6 +24,9 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "memprov: WHAT written to PATH" on stderr: every file memprov writes is named. */
 void note_written(const char *what, const char *path);
+/* fflush(stdout): 0, or the errno of the first flush of stdout that failed
+ * (kept: a later flush finds the stream's error flag and no reason). */
+int stdout_flush(void);
 /*
  * Print "memprov: ..." on stderr and exit(status): for running out of
  * memory only (the x* helpers below; prefer them), never for an error

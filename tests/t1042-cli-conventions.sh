@@ -124,4 +124,30 @@ test_expect_success 'bash completion: subcommands, options, kinds, traces' '
 	test_cmp want got
 '
 
+test_expect_success 'many traces: an unreadable operand is an error, the others are still reported' '
+	mkdir -p empty one && cp g.trace one/ &&
+	st=0 && memprov leaks g.trace nosuch.trace >many.out 2>many.err || st=$? && test $st = 1 &&
+	grep -F "cannot read '"'"'nosuch.trace'"'"' as a memprov trace" many.err &&
+	grep -x "1 trace, 1 process (images replaced by exec not counted)" many.out &&
+	st=0 && memprov leaks empty >none.out 2>none.err || st=$? && test $st = 1 &&
+	test ! -s none.out && grep -Fx "memprov: error: no memprov trace in '"'"'empty'"'"'" none.err &&
+	st=0 && memprov stats g.trace nosuch.trace >tree.out 2>/dev/null || st=$? && test $st = 1 &&
+	grep "^process tree: 1 trace, 1 process" tree.out &&
+	memprov stats --json one >one.json && memprov stats --json g.trace >g.json &&
+	sed "s|\"trace\":\"one/g.trace\"|\"trace\":\"g.trace\"|" one.json >one2.json && test_cmp g.json one2.json &&
+	st=0 && memprov stats --json empty 2>err || st=$? && test $st = 1 &&
+	grep -F "no memprov trace in" err
+'
+
+test_expect_success 'conflicting options, empty windows and a full stdout are errors with status 2' '
+	st=0 && memprov leaks --native --python-only g.trace 2>err || st=$? && test $st = 2 &&
+	grep -F "native and --python-only do not go together" err &&
+	st=0 && memprov html -o nope.html --after nosuch g.trace 2>err || st=$? && test $st = 2 &&
+	test ! -e nope.html && grep -F "no mark named '"'"'nosuch'"'"'" err &&
+	st=0 && memprov diff --growth --skip 100000 g.trace h.trace >out 2>err || st=$? && test $st = 2 &&
+	test ! -s out && grep -F "leaves no" err &&
+	st=0 && memprov check --max-leak 1M g.trace >/dev/full 2>err || st=$? && test $st = 2 &&
+	grep -Fx "memprov: error: cannot write the report to stdout: No space left on device" err
+'
+
 test_done

@@ -88,13 +88,18 @@ test_expect_success 'every report of every trace validates against its schema' '
 	st=0 && memprov check --json --reachable lost.trace >check-reachable.json || st=$? && test $st = 1 &&
 	ls *.json | wc -l >n && echo 33 >want && test_cmp want n &&
 	"$VALIDATE" *.json &&
-	/usr/bin/python3 - <<-\EOF
-	import glob, json
+	/usr/bin/python3 - "$TOP/schemas" <<-\EOF
+	import glob, json, os, sys
 	seen = {}
 	for f in glob.glob("*.json"):
 	    j = json.load(open(f))
 	    seen.setdefault(j["schema"], []).append(f)
 	    assert list(j)[0] == "schema", f
+	    # every member a report writes is one its schema declares
+	    name = j["schema"].split(".")[1].split("/")[0]
+	    props = json.load(open(os.path.join(sys.argv[1], name + ".schema.json")))["properties"]
+	    extra = [k for k in j if k not in props]
+	    assert not extra, (f, extra)
 	assert sorted(seen) == ["memprov.%s/1" % r for r in
 	    ("check", "diff", "growth", "leaks", "peak", "stats", "timeline")], sorted(seen)
 	c = json.load(open("check-fail.json"))

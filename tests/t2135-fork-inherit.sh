@@ -69,6 +69,8 @@ test_expect_success 'without the parent trace: one line says inherited blocks ar
 	parent=$(ls fi | grep -v "^$child\.") &&
 	memprov leaks --json --parent "fi/$parent" "alone/$child.trace" >given.json &&
 	jget --check given.json inherited.known=true totals.heap.bytes=1150 &&
+	{ memprov check --json --parent "fi/$parent" "alone/$child.trace" >cgiven.json; test $? = 1; } &&
+	jget --check cgiven.json traces.0.inherited.known=true traces.0.inherited.held.bytes=1000 &&
 	memprov leaks --parent "alone/$child.trace" "alone/$child.trace" >self.txt 2>self.err &&
 	grep "did not fork pid $child" self.err
 '
