@@ -129,6 +129,7 @@ static void drop_stash(struct replay_thread *th)
 	free(th->stash);
 	th->stash = NULL;
 	th->realloc_pending = 0;
+	th->gpu_free_pending = 0;
 }
 
 static void note_failure(struct replay *r, unsigned func, unsigned kind, uint64_t size, int result)
@@ -303,11 +304,34 @@ static void do_gpu_alloc(struct replay *r, struct replay_thread *th, const struc
 	block_insert(r, block_new(kind, a->addr, a->size, a->stack, a->h.func, a->device, a->h.ts));
 }
 
+/*
+ * A GPU free. One that failed is recorded twice: before the call, as any
+ * free, and after it with its result. The second, right after the first
+ * on its thread, is the same call: it puts back the block the first took
+ * away (a cudaFree that failed had hidden a block still live), and is not
+ * counted as a call or an unmatched free again.
+ */
 static void do_gpu_free(struct replay *r, struct replay_thread *th, const struct mp_rec_gpu_free *f)
 {
 	struct replay_func *fn = func_of(r, f->h.func);
 	struct replay_block *b;
+	int again = th->gpu_free_pending && th->gpu_free_addr == f->addr &&
+		    th->gpu_free_kind == f->h.kind;
 
+	if (f->result && again) {
+		if (th->stash) {
+			r->kinds[th->stash->key.kind].frees--;
+			block_insert(r, th->stash);
+			if (th->stash->inherited) {
+				r->inherit.freed_blocks -= th->stash->weight;
+				r->inherit.freed_bytes -= block_bytes(th->stash);
+			}
+			th->stash = NULL;
+		} else if (th->gpu_free_unmatched) {
+			r->unmatched_frees--;
+		}
+		fn->calls--; /* counted once, below */
+	}
 	drop_stash(th);
 	fn->calls++;
 	if (f->result) {
@@ -317,16 +341,20 @@ static void do_gpu_free(struct replay *r, struct replay_thread *th, const struct
 	}
 	if (!f->addr)
 		return;
+	th->gpu_free_pending = 1;
+	th->gpu_free_addr = f->addr;
+	th->gpu_free_kind = (uint8_t)f->h.kind;
 	b = block_find(r, f->h.kind, f->addr);
 	if (!b && f->h.kind == MP_KIND_DEVICE)
 		b = block_find(r, MP_KIND_MANAGED, f->addr);
+	th->gpu_free_unmatched = !b;
 	if (!b) {
 		r->unmatched_frees++;
 		return;
 	}
 	block_remove(r, b);
 	note_inherited_free(r, b);
-	free(b);
+	th->stash = b; /* until the thread's next record: freed then */
 }
 
 static void do_ctx_reset(struct replay *r, struct replay_thread *th, const struct mp_rec_ctx_reset *c)

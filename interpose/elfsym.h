@@ -33,6 +33,19 @@ void mp_dlsym_next_after_each(const void *caller, const char *const *names, void
 			      size_t n) MP_HIDDEN;
 
 /*
+ * A lookup kept until the loaded objects change: mp_dl_changed(), which
+ * the dlopen and dlclose hooks call, makes every kept one stale, so a
+ * function found in a library that was unloaded is never called, and
+ * one that a dlopen brought in is found. One word (the pointer, and the
+ * generation it was found in), so a reader never pairs a pointer with
+ * another lookup's generation. Zero-initialised: not looked up yet.
+ */
+typedef uint64_t mp_sym_cache;
+void mp_dl_changed(void) MP_HIDDEN;
+/* name after the object holding self, as mp_dlsym_next_after, kept in *c (NULL kept too). */
+void *mp_next_cached(mp_sym_cache *c, const void *self, const char *name) MP_HIDDEN;
+
+/*
  * Look name up (default version) in the first loaded object whose file
  * name starts with prefix. Walks the loaded objects on every call: an
  * object found once may have been dlclosed since.

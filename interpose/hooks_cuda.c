@@ -495,16 +495,19 @@ CU_INLINE CUresult h_cuMemUnmap(pfn_cuMemUnmap real, CUdeviceptr va, size_t n)
 	return r;
 }
 
-/* A context going away frees everything it owned: recorded before. */
+/* A context going away frees everything it owned: recorded once it went
+ * (its device asked for before, while it is still there). */
 CU_INLINE CUresult h_cuCtxDestroy(pfn_cuCtxDestroy real, CUcontext ctx)
 {
 	CUresult r;
+	int d;
 
 	if (!cuda_on() || !cu_enter())
 		return real(ctx);
-	if (!ct.rt_free)
-		mp_record_ctx_reset(MP_FN_cuCtxDestroy, ctx_device(ctx));
+	d = ct.rt_free ? -1 : ctx_device(ctx);
 	r = real(ctx);
+	if (!ct.rt_free && r == CUDA_SUCCESS)
+		mp_record_ctx_reset(MP_FN_cuCtxDestroy, d);
 	mp_leave();
 	return r;
 }
@@ -516,9 +519,9 @@ CU_INLINE CUresult h_cuDevicePrimaryCtxReset(pfn_cuDevicePrimaryCtxReset real,
 
 	if (!cuda_on() || !cu_enter())
 		return real(dev);
-	if (!ct.rt_free)
-		mp_record_ctx_reset(MP_FN_cuDevicePrimaryCtxReset, dev);
 	r = real(dev);
+	if (!ct.rt_free && r == CUDA_SUCCESS)
+		mp_record_ctx_reset(MP_FN_cuDevicePrimaryCtxReset, dev);
 	mp_leave();
 	return r;
 }
@@ -570,7 +573,10 @@ static void *const slot_fn[HK_COUNT][CU_SLOTS] = {
  * Direct linking: the program's own calls to cuMemAlloc_v2 & co. bind to
  * these; the real function is the next definition after libmemprov.so in
  * any loaded object (libcuda may be a dependency of an RTLD_LOCAL
- * library). dlsym never hands these out (mp_cuda_wrap_dlsym): a runtime
+ * library), looked up again after a dlopen or dlclose (a driver unloaded
+ * and loaded again elsewhere: the first address found was called after
+ * the library had gone, and a program that reloads a plugin died of
+ * SIGSEGV). dlsym never hands these out (mp_cuda_wrap_dlsym): a runtime
  * probing dlsym(RTLD_DEFAULT, "cuGetProcAddress") must not think a
  * driver is loaded because memprov is.
  */
@@ -578,15 +584,11 @@ static void *const slot_fn[HK_COUNT][CU_SLOTS] = {
 	MP_EXPORT CUresult sym params;                                                 \
 	CUresult sym params                                                            \
 	{                                                                              \
-		static void *real;                                                     \
-		void *real_ = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                    \
-		if (MP_UNLIKELY(!real_)) {                                                 \
-			real_ = mp_dlsym_next_after((void *)cuda_on, #sym);            \
-			if (!real_)                                                        \
-				return CUDA_ERROR_NOT_INITIALIZED;                     \
-			__atomic_store_n(&real, real_, __ATOMIC_RELEASE);                  \
-		}                                                                      \
-		return h_##name((pfn_##name)real_, MP_UNPAREN args);                       \
+		static mp_sym_cache real;                                              \
+		void *real_ = mp_next_cached(&real, (void *)cuda_on, #sym);           \
+		if (MP_UNLIKELY(!real_))                                               \
+			return CUDA_ERROR_NOT_INITIALIZED;                             \
+		return h_##name((pfn_##name)real_, MP_UNPAREN args);                   \
 	}
 #define CU_EXPORT_HOOK(name, sym, minver, params, args) CU_EXPORT(name, sym, params, args)
 CU_HOOKS(CU_EXPORT_HOOK)
@@ -601,29 +603,77 @@ CU_EXPORT(cuMemFreeAsync, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream s), (p, 
 CU_EXPORT(cuCtxDestroy, cuCtxDestroy, (CUcontext ctx), (ctx))
 CU_EXPORT(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, (CUdevice dev), (dev))
 
+/* The load address of the object holding p, or NULL (none: unloaded). */
+static void *object_of(void *p)
+{
+	Dl_info i;
+
+	return dladdr(p, &i) ? i.dli_fbase : NULL;
+}
+
 /* Is p one of our own functions (never wrap a wrapper)? */
 static int is_ours(void *p)
 {
-	Dl_info a, b;
+	void *o = object_of(p);
 
-	return dladdr(p, &a) && dladdr((void *)is_ours, &b) && a.dli_fbase == b.dli_fbase;
+	return o && o == object_of((void *)is_ours);
+}
+
+/* The object each slot's real pointer was in when it was handed out. */
+static void *slot_object[HK_COUNT][CU_SLOTS];
+static int slot_reclaiming;
+
+/*
+ * Every slot of hk taken: one whose driver was unloaded since (its real
+ * pointer no longer in the object it was in) serves real. A driver
+ * loaded and unloaded again and again (each static CUDA runtime of a
+ * plugin reloads it, elsewhere) had filled all four slots, then every
+ * new lookup warned on the program's stderr and went untracked. One
+ * thread at a time: another that finds one reclaiming passes real on.
+ */
+static void *wrap_reclaim(enum cu_hook hk, void *real)
+{
+	void *got = NULL;
+
+	if (__atomic_exchange_n(&slot_reclaiming, 1, __ATOMIC_ACQUIRE))
+		return NULL;
+	for (int k = 0; k < CU_SLOTS && !got; k++) {
+		void *cur = __atomic_load_n(&slot_real[hk][k], __ATOMIC_ACQUIRE);
+
+		if (cur && object_of(cur) != slot_object[hk][k] &&
+		    __atomic_compare_exchange_n(&slot_real[hk][k], &cur, real, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			slot_object[hk][k] = object_of(real);
+			got = slot_fn[hk][k];
+		}
+	}
+	__atomic_store_n(&slot_reclaiming, 0, __ATOMIC_RELEASE);
+	return got;
 }
 
 /* Wrapper of hook hk around real: its slot, or real when all are taken. */
 static void *wrap(enum cu_hook hk, void *real)
 {
+	void *got;
+
 	if (is_ours(real))
 		return real;
 	for (int k = 0; k < CU_SLOTS; k++) {
 		void *cur = __atomic_load_n(&slot_real[hk][k], __ATOMIC_ACQUIRE);
 
 		if (!cur && __atomic_compare_exchange_n(&slot_real[hk][k], &cur, real, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			slot_object[hk][k] = object_of(real);
 			return slot_fn[hk][k];
+		}
 		if (cur == real)
 			return slot_fn[hk][k];
 	}
-	mp_warn("cuda: too many variants of one driver function", "; one is not tracked");
+	got = wrap_reclaim(hk, real);
+	if (got)
+		return got;
+	if (!__atomic_load_n(&slot_reclaiming, __ATOMIC_ACQUIRE))
+		mp_warn("cuda: too many variants of one driver function", "; one is not tracked");
 	return real;
 }
 
@@ -663,21 +713,32 @@ static void *wrap_gpa(const char *sym, void *real, int ver)
 	return real;
 }
 
+/* A runtime entry point's name (cudaMalloc, ...), not the driver's (cu[A-Z]). */
+static int runtime_name(const char *name)
+{
+	return !strncmp(name, "cuda", 4);
+}
+
 /* Even with MEMPROV_CUDA=0: our own exports must stay hidden from dlsym. */
 int mp_cuda_wants(const char *name)
 {
 	return name[0] == 'c' && name[1] == 'u' &&
-	       (name[2] == 'M' || name[2] == 'C' || name[2] == 'D' || name[2] == 'G');
+	       (name[2] == 'M' || name[2] == 'C' || name[2] == 'D' || name[2] == 'G' ||
+		runtime_name(name));
 }
 
 void *mp_cuda_wrap_dlsym(void *handle, const char *name, void *real)
 {
 	(void)handle;
 	if (is_ours(real)) {
-		/* What the lookup would have found without memprov. */
-		real = mp_real_dlsym(RTLD_NEXT, name);
-		if (!real)
-			return NULL;
+		/*
+		 * Without memprov the lookup would have found nothing (a
+		 * program probing for a CUDA runtime or driver must not find
+		 * one because memprov is loaded), or the definition after
+		 * ours, which our export calls and records: the same pointer
+		 * as the program's own &cuMemAlloc_v2 then, as bare.
+		 */
+		return mp_real_dlsym(RTLD_NEXT, name) ? real : NULL;
 	}
 	if (!cuda_on())
 		return real;
@@ -690,8 +751,12 @@ void *mp_cuda_wrap_dlsym(void *handle, const char *name, void *real)
 }
 
 /*
- * Runtime hooks: X(name, params, args). Each finds the real function once
- * (the next definition after libmemprov.so, i.e. libcudart's).
+ * Runtime hooks: X(name, params, args). Each finds the real function as
+ * the driver exports do: the next definition after libmemprov.so in any
+ * loaded object, kept until a dlopen or dlclose. dlsym(RTLD_NEXT) found
+ * only the global scope, so a runtime that a library opened with
+ * RTLD_LOCAL brought (a Python extension, ctypes.CDLL) was not found, and
+ * every call failed with cudaErrorInsufficientDriver where it ran bare.
  */
 #define RT_HOOKS(X)                                                                  \
 	X(cudaMalloc, (void **p, size_t n), (p, n))                                  \
@@ -733,13 +798,8 @@ void *mp_cuda_wrap_dlsym(void *handle, const char *name, void *real)
 	typedef cudaError_t(*rpfn_##name) params;                             \
 	static rpfn_##name rt_real_##name(void)                               \
 	{                                                                     \
-		static void *real;                                            \
-		void *p = __atomic_load_n(&real, __ATOMIC_ACQUIRE);           \
-		if (MP_UNLIKELY(!p)) {                                        \
-			p = mp_real_dlsym(RTLD_NEXT, #name);                  \
-			__atomic_store_n(&real, p, __ATOMIC_RELEASE);         \
-		}                                                             \
-		return (rpfn_##name)p;                                        \
+		static mp_sym_cache real;                                     \
+		return (rpfn_##name)mp_next_cached(&real, (void *)cuda_on, #name); \
 	}                                                                     \
 	MP_EXPORT cudaError_t name params;
 RT_HOOKS(RT_REAL)
@@ -751,11 +811,11 @@ RT_HOOKS(RT_REAL)
 
 static int rt_device(void)
 {
-	static cudaError_t (*get)(int *);
+	static mp_sym_cache c;
+	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))mp_next_cached(&c, (void *)cuda_on,
+									   "cudaGetDevice");
 	int d = -1;
 
-	if (!get)
-		get = (cudaError_t(*)(int *))mp_real_dlsym(RTLD_NEXT, "cudaGetDevice");
 	if (!get || get(&d) != cudaSuccess)
 		return -1;
 	return d;
@@ -1014,18 +1074,25 @@ cudaError_t cudaHostUnregister(void *p)
 	return r;
 }
 
-/* Everything the primary context of the current device owned goes away. */
+/*
+ * Everything the primary context of the current device owned goes away:
+ * recorded once the reset succeeded (recorded before, a reset that failed
+ * had dropped every block of the device from the reports). The device is
+ * asked for first, while its context is still there.
+ */
 cudaError_t cudaDeviceReset(void)
 {
 	cudaError_t r;
+	int d;
 
 	if (!rt_enter(MP_FN_cudaDeviceReset, 1))
 		return RT_CALL(cudaDeviceReset, ());
-	if (cu_enter()) {
-		mp_record_ctx_reset(MP_FN_cudaDeviceReset, rt_device());
+	d = rt_device();
+	r = RT_CALL(cudaDeviceReset, ());
+	if (r == cudaSuccess && cu_enter()) {
+		mp_record_ctx_reset(MP_FN_cudaDeviceReset, d);
 		mp_leave();
 	}
-	r = RT_CALL(cudaDeviceReset, ());
 	ct.rt_fn = 0;
 	ct.rt_free = 0;
 	return r;
@@ -1034,11 +1101,11 @@ cudaError_t cudaDeviceReset(void)
 /* The runtime's own version decides which ABI "cuGetProcAddress" means. */
 static int rt_version(void)
 {
-	static cudaError_t (*get)(int *);
+	static mp_sym_cache c;
+	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))mp_next_cached(&c, (void *)cuda_on,
+									   "cudaRuntimeGetVersion");
 	int v = 0;
 
-	if (!get)
-		get = (cudaError_t(*)(int *))mp_real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion");
 	if (!get || get(&v) != cudaSuccess)
 		return 12000;
 	return v;

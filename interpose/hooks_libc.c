@@ -8,7 +8,7 @@
  * whose blocks are never freed.
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, modules, unwind, got,
- * hooks_cxx, libc_real, config and sys.
+ * hooks_cxx, libc_real, elfsym, config and sys.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -23,6 +23,7 @@
 
 #include "atomic.h"
 #include "config.h"
+#include "elfsym.h"
 #include "got.h"
 #include "hooks_cxx.h"
 #include "hooks_libc.h"
@@ -528,8 +529,10 @@ MP_EXPORT void *dlopen(const char *file, int mode)
 		dl_iterate_phdr(redirect_new, &deep);
 	if (h && cxx)
 		mp_cxx_patch(cxx);
-	if (h)
+	if (h) {
+		mp_dl_changed(); /* a definition memprov looked for may be here now */
 		rescan();
+	}
 	return h;
 }
 
@@ -541,8 +544,10 @@ MP_EXPORT int dlclose(void *h)
 	if (MP_UNLIKELY(!mp_real_dlclose))
 		return -1;
 	r = mp_real_dlclose(h);
-	if (r == 0)
+	if (r == 0) {
 		mp_unwind_flush(); /* a module may come back at the same address */
+		mp_dl_changed();   /* and what memprov found in it may be gone */
+	}
 	rescan();
 	return r;
 }

@@ -157,6 +157,8 @@ static CUresult dev_free(CUdeviceptr p)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!p)
 		return CUDA_SUCCESS;
+	if (getenv("FAKECUDA_FAIL_FREE"))
+		return CUDA_ERROR_NOT_PERMITTED; /* a free that fails, block kept */
 	pthread_mutex_lock(&lock);
 	b = blk_find(p, B_DEVICE, B_MANAGED);
 	if (b)
@@ -256,6 +258,8 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (getenv("FAKECUDA_FAIL_RESET"))
+		return CUDA_ERROR_NOT_PERMITTED; /* a reset that fails, blocks kept */
 	if (dev < 0 || dev >= n_devices())
 		return CUDA_ERROR_INVALID_DEVICE;
 	ctx_free_all(&primary[dev]);

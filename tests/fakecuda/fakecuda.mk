@@ -61,9 +61,16 @@ tests/bin/cuda-drv: tests/cuda/drv_scenario.c tests/bin/libcuda.so.1
 tests/bin/cuda-reach: tests/cuda/reach_scenario.c $(CUDA_TEST_DEPS)
 	$(call quiet,CC,$@)$(CC) $(FAKECUDA_CFLAGS) -O0 -o $@ $< -Ltests/bin -lcudart
 
+tests/bin/libcudaplug.so: tests/cuda/plugin.c $(CUDA_TEST_DEPS)
+	$(call quiet,LINK,$@)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -o $@ $< -Ltests/bin -lcudart \
+		-Wl,-rpath,'$$ORIGIN'
+
+tests/bin/cuda-plugin: tests/cuda/plugin_scenario.c tests/bin/libcudaplug.so
+	$(call quiet,CC,$@)$(CC) $(FAKECUDA_CFLAGS) -O0 -o $@ $< -ldl -Wl,-rpath,'$$ORIGIN'
+
 TEST_BUILD += tests/bin/libcuda.so.1 tests/bin/libcudart.so tests/bin/libcudart_fake.a \
 	tests/bin/libmemprov_cudastub.so tests/bin/cuda-rt-dyn tests/bin/cuda-rt-static \
-	tests/bin/cuda-drv tests/bin/cuda-reach
+	tests/bin/cuda-drv tests/bin/cuda-reach tests/bin/libcudaplug.so tests/bin/cuda-plugin
 
 ifneq ($(wildcard $(NVCC)),)
 tests/bin/cuda-nvcc-static: tests/cuda/nvcc_prog.cu
