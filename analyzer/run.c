@@ -10,13 +10,19 @@
 #include <getopt.h>
 #include <glob.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../include/memprov_sigboard.h"
 
 #include "command.h"
 #include "gate.h"
@@ -61,19 +67,200 @@ static const int core_signals[] = {
 
 static volatile pid_t child_pid;
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
- * Pass on signals another process sent us (si_code <= 0: kill, sigqueue,
- * tgkill). Those the terminal sends (Ctrl-C, Ctrl-\, a window resize) go
- * to the whole foreground process group: the command has them already.
+ * Signals another process sent us (si_code <= 0: kill, sigqueue, tgkill),
+ * one slot per signal, for the wait loop to decide on (decide_signals):
+ * the handler only notes them. Those the terminal sends (Ctrl-C, Ctrl-\,
+ * a window resize) go to the whole foreground process group: the command
+ * has them already.
  */
+static volatile sig_atomic_t sig_waiting[MP_SIGBOARD_SIGS];
+static volatile pid_t sig_sender[MP_SIGBOARD_SIGS];
+static uint64_t sig_at[MP_SIGBOARD_SIGS];
+static int wake_fd[2] = { -1, -1 }; /* a byte per signal: the wait loop wakes up */
+
+static void wake(void)
+{
+	char c = 0;
+
+	if (wake_fd[1] >= 0 && write(wake_fd[1], &c, 1) < 0)
+		return; /* full: the loop has bytes to wake on already */
+}
+
 static void forward(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno;
 
 	(void)ctx;
-	if (child_pid > 0 && si && si->si_code <= 0)
-		kill(child_pid, sig);
+	if (child_pid > 0 && si && si->si_code <= 0 && sig < MP_SIGBOARD_SIGS) {
+		sig_sender[sig] = si->si_pid;
+		sig_at[sig] = mono_ns();
+		sig_waiting[sig] = 1;
+		wake();
+	}
 	errno = saved;
+}
+
+static void child_changed(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	wake();
+	errno = saved;
+}
+
+static void wake_close(void)
+{
+	for (int k = 0; k < 2; k++) {
+		if (wake_fd[k] >= 0)
+			close(wake_fd[k]);
+		wake_fd[k] = -1;
+	}
+}
+
+/* The board shared with the command (include/memprov_sigboard.h), or NULL. */
+static struct mp_sigboard *board;
+static int board_fd = -1;
+
+static void board_make(void)
+{
+	int fd = memfd_create("memprov-signals", MFD_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return;
+	p = ftruncate(fd, sizeof(*board)) ? MAP_FAILED :
+	    mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	board = p;
+	board_fd = fd;
+}
+
+static void board_drop(void)
+{
+	if (board)
+		munmap(board, sizeof(*board));
+	if (board_fd >= 0)
+		close(board_fd);
+	board = NULL;
+	board_fd = -1;
+}
+
+/* In the forked command, before exec: the board is its, and named in its environment. */
+static void board_give(void)
+{
+	char spec[64];
+
+	if (!board)
+		return;
+	board->magic = MP_SIGBOARD_MAGIC;
+	board->pid = (int32_t)getpid();
+	snprintf(spec, sizeof(spec), "/proc/%d/fd/%d:%d", (int)getppid(), board_fd, (int)getpid());
+	setenv(MP_SIGBOARD_ENV, spec, 1);
+}
+
+/* Bit sig of the mask on line "NAME:" of /proc/PID/status. */
+static int status_bit(const char *status, const char *name, int sig)
+{
+	const char *l = strstr(status, name);
+	unsigned long long mask;
+
+	return l && sscanf(l + strlen(name), " %llx", &mask) == 1 && sig >= 1 && sig <= 64 &&
+	       (mask >> (sig - 1) & 1);
+}
+
+/* /proc/PID/status of the command, in buf; 0 when it cannot be read. */
+static int read_status(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return 1;
+}
+
+#define SAME_SEND_NS 100000000ull /* a note this close to our own receipt is the same send */
+#define WAIT_NOTE_NS 50000000ull  /* how long to wait for the command's note */
+
+/*
+ * Did the command get sig from sender too, at about t? Its note on the
+ * board (a handler of its own, or memprov's watch of a deadly signal, ran
+ * for it), or the signal still pending there (blocked). Waits for the
+ * note while the command catches sig.
+ */
+static int command_got(pid_t child, int sig, pid_t sender, uint64_t t)
+{
+	char st[4096];
+	uint64_t until = t + WAIT_NOTE_NS;
+	int caught;
+
+	for (;;) {
+		if (board) {
+			const struct mp_sigboard_slot *s = &board->slot[sig];
+			uint32_t count = __atomic_load_n(&s->count, __ATOMIC_ACQUIRE);
+			uint64_t ns = __atomic_load_n(&s->ns, __ATOMIC_RELAXED);
+
+			if (count && __atomic_load_n(&s->sender, __ATOMIC_RELAXED) == sender &&
+			    ns + SAME_SEND_NS >= t && ns <= t + SAME_SEND_NS)
+				return 1;
+		}
+		if (!read_status(child, st, sizeof(st)))
+			return 0; /* gone */
+		if (status_bit(st, "SigPnd:", sig) || status_bit(st, "ShdPnd:", sig))
+			return 1;
+		caught = status_bit(st, "SigCgt:", sig);
+		if (!board || !caught || mono_ns() >= until)
+			return 0;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
+/*
+ * The signals the handler noted. One another process sent us goes on to
+ * the command, unless it got it too (a signal to the whole process
+ * group: timeout(1), `kill 0`, a shell's `kill %1`). One the command sent
+ * us was for its parent, bare: it goes on to ours, unless the command got
+ * it too (it signalled its own group, ours).
+ */
+static void decide_signals(pid_t child)
+{
+	for (int sig = 1; sig < MP_SIGBOARD_SIGS; sig++) {
+		pid_t sender, up;
+		uint64_t t;
+
+		if (!sig_waiting[sig])
+			continue;
+		sig_waiting[sig] = 0;
+		sender = sig_sender[sig];
+		t = sig_at[sig];
+		if (command_got(child, sig, sender, t))
+			continue;
+		if (sender != child)
+			kill(child, sig);
+		else if ((up = getppid()) > 1)
+			kill(up, sig);
+	}
 }
 
 /* What forward_signals() changed, to put back. */
@@ -100,7 +287,7 @@ static void forward_signals(struct sig_state *st)
 	sigprocmask(SIG_BLOCK, &set, &st->mask);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_flags = SA_SIGINFO; /* the wait returns EINTR: decide_signals() then */
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < ARRAY_SIZE(forwarded); i++) {
 		st->caught[i] = 0;
@@ -541,6 +728,7 @@ static int set_env(const struct run_args *a, const char *lib, const char *plugin
  */
 static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 {
+	struct sigaction old_chld;
 	struct sig_state ss;
 	siginfo_t info;
 	int status, pfd[2], err = 0, ret;
@@ -551,10 +739,20 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 	*sig = 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return error("cannot create a pipe: %s", strerror(errno)), -1;
+	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return error("cannot create a pipe: %s", strerror(errno)), -1;
+	}
+	board_make();
+	sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = child_changed }, &old_chld);
 	forward_signals(&ss);
 	pid = fork();
 	if (pid < 0) {
 		forward_stop(&ss);
+		sigaction(SIGCHLD, &old_chld, NULL);
+		board_drop();
+		wake_close();
 		close(pfd[0]);
 		close(pfd[1]);
 		return error("cannot fork: %s", strerror(errno)), -1;
@@ -564,7 +762,9 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 		for (i = 0; i < ARRAY_SIZE(forwarded); i++)
 			if (ss.caught[i])
 				signal(forwarded[i], SIG_DFL);
+		sigaction(SIGCHLD, &old_chld, NULL);
 		sigprocmask(SIG_SETMASK, &ss.mask, NULL);
+		board_give();
 		close(pfd[0]);
 		execvp(cmd[0], cmd);
 		err = errno;
@@ -583,13 +783,35 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 	*started = n != (ssize_t)sizeof(err);
 	/*
 	 * Wait without reaping: until it is reaped, the pid cannot be reused,
-	 * so a signal forwarded meanwhile cannot reach another process.
+	 * so a signal forwarded meanwhile cannot reach another process. Every
+	 * signal (SIGCHLD too) writes a byte to wake_fd: one that comes after
+	 * a look and before the poll is not lost.
 	 */
-	do
-		ret = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
-	while (ret < 0 && errno == EINTR);
+	for (;;) {
+		struct pollfd w = { wake_fd[0], POLLIN, 0 };
+		char drain[64];
+
+		info.si_pid = 0;
+		ret = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT | WNOHANG);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0 || info.si_pid == pid)
+			break;
+		decide_signals(pid);
+		if (poll(&w, 1, -1) < 0 && errno != EINTR)
+			break;
+		while (read(wake_fd[0], drain, sizeof(drain)) > 0)
+			;
+	}
+	if (ret == 0 && info.si_pid != pid) /* the poll failed: wait the old way */
+		while ((ret = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT)) < 0 &&
+		       errno == EINTR)
+			;
 	forward_stop(&ss);
+	sigaction(SIGCHLD, &old_chld, NULL);
 	child_pid = 0;
+	board_drop();
+	wake_close();
 	if (ret < 0 || waitpid(pid, &status, 0) < 0)
 		return error("cannot wait for '%s': %s", cmd[0], strerror(errno)), -1;
 	if (WIFSIGNALED(status)) {

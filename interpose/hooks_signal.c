@@ -23,7 +23,8 @@
  * back (a raw system call) are not wrapped; the calls they make while
  * memprov is busy are counted in the trace header (mp_count_skipped).
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, unwind, libc_real and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, unwind, libc_real, sigboard
+ * and sys.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -37,6 +38,7 @@
 #include "libc_real.h"
 #include "recorder.h"
 #include "run_index.h"
+#include "sigboard.h"
 #include "unwind.h"
 
 #define NEST_MAX 4 /* handlers nested inside memprov, per thread (each level
@@ -140,11 +142,12 @@ static void alt_stack(uintptr_t *lo, uintptr_t *hi)
  * arriving in between switches contexts too instead of writing into a
  * half-changed one; depth is published only once its level is filled.
  */
-static void trampoline(int sig, siginfo_t *si, void *uc)
+MP_REALIGN static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	int guard = mp_self.guard, d = nest.depth;
 	struct level *lv;
 
+	mp_sigboard_note(sig, si); /* memprov run: the command got it */
 	if (MP_LIKELY(guard == MP_GUARD_NONE) || d >= NEST_MAX) {
 		call_user(sig, si, uc);
 		return;
@@ -277,6 +280,7 @@ static void on_death(int sig, siginfo_t *si, void *uc)
 		    (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
 
 	(void)uc;
+	mp_sigboard_note(sig, si);
 	mp_trace_killed(sig);
 	if (mp_header && mp_header->state == MP_STATE_KILLED && mp_header->term_signal == sig &&
 	    mp_header->pid == (int32_t)mp_syscall(SYS_getpid)) {
@@ -598,3 +602,40 @@ static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
 MP_SIGNAL_HOOK(signal)
 MP_SIGNAL_HOOK(sysv_signal)
 MP_SIGNAL_HOOK(bsd_signal)
+
+/*
+ * A program that takes its signals with sigtimedwait or sigwaitinfo runs
+ * no handler for them: memprov run's board is told here instead (a
+ * signalfd reader still tells it nothing).
+ */
+MP_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	siginfo_t own;
+	int sig;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_sigtimedwait)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	sig = mp_real_sigtimedwait(set, info ? info : &own, timeout);
+	if (sig > 0)
+		mp_sigboard_note(sig, info ? info : &own);
+	return sig;
+}
+
+MP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	siginfo_t own;
+	int sig;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_sigwaitinfo)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	sig = mp_real_sigwaitinfo(set, info ? info : &own);
+	if (sig > 0)
+		mp_sigboard_note(sig, info ? info : &own);
+	return sig;
+}

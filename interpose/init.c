@@ -27,6 +27,7 @@
 #include "modules.h"
 #include "reach.h"
 #include "run_index.h"
+#include "sigboard.h"
 #include "stack.h"
 #include "unwind_lib.h"
 #include "writer.h"
@@ -58,6 +59,8 @@ static void start_tracing(int forked)
 		mp_tracing = 1;
 		mp_index_open(mp_config.run_index);
 		mp_index_header_event(mp_header, "start", forked ? "fork" : "new");
+		if (!forked)
+			mp_sigboard_open(mp_config.run_signals);
 	}
 	mp_pass_end(g);
 }

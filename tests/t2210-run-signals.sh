@@ -1,7 +1,9 @@
 #!/bin/sh
 # t2210-run-signals.sh - `memprov run` as a supervisor: the signals a
 # parent sends it (HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH, CONT)
-# reach the command and do not kill memprov; a signal ignored when memprov
+# reach the command once and do not kill memprov (once also when they
+# went to the whole process group, which the command is in too); a
+# signal the command sends its parent reaches memprov's parent; a signal ignored when memprov
 # starts (nohup) stays ignored in the command; when the command dies of
 # signal N, memprov dies of N too, without a core of its own; its
 # "trace written" line starts a line of its own after a program that left
@@ -81,6 +83,43 @@ test_expect_success 'on a pipe nothing can be read back: one newline always come
 	memprov run -o p2.trace -- sh -c "echo whole >&2" 2>&1 >/dev/null | cat >pipe2 &&
 	printf "whole\n\n" >want && head -n 2 pipe2 >got && test_cmp want got &&
 	sed -n 3p pipe2 | grep "^memprov: trace written"
+'
+
+test_expect_success 'a signal to the whole process group reaches the command once, as bare' '
+	# memprov and the command share a process group: killpg (timeout(1),
+	# kill 0, a shell'"'"'s kill %1) reaches both, and memprov must not pass
+	# it on again; a signal to memprov alone still goes on
+	/usr/bin/python3 - "$MEMPROV_CLI" "$BIN/sigrecv" <<-\EOF
+	import os, signal, subprocess, sys, time
+	def ready(f):
+	    for _ in range(200):
+	        if os.path.exists(f) and open(f).read().startswith("ready"):
+	            return
+	        time.sleep(0.05)
+	    raise SystemExit("no ready in " + f)
+	p = subprocess.Popen([sys.argv[1], "run", "-o", "grp.trace", "--", sys.argv[2], "grp"],
+	                     start_new_session=True, stderr=subprocess.DEVNULL)
+	ready("grp")
+	os.killpg(p.pid, signal.SIGUSR1)
+	time.sleep(0.3)
+	os.killpg(p.pid, signal.SIGUSR2)
+	time.sleep(0.3)
+	os.kill(p.pid, signal.SIGHUP)
+	time.sleep(0.3)
+	os.kill(p.pid, signal.SIGTERM)
+	assert p.wait(30) == 0
+	got = open("grp").read().split("\n")
+	assert got == ["ready", "10 user", "12 user", "1 user", "15 user", ""], got
+	EOF
+'
+
+test_expect_success 'the command signals its own group: once; its parent: memprov passes it up' '
+	setsid -w "$MEMPROV_CLI" run -o own.trace -- sh -c \
+		"n=0; trap \"n=\\\$((n+1))\" USR1; kill -USR1 0; sleep 0.3; echo n=\$n" >own 2>/dev/null &&
+	echo n=1 >want && test_cmp want own &&
+	sh -c "trap \"echo parent\" USR1; \"$MEMPROV_CLI\" run -o up.trace -- \
+		sh -c \"trap \\\"echo child\\\" USR1; kill -USR1 \\\$PPID; sleep 0.3\"; echo done" >up 2>/dev/null &&
+	printf "parent\ndone\n" >want && test_cmp want up
 '
 
 test_done
