@@ -158,11 +158,37 @@ static int is_comprehension(const char *name)
 	       ends_with(name, "<setcomp>") || ends_with(name, "<genexpr>");
 }
 
+static const char *frame_file(const struct replay *r, const struct replay_stack *st, size_t i)
+{
+	const struct replay_pycode *pc = replay_find_pycode(r, st->python[i].code_id);
+
+	return pc ? pc->file : NULL;
+}
+
+/*
+ * Code compiled from a string ("<string>": exec, eval) that library code
+ * ran: the library's. namedtuple's __new__ and dataclasses' methods are
+ * such code, and a tuple a library made through them was charged to a
+ * "<lambda> <string>:1" of the program's. What the program itself runs so
+ * (python -c, its own exec) stays the program's.
+ */
+static int string_code_of_library(const struct replay *r, const struct replay_stack *st, size_t i)
+{
+	for (i++; i < st->n_python; i++) {
+		const char *f = frame_file(r, st, i);
+
+		if (!cat_generated_file(f) && !(f && !strcmp(f, "<string>")))
+			return is_library_file(f);
+	}
+	return 0; /* the outermost frame: python -c */
+}
+
 /*
  * What the Python frames say: an import under way, library code innermost,
  * and the innermost frame of the program's own code (none: library code
  * alone; a <module> frame: a module's top level). Generated code's frames
- * are left out: they count as their caller's.
+ * are left out: they count as their caller's; so do those of code a
+ * library compiled from a string.
  */
 static void python_part(const struct replay *r, const struct replay_stack *st, struct cat_stack *cs)
 {
@@ -180,7 +206,8 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 		 * (after memprov's own hook, MP_RF_INTERP, has run) */
 		if (file && ends_with(file, "/threading.py") && !strcmp(name, "_after_fork"))
 			cs->fork_reinit = 1;
-		if (cat_generated_file(file))
+		if (cat_generated_file(file) ||
+		    (file && !strcmp(file, "<string>") && string_code_of_library(r, st, i)))
 			continue; /* its caller's */
 		if (inner)
 			cs->lib_inner = is_library_file(file);

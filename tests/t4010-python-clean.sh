@@ -167,4 +167,28 @@ test_expect_success 'cyclic garbage and an uncaught exception'"'"'s frames are n
 	grep "#1 heap malloc: 19.5 KiB in 5 blocks live at the end of the main module in Node.__init__ at .*cyc.py:5$" cy5.check
 '
 
+test_expect_success 'code a library compiled from a string (a namedtuple'"'"'s __new__) is the library'"'"'s, not the program'"'"'s' '
+	# a library keeps one namedtuple it made on first use: its __new__ is
+	# "<lambda> <string>:1", which counted as the program'"'"'s own line
+	mkdir -p nt/site-packages &&
+	cat >nt/site-packages/ntlib.py <<-\EOF &&
+	import collections
+	Row = collections.namedtuple("Row", ["f%d" % i for i in range(100)])
+	_default = None
+	def default_row():
+	    global _default
+	    if _default is None:
+	        _default = Row(*range(100))
+	    return _default
+	EOF
+	printf "import ntlib\ndef main():\n    print(len(ntlib.default_row()))\nmain()\n" >usent.py &&
+	PYTHONPATH=$TRASH/nt/site-packages timeout 60 "$MEMPROV_CLI" run --check -o nt.trace -- \
+		/usr/bin/python3 usent.py >nt.out 2>nt.err &&
+	echo 100 >want && test_cmp want nt.out &&
+	# the program'"'"'s own namedtuples kept in a global still fail, at its line
+	printf "import collections\nR = collections.namedtuple(\"R\", [\"f%%d\" %% i for i in range(100)])\nkeep = []\ndef main():\n    for i in range(50):\n        keep.append(R(*range(100)))\nmain()\n" >own.py &&
+	{ timeout 60 "$MEMPROV_CLI" run --check -o own.trace -- /usr/bin/python3 own.py >/dev/null 2>own.err; test $? = 23; } &&
+	grep "live at the end of the main module in <lambda> at <string>:1$" own.err
+'
+
 test_done
