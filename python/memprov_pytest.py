@@ -8,7 +8,14 @@ or with ``-p memprov_pytest`` when this directory is on the path.
 
 The marks are "test-start NODEID", before the test's setup, and "test-end
 NODEID", after its teardown and a garbage collection (so that objects in
-reference cycles the test left behind are not counted as kept). A label
+reference cycles the test left behind are not counted as kept). The
+collection is of the young generations when nothing the test made can
+have reached the oldest (no collection of the middle one ran during the
+test): a full one costs milliseconds once a big library such as numpy is
+loaded, and made numpy's own suite 20 times slower. Before the mark, the
+failure pytest keeps for post-mortem debugging (sys.last_traceback and its
+frames: what a failing or xfail test held) is let go, as pytest does at
+the next test's call. A label
 holds 255 bytes at most: a longer node id keeps its end, which names the
 test. The plugin calls memprov_mark from libmemprov.so, which memprov
 preloads; in a process without memprov it does nothing at all (no garbage
@@ -17,6 +24,7 @@ needs no memprov package.
 """
 import ctypes
 import gc
+import sys
 
 import pytest
 
@@ -54,12 +62,30 @@ def pytest_configure(config):
     _mark = _find_mark()
 
 
+def _old_gen():
+    """What changes when objects move to the oldest generation."""
+    return gc.get_stats()[2]["collections"], gc.get_count()[2]
+
+
+def _drop_last_failure():
+    """pytest keeps a failing test's exception in sys.last_* until the
+    next test's call: its frames, with the test's locals."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            try:
+                delattr(sys, name)
+            except AttributeError:
+                pass
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     if _mark is None:
         yield
         return
     _mark(label("test-start ", item.nodeid))
+    before = _old_gen()
     yield
-    gc.collect()
+    _drop_last_failure()
+    gc.collect(1 if _old_gen() == before else 2)
     _mark(label("test-end ", item.nodeid))
