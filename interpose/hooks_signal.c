@@ -624,18 +624,8 @@ MP_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
 	return sig;
 }
 
+/* glibc's is sigtimedwait without a timeout, as here */
 MP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	siginfo_t own;
-	int sig;
-
-	mp_hooks_need();
-	if (MP_UNLIKELY(!mp_real_sigwaitinfo)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	sig = mp_real_sigwaitinfo(set, info ? info : &own);
-	if (sig > 0)
-		mp_sigboard_note(sig, info ? info : &own);
-	return sig;
+	return sigtimedwait(set, info, NULL);
 }

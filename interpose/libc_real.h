@@ -60,7 +60,6 @@
 	X(sighandler_t, sysv_signal, (int, sighandler_t))                 \
 	X(sighandler_t, bsd_signal, (int, sighandler_t))                  \
 	X(int, sigtimedwait, (const sigset_t *, siginfo_t *, const struct timespec *)) \
-	X(int, sigwaitinfo, (const sigset_t *, siginfo_t *))              \
 	X(void, longjmp, (struct __jmp_buf_tag *, int))                   \
 	X(void, _longjmp, (struct __jmp_buf_tag *, int))                  \
 	X(void, siglongjmp, (struct __jmp_buf_tag *, int))                \
