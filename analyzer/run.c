@@ -77,14 +77,18 @@ static uint64_t mono_ns(void)
 
 /*
  * Signals another process sent us (si_code <= 0: kill, sigqueue, tgkill),
- * one slot per signal, for the wait loop to decide on (decide_signals):
+ * queued per signal, for the wait loop to decide on (decide_signals):
  * the handler only notes them. Those the terminal sends (Ctrl-C, Ctrl-\,
  * a window resize) go to the whole foreground process group: the command
  * has them already.
  */
-static volatile sig_atomic_t sig_waiting[MP_SIGBOARD_SIGS];
-static volatile pid_t sig_sender[MP_SIGBOARD_SIGS];
-static uint64_t sig_at[MP_SIGBOARD_SIGS];
+#define SIG_QUEUE 8 /* receipts of one signal not decided on yet, at most */
+static struct {
+	volatile unsigned head;     /* the handler's: receipts so far */
+	unsigned tail;              /* the wait loop's: decided so far */
+	pid_t sender[SIG_QUEUE];
+	uint64_t at[SIG_QUEUE];
+} sig_q[MP_SIGBOARD_SIGS];
 static int wake_fd[2] = { -1, -1 }; /* a byte per signal: the wait loop wakes up */
 
 static void wake(void)
@@ -101,9 +105,15 @@ static void forward(int sig, siginfo_t *si, void *ctx)
 
 	(void)ctx;
 	if (child_pid > 0 && si && si->si_code <= 0 && sig < MP_SIGBOARD_SIGS) {
-		sig_sender[sig] = si->si_pid;
-		sig_at[sig] = mono_ns();
-		sig_waiting[sig] = 1;
+		/* the signal is blocked while its handler runs: one writer */
+		unsigned h = sig_q[sig].head;
+
+		if (h - sig_q[sig].tail < SIG_QUEUE) {
+			sig_q[sig].sender[h % SIG_QUEUE] = si->si_pid;
+			sig_q[sig].at[h % SIG_QUEUE] = mono_ns();
+			__atomic_signal_fence(__ATOMIC_RELEASE);
+			sig_q[sig].head = h + 1;
+		}
 		wake();
 	}
 	errno = saved;
@@ -204,33 +214,50 @@ static int read_status(pid_t pid, char *buf, size_t len)
 #define WAIT_NOTE_NS 50000000ull  /* how long to wait for the command's note */
 
 /*
- * Did the command get sig from sender too, at about t? Its note on the
- * board (a handler of its own, or memprov's watch of a deadly signal, ran
- * for it), or the signal still pending there (blocked). Waits for the
- * note while the command catches sig.
+ * The command's notes already matched to a signal of ours (each serves
+ * one), and those still owed to one we found pending in the command (its
+ * note comes when it takes it, and must not serve another).
  */
-static int command_got(pid_t child, int sig, pid_t sender, uint64_t t)
+static uint32_t notes_used[MP_SIGBOARD_SIGS], notes_owed[MP_SIGBOARD_SIGS];
+
+/*
+ * Did the command get sig from sender too, at about t? A note on the
+ * board not matched yet (a handler of its own, memprov's watch of a deadly
+ * signal, or sigwait & co. took it), or the signal still pending there
+ * (blocked). Waits for the note while the command catches sig. *caught:
+ * whether it does (its /proc status, readable until it is reaped).
+ */
+static int command_got(pid_t child, int sig, pid_t sender, uint64_t t, int *caught)
 {
 	char st[4096];
 	uint64_t until = t + WAIT_NOTE_NS;
-	int caught;
 
+	*caught = 0;
 	for (;;) {
 		if (board) {
 			const struct mp_sigboard_slot *s = &board->slot[sig];
 			uint32_t count = __atomic_load_n(&s->count, __ATOMIC_ACQUIRE);
 			uint64_t ns = __atomic_load_n(&s->ns, __ATOMIC_RELAXED);
 
-			if (count && __atomic_load_n(&s->sender, __ATOMIC_RELAXED) == sender &&
-			    ns + SAME_SEND_NS >= t && ns <= t + SAME_SEND_NS)
+			while (notes_owed[sig] && count != notes_used[sig]) {
+				notes_owed[sig]--;
+				notes_used[sig]++;
+			}
+			if (count != notes_used[sig] &&
+			    __atomic_load_n(&s->sender, __ATOMIC_RELAXED) == sender &&
+			    ns + SAME_SEND_NS >= t && ns <= t + SAME_SEND_NS) {
+				notes_used[sig] = count;
 				return 1;
+			}
 		}
 		if (!read_status(child, st, sizeof(st)))
 			return 0; /* gone */
-		if (status_bit(st, "SigPnd:", sig) || status_bit(st, "ShdPnd:", sig))
+		*caught = status_bit(st, "SigCgt:", sig);
+		if (status_bit(st, "SigPnd:", sig) || status_bit(st, "ShdPnd:", sig)) {
+			notes_owed[sig] += *caught; /* a handler notes it when it runs */
 			return 1;
-		caught = status_bit(st, "SigCgt:", sig);
-		if (!board || !caught || mono_ns() >= until)
+		}
+		if (!board || !*caught || mono_ns() >= until)
 			return 0;
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
@@ -241,25 +268,32 @@ static int command_got(pid_t child, int sig, pid_t sender, uint64_t t)
  * the command, unless it got it too (a signal to the whole process
  * group: timeout(1), `kill 0`, a shell's `kill %1`). One the command sent
  * us was for its parent, bare: it goes on to ours, unless the command got
- * it too (it signalled its own group, ours).
+ * it too (it signalled its own group, ours), and only when the command
+ * catches that signal, so that its note would have told: one it ignores
+ * or takes from a signalfd leaves none (`trap '' TERM; kill -TERM 0`
+ * would otherwise have reached our parent, which a group signal from
+ * the command never reaches bare).
  */
 static void decide_signals(pid_t child)
 {
 	for (int sig = 1; sig < MP_SIGBOARD_SIGS; sig++) {
-		pid_t sender, up;
-		uint64_t t;
+		while (sig_q[sig].tail != sig_q[sig].head) {
+			unsigned i = sig_q[sig].tail % SIG_QUEUE;
+			pid_t sender, up;
+			uint64_t t;
+			int caught;
 
-		if (!sig_waiting[sig])
-			continue;
-		sig_waiting[sig] = 0;
-		sender = sig_sender[sig];
-		t = sig_at[sig];
-		if (command_got(child, sig, sender, t))
-			continue;
-		if (sender != child)
-			kill(child, sig);
-		else if ((up = getppid()) > 1)
-			kill(up, sig);
+			__atomic_signal_fence(__ATOMIC_ACQUIRE);
+			sender = sig_q[sig].sender[i];
+			t = sig_q[sig].at[i];
+			sig_q[sig].tail++;
+			if (command_got(child, sig, sender, t, &caught))
+				continue;
+			if (sender != child)
+				kill(child, sig);
+			else if (caught && (up = getppid()) > 1)
+				kill(up, sig);
+		}
 	}
 }
 
@@ -774,7 +808,14 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 		_exit(err == ENOENT ? 127 : 126);
 	}
 	child_pid = *child = pid;
-	sigprocmask(SIG_SETMASK, &ss.mask, NULL);
+	/* the caller's mask, but SIGCHLD: the wait loop wakes on it (a caller
+	 * that reads SIGCHLD from a signalfd blocks it) */
+	{
+		sigset_t wait_mask = ss.mask;
+
+		sigdelset(&wait_mask, SIGCHLD);
+		sigprocmask(SIG_SETMASK, &wait_mask, NULL);
+	}
 	close(pfd[1]);
 	do
 		n = read(pfd[0], &err, sizeof(err));
@@ -795,10 +836,12 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 		ret = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT | WNOHANG);
 		if (ret < 0 && errno == EINTR)
 			continue;
+		/* also once it ended: a signal it sent just before (kill $PPID) */
+		decide_signals(pid);
 		if (ret < 0 || info.si_pid == pid)
 			break;
-		decide_signals(pid);
-		if (poll(&w, 1, -1) < 0 && errno != EINTR)
+		/* a second at most: nothing is lost if a wake-up is */
+		if (poll(&w, 1, 1000) < 0 && errno != EINTR)
 			break;
 		while (read(wake_fd[0], drain, sizeof(drain)) > 0)
 			;

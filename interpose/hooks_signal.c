@@ -604,7 +604,7 @@ MP_SIGNAL_HOOK(sysv_signal)
 MP_SIGNAL_HOOK(bsd_signal)
 
 /*
- * A program that takes its signals with sigtimedwait or sigwaitinfo runs
+ * A program that takes its signals with sigtimedwait, sigwaitinfo or sigwait runs
  * no handler for them: memprov run's board is told here instead (a
  * signalfd reader still tells it nothing).
  */
@@ -628,4 +628,20 @@ MP_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
 MP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
 	return sigtimedwait(set, info, NULL);
+}
+
+/* glibc's sigwait calls its own sigtimedwait, not through the hook: the
+ * same here, EINTR retried, the error returned rather than set */
+MP_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	siginfo_t info;
+	int r;
+
+	do
+		r = sigtimedwait(set, &info, NULL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno;
+	*sig = r;
+	return 0;
 }

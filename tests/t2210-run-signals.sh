@@ -104,12 +104,17 @@ test_expect_success 'a signal to the whole process group reaches the command onc
 	time.sleep(0.3)
 	os.killpg(p.pid, signal.SIGUSR2)
 	time.sleep(0.3)
+	# the same signal to the group, then soon after to memprov alone: two
+	os.killpg(p.pid, signal.SIGUSR1)
+	time.sleep(0.02)
+	os.kill(p.pid, signal.SIGUSR1)
+	time.sleep(0.3)
 	os.kill(p.pid, signal.SIGHUP)
 	time.sleep(0.3)
 	os.kill(p.pid, signal.SIGTERM)
 	assert p.wait(30) == 0
 	got = open("grp").read().split("\n")
-	assert got == ["ready", "10 user", "12 user", "1 user", "15 user", ""], got
+	assert got == ["ready", "10 user", "12 user", "10 user", "10 user", "1 user", "15 user", ""], got
 	EOF
 '
 
@@ -119,7 +124,24 @@ test_expect_success 'the command signals its own group: once; its parent: mempro
 	echo n=1 >want && test_cmp want own &&
 	sh -c "trap \"echo parent\" USR1; \"$MEMPROV_CLI\" run -o up.trace -- \
 		sh -c \"trap \\\"echo child\\\" USR1; kill -USR1 \\\$PPID; sleep 0.3\"; echo done" >up 2>/dev/null &&
-	printf "parent\ndone\n" >want && test_cmp want up
+	printf "parent\ndone\n" >want && test_cmp want up &&
+	# a command that ignores TERM and signals its group: memprov passes
+	# nothing up (the parent is in no group the command signalled)
+	/usr/bin/python3 - "$MEMPROV_CLI" <<-\EOF
+	import signal, subprocess, sys
+	got = []
+	signal.signal(signal.SIGTERM, lambda s, f: got.append(s))
+	p = subprocess.Popen([sys.argv[1], "run", "-o", "kg.trace", "--", "sh", "-c",
+	                      "trap \"\" TERM; kill -TERM 0; echo alive"],
+	                     start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+	out, _ = p.communicate(timeout=30)
+	assert (p.returncode, out, got) == (0, b"alive\n", []), (p.returncode, out, got)
+	EOF
+'
+
+test_expect_success 'a caller that blocks SIGCHLD (it reads it from a signalfd): memprov still sees the end' '
+	st=0 && timeout 20 env --block-signal=CHLD "$MEMPROV_CLI" run -o bc.trace -- sleep 0.1 2>/dev/null || st=$? &&
+	test $st = 0
 '
 
 test_done
