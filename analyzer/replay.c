@@ -129,6 +129,13 @@ static void drop_stash(struct replay_thread *th)
 	free(th->stash);
 	th->stash = NULL;
 	th->realloc_pending = 0;
+}
+
+/* The thread's last GPU free is not to be undone any more. */
+static void drop_gpu_stash(struct replay_thread *th)
+{
+	free(th->gpu_stash);
+	th->gpu_stash = NULL;
 	th->gpu_free_pending = 0;
 }
 
@@ -292,6 +299,7 @@ static void do_gpu_alloc(struct replay *r, struct replay_thread *th, const struc
 	struct replay_func *fn = func_of(r, a->h.func);
 
 	drop_stash(th);
+	drop_gpu_stash(th);
 	fn->calls++;
 	if (a->h.flags & MP_RF_FAILED || a->result || !a->addr) {
 		fn->failed++;
@@ -319,20 +327,23 @@ static void do_gpu_free(struct replay *r, struct replay_thread *th, const struct
 		    th->gpu_free_kind == f->h.kind;
 
 	if (f->result && again) {
-		if (th->stash) {
-			r->kinds[th->stash->key.kind].frees--;
-			block_insert(r, th->stash);
-			if (th->stash->inherited) {
-				r->inherit.freed_blocks -= th->stash->weight;
-				r->inherit.freed_bytes -= block_bytes(th->stash);
+		struct replay_block *b0 = th->gpu_stash;
+
+		if (b0) {
+			r->kinds[b0->key.kind].frees--;
+			block_insert(r, b0);
+			if (b0->inherited) {
+				r->inherit.freed_blocks -= b0->weight;
+				r->inherit.freed_bytes -= block_bytes(b0);
 			}
-			th->stash = NULL;
+			th->gpu_stash = NULL;
 		} else if (th->gpu_free_unmatched) {
 			r->unmatched_frees--;
 		}
 		fn->calls--; /* counted once, below */
 	}
 	drop_stash(th);
+	drop_gpu_stash(th);
 	fn->calls++;
 	if (f->result) {
 		fn->failed++;
@@ -354,7 +365,7 @@ static void do_gpu_free(struct replay *r, struct replay_thread *th, const struct
 	}
 	block_remove(r, b);
 	note_inherited_free(r, b);
-	th->stash = b; /* until the thread's next record: freed then */
+	th->gpu_stash = b; /* until the thread's next CUDA record: freed then */
 }
 
 static void do_ctx_reset(struct replay *r, struct replay_thread *th, const struct mp_rec_ctx_reset *c)
@@ -362,6 +373,7 @@ static void do_ctx_reset(struct replay *r, struct replay_thread *th, const struc
 	struct replay_block *b, *tmp;
 
 	drop_stash(th);
+	drop_gpu_stash(th);
 	func_of(r, c->h.func)->calls++;
 	HASH_ITER(hh, r->blocks, b, tmp) {
 		unsigned k = b->key.kind;
@@ -720,6 +732,7 @@ void replay_release(struct replay *r)
 	HASH_ITER(hh, r->threads, t, tt) {
 		HASH_DEL(r->threads, t);
 		free(t->stash);
+		free(t->gpu_stash);
 		free(t);
 	}
 	for (i = 0; i < r->n_modules; i++)

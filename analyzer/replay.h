@@ -103,12 +103,14 @@ struct replay_thread {
 	char name[17];
 	uint64_t first_ts;
 	int realloc_pending;          /* a realloc FREE waits for its ALLOC */
-	struct replay_block *stash;   /* the block that realloc or a GPU free gave up */
+	struct replay_block *stash;   /* the block that realloc gave up */
 	/*
 	 * A GPU free is recorded before the call, and again, failed, after
-	 * it when the call failed: the address of the last one until the
-	 * thread's next record, and whether it matched no block.
+	 * it when the call failed: the block it took away, its address and
+	 * whether it matched no block, until the thread's next CUDA record
+	 * (the runtime's own heap calls may come in between).
 	 */
+	struct replay_block *gpu_stash;
 	uint64_t gpu_free_addr;
 	uint8_t gpu_free_kind, gpu_free_pending, gpu_free_unmatched;
 };

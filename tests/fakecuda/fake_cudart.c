@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
 			   CUdriverProcAddressQueryResult *);
@@ -156,6 +157,13 @@ cudaError_t cudaMalloc(void **p, size_t n)
 cudaError_t cudaFree(void *p)
 {
 	READY();
+	/* a runtime's heap calls of its own come between the two records of
+	 * a free that fails (t3110: FAKECUDA_FAIL_FREE makes the driver fail it) */
+	if (getenv("FAKECUDA_FAIL_FREE")) {
+		void *volatile own = malloc(64); /* volatile: not folded away */
+
+		free(own);
+	}
 	return to_rt(drv.cuMemFree((CUdeviceptr)p));
 }
 
