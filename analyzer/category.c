@@ -167,20 +167,34 @@ static const char *frame_file(const struct replay *r, const struct replay_stack 
 
 /*
  * Code compiled from a string ("<string>": exec, eval) that library code
- * ran: the library's. namedtuple's __new__ and dataclasses' methods are
- * such code, and a tuple a library made through them was charged to a
- * "<lambda> <string>:1" of the program's. What the program itself runs so
- * (python -c, its own exec) stays the program's.
+ * ran in the middle of a call of the program's: the library's.
+ * namedtuple's __new__ and dataclasses' methods are such code, and a tuple
+ * a library made through them was charged to a "<lambda> <string>:1" of
+ * the program's. What the program itself runs so stays the program's:
+ * python -c, its own exec, and a function it made so that library code
+ * alone calls (a thread's target: threading's frames out to the thread's
+ * start, with no frame of the program's beyond them).
  */
 static int string_code_of_library(const struct replay *r, const struct replay_stack *st, size_t i)
 {
+	int library_caller = 0;
+
 	for (i++; i < st->n_python; i++) {
 		const char *f = frame_file(r, st, i);
 
-		if (!cat_generated_file(f) && !(f && !strcmp(f, "<string>")))
-			return is_library_file(f);
+		if (cat_generated_file(f))
+			continue;
+		if (!library_caller) {
+			if (f && !strcmp(f, "<string>"))
+				continue; /* string code that string code called: its caller decides */
+			if (!is_library_file(f))
+				return 0; /* the program called it */
+			library_caller = 1;
+		} else if (!is_library_file(f)) {
+			return 1; /* the library was at work for the program further out */
+		}
 	}
-	return 0; /* the outermost frame: python -c */
+	return 0;
 }
 
 /*

@@ -188,7 +188,20 @@ test_expect_success 'code a library compiled from a string (a namedtuple'"'"'s _
 	# the program'"'"'s own namedtuples kept in a global still fail, at its line
 	printf "import collections\nR = collections.namedtuple(\"R\", [\"f%%d\" %% i for i in range(100)])\nkeep = []\ndef main():\n    for i in range(50):\n        keep.append(R(*range(100)))\nmain()\n" >own.py &&
 	{ timeout 60 "$MEMPROV_CLI" run --check -o own.trace -- /usr/bin/python3 own.py >/dev/null 2>own.err; test $? = 23; } &&
-	grep "live at the end of the main module in <lambda> at <string>:1$" own.err
+	grep "live at the end of the main module in <lambda> at <string>:1$" own.err &&
+	# so does a leak in a function the program made with exec that only
+	# threading calls (no frame of the program'"'"'s beyond the library'"'"'s)
+	cat >thr.py <<-\EOF &&
+	import threading
+	keep = []
+	exec("def work():\n    for i in range(50):\n        keep.append(bytearray(10000))\n")
+	def main():
+	    t = threading.Thread(target=work)
+	    t.start(); t.join()
+	main()
+	EOF
+	{ timeout 60 "$MEMPROV_CLI" run --check -o thr.trace -- /usr/bin/python3 thr.py >/dev/null 2>thr.err; test $? = 23; } &&
+	grep "#1 heap malloc: 488.3 KiB in 50 blocks live at the end of the main module in work at <string>:3$" thr.err
 '
 
 test_done
