@@ -311,29 +311,35 @@ void *mp_dlsym_next_after(const void *caller, const char *name)
 	return found;
 }
 
-static unsigned dl_generation; /* dlopens and dlcloses so far */
+static uint64_t dl_generation; /* dlopens and dlcloses so far */
+static int cache_writing;      /* a cache word is being written */
 
 void mp_dl_changed(void)
 {
 	__atomic_add_fetch(&dl_generation, 1, __ATOMIC_ACQ_REL);
 }
 
-#define CACHE_PTR_BITS 47 /* user-space addresses; the generation above them */
-
 void *mp_next_cached(mp_sym_cache *c, const void *self, const char *name)
 {
-	/* 1 + the generation's low 16 bits: never 0, the word of a lookup never made */
-	uint64_t tag = (__atomic_load_n(&dl_generation, __ATOMIC_ACQUIRE) & 0xffffu) + 1;
-	uint64_t e = __atomic_load_n(c, __ATOMIC_ACQUIRE);
+	uint64_t want = __atomic_load_n(&dl_generation, __ATOMIC_ACQUIRE) + 1, g;
 	void *p;
 
-	if (e >> CACHE_PTR_BITS == tag)
-		return (void *)(uintptr_t)(e & ((1ull << CACHE_PTR_BITS) - 1));
+	g = __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
+	if (g == want) {
+		p = __atomic_load_n(&c->p, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&c->gen, __ATOMIC_RELAXED) == g)
+			return p;
+	}
 	p = mp_dlsym_next_after(self, name);
-	if ((uintptr_t)p >> CACHE_PTR_BITS)
-		return p; /* not a user-space address: used, not kept */
-	__atomic_store_n(c, tag << CACHE_PTR_BITS | (uintptr_t)p, __ATOMIC_RELEASE);
-	return p;
+	if (!__atomic_exchange_n(&cache_writing, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&c->gen, 0, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&c->p, p, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->gen, want, __ATOMIC_RELEASE);
+		__atomic_store_n(&cache_writing, 0, __ATOMIC_RELEASE);
+	}
+	return p; /* another thread writing one: used, not kept */
 }
 
 struct in_object {

@@ -36,11 +36,15 @@ void mp_dlsym_next_after_each(const void *caller, const char *const *names, void
  * A lookup kept until the loaded objects change: mp_dl_changed(), which
  * the dlopen and dlclose hooks call, makes every kept one stale, so a
  * function found in a library that was unloaded is never called, and
- * one that a dlopen brought in is found. One word (the pointer, and the
- * generation it was found in), so a reader never pairs a pointer with
- * another lookup's generation. Zero-initialised: not looked up yet.
+ * one that a dlopen brought in is found. The generation is 64 bits (a
+ * 16-bit one came round again after 65,536 loads, and a pointer into an
+ * unloaded runtime was called), read around the pointer as a sequence
+ * lock; one writer at a time. Zero-initialised: not looked up yet.
  */
-typedef uint64_t mp_sym_cache;
+typedef struct {
+	uint64_t gen; /* 1 + the generation p was found in; 0: none (or being written) */
+	void *p;
+} mp_sym_cache;
 void mp_dl_changed(void) MP_HIDDEN;
 /* name after the object holding self, as mp_dlsym_next_after, kept in *c (NULL kept too). */
 void *mp_next_cached(mp_sym_cache *c, const void *self, const char *name) MP_HIDDEN;

@@ -47,6 +47,11 @@ test_expect_success 'a runtime unloaded and loaded again elsewhere: the hooks fo
 	device reload-global 2 3000
 '
 
+test_expect_success 'a runtime reloaded, then 65,533 dlopens and dlcloses: the hooks still follow it' '
+	both reload-wrap &&
+	device reload-wrap 2 3000
+'
+
 test_expect_success 'a cudaFree that fails leaves its block live, counted once' '
 	both failfree &&
 	grep -x "cudaFree = 999" failfree.bare &&

@@ -9,6 +9,9 @@
  *              runtime lands elsewhere) and allocate 2,000 B
  *   reload-global  the same with the plugin opened RTLD_GLOBAL: a runtime
  *              in the global scope, unloaded and loaded elsewhere
+ *   reload-wrap    reload, then 65,533 more dlopens and dlcloses before the
+ *              second allocation (memprov's lookups are kept by generation:
+ *              a 16-bit one came round to the stale runtime's again)
  *   failfree   allocate 1,000 B, then a cudaFree that the fake driver
  *              fails (FAKECUDA_FAIL_FREE): the block stays live
  *   failreset  allocate 1,000 B and 2,000 B, then a cudaDeviceReset that
@@ -117,6 +120,11 @@ int main(int argc, char **argv)
 				 MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED)
 			perror("cuda-plugin: mmap");
 		h = load();
+		if (!strcmp(mode, "reload-wrap")) {
+			for (int i = 0; i < 32766; i++)
+				dlclose(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD));
+			dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		}
 		alloc(h, 2000, &q);
 		return 0;
 	}
