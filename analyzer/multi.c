@@ -383,7 +383,8 @@ int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, si
 	free(out);
 	free(pids);
 	paths_free(paths, n);
-	return bad == n ? EXIT_FAIL : ret;
+	/* every trace failed: 2 when each was a usage error (an empty window), as for one */
+	return bad == n && ret != EXIT_USAGE ? EXIT_FAIL : ret;
 }
 
 int multi_report(const struct report_args *a, multi_one_fn one)

@@ -255,6 +255,10 @@ static int html_many(const struct report_args *a, const char *output)
 	ret = multi_map(a, html_one, &m, &n);
 	if (ret < 0)
 		return EXIT_FAIL; /* no trace: no index either */
+	if (!m.n_procs) { /* no page was made (an empty window in each: status 2) */
+		merge_release(&m);
+		return ret == EXIT_OK ? EXIT_FAIL : ret;
+	}
 	f = fopen(output, "w");
 	if (f)
 		write_index(f, &m, n);

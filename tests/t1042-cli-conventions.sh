@@ -144,6 +144,8 @@ test_expect_success 'conflicting options, empty windows and a full stdout are er
 	grep -F "native and --python-only do not go together" err &&
 	st=0 && memprov html -o nope.html --after nosuch g.trace 2>err || st=$? && test $st = 2 &&
 	test ! -e nope.html && grep -F "no mark named '"'"'nosuch'"'"'" err &&
+	st=0 && memprov html -o many.html --skip 100000 g.trace h.trace 2>err || st=$? && test $st = 2 &&
+	test ! -e many.html &&
 	st=0 && memprov diff --growth --skip 100000 g.trace h.trace >out 2>err || st=$? && test $st = 2 &&
 	test ! -s out && grep -F "leaves no" err &&
 	st=0 && memprov check --max-leak 1M g.trace >/dev/full 2>err || st=$? && test $st = 2 &&
