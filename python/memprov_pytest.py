@@ -11,8 +11,11 @@ NODEID", after its teardown and a garbage collection (so that objects in
 reference cycles the test left behind are not counted as kept). The
 collection is of the young generations when nothing the test made can
 have reached the oldest (no collection of the middle one ran during the
-test): a full one costs milliseconds once a big library such as numpy is
-loaded, and made numpy's own suite 20 times slower. Before the mark, the
+test) and no fixture older than the test was torn down (a module's
+fixture lived through the collections after earlier tests, which moved
+it to the oldest generation): a full one costs milliseconds once a big
+library such as numpy is loaded, and made numpy's own suite 20 times
+slower. Before the mark, the
 failure pytest keeps for post-mortem debugging (sys.last_traceback and its
 frames: what a failing or xfail test held) is let go, as pytest does at
 the next test's call. A label
@@ -31,6 +34,7 @@ import pytest
 LABEL_MAX = 255  # bytes memprov keeps of a mark label
 
 _mark = None
+_old_fixture_ended = False
 
 
 def _find_mark():
@@ -78,14 +82,24 @@ def _drop_last_failure():
                 pass
 
 
+def pytest_fixture_post_finalizer(fixturedef, request):
+    """A class, module, package or session fixture torn down: what it made
+    may have reached the oldest generation, and be garbage now."""
+    global _old_fixture_ended
+    if getattr(fixturedef, "scope", "function") != "function":
+        _old_fixture_ended = True
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+    global _old_fixture_ended
     if _mark is None:
         yield
         return
     _mark(label("test-start ", item.nodeid))
     before = _old_gen()
+    _old_fixture_ended = False
     yield
     _drop_last_failure()
-    gc.collect(1 if _old_gen() == before else 2)
+    gc.collect(2 if _old_fixture_ended or _old_gen() != before else 1)
     _mark(label("test-end ", item.nodeid))

@@ -108,7 +108,7 @@ test_expect_success 'run --pytest keeps PYTHONPATH and PYTEST_PLUGINS the comman
 	echo "memprov_pytest,memprov_pytest_x" >expect && test_cmp expect env.txt
 '
 
-test_expect_success 'failing and xfail tests, and cycles old enough to be in the oldest generation, keep nothing' '
+test_expect_success 'failing and xfail tests, cycles old enough to be in the oldest generation, a module fixture torn down: nothing kept' '
 	# pytest keeps a failure in sys.last_traceback (the test'"'"'s frame and
 	# locals) until the next test: the plugin lets it go before the mark;
 	# the young collection it makes suffices unless something the test made
@@ -133,12 +133,24 @@ test_expect_success 'failing and xfail tests, and cycles old enough to be in the
 	    assert len(many) == 20000
 	def test_keeps_too():
 	    test_keeps_too.kept = bytearray(70000)
+	class Client:
+	    def __init__(self):
+	        self.me = self
+	        self.cache = []
+	@pytest.fixture(scope="module")
+	def client():
+	    yield Client()
+	def test_client_first(client):
+	    assert client.cache == []
+	def test_client_second(client):
+	    # the client is in the oldest generation by now; torn down after this test
+	    client.cache.append(bytearray(70000))
 	EOF
 	(cd fx && timeout 120 "$MEMPROV_CLI" run --pytest -o "$TRASH/fx.trace" -- \
 		/usr/bin/python3 -m pytest -q -p no:cacheprovider test_fx.py >../fx.out 2>/dev/null; test $? = 1) &&
-	grep "1 failed, 2 passed, 1 xfailed" fx.out &&
+	grep "1 failed, 4 passed, 1 xfailed" fx.out &&
 	{ memprov check "$TRASH/fx.trace" >fx.check; test $? = 1; } &&
-	grep "per test: 4 tests, 1 over budget" fx.check &&
+	grep "per test: 6 tests, 1 over budget" fx.check &&
 	grep "FAIL test_fx.py::test_keeps_too: kept 68.4 KiB" fx.check
 '
 
