@@ -311,6 +311,88 @@ void *mp_dlsym_next_after(const void *caller, const char *name)
 	return found;
 }
 
+#define SCOPE_NEEDED 32 /* DT_NEEDED entries of the calling object looked at, at most */
+
+struct in_scope {
+	uintptr_t caller;
+	const char *name;
+	int found_caller;                  /* pass 1: the calling object was seen */
+	void *found;                       /* its own definition, or one of a needed object's */
+	const char *needed[SCOPE_NEEDED];  /* pass 1: the names it needs */
+	void *in_needed[SCOPE_NEEDED];     /* pass 2: what each defines */
+	int n_needed;
+};
+
+static int holds(const struct dl_phdr_info *info, uintptr_t a)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* Pass 1: the calling object, its own definition and its DT_NEEDED names. */
+static int scope_caller(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct in_scope *sc = arg;
+	const ElfW(Dyn) *dyn = NULL;
+	struct elf_syms es;
+
+	(void)size;
+	if (!holds(info, sc->caller))
+		return 0;
+	sc->found_caller = 1;
+	if (elf_syms_init(&es, info))
+		return 1;
+	sc->found = elf_lookup(&es, sc->name, NULL);
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL && sc->n_needed < SCOPE_NEEDED; dyn++)
+		if (dyn->d_tag == DT_NEEDED)
+			sc->needed[sc->n_needed++] = es.strtab + dyn->d_un.d_val;
+	return 1;
+}
+
+/* Pass 2: what each needed object (by its file's base name) defines. */
+static int scope_needed(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct in_scope *sc = arg;
+	const char *base;
+	struct elf_syms es;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	for (int k = 0; k < sc->n_needed; k++)
+		if (!sc->in_needed[k] && !strcmp(base, sc->needed[k]) && !elf_syms_init(&es, info))
+			sc->in_needed[k] = elf_lookup(&es, sc->name, NULL);
+	return 0;
+}
+
+void *mp_dlsym_in_scope(const void *caller, const char *name)
+{
+	struct in_scope sc;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.caller = (uintptr_t)caller;
+	sc.name = name;
+	dl_iterate_phdr(scope_caller, &sc);
+	if (!sc.found_caller || sc.found)
+		return sc.found;
+	dl_iterate_phdr(scope_needed, &sc);
+	for (int k = 0; k < sc.n_needed; k++)
+		if (sc.in_needed[k])
+			return sc.in_needed[k]; /* the first needed that defines it, in their order */
+	return NULL;
+}
+
 static uint64_t dl_generation; /* dlopens and dlcloses so far */
 static int cache_writing;      /* a cache word is being written */
 
@@ -319,7 +401,18 @@ void mp_dl_changed(void)
 	__atomic_add_fetch(&dl_generation, 1, __ATOMIC_ACQ_REL);
 }
 
+static void *next_after(const void *self, const char *name)
+{
+	return mp_dlsym_next_after(self, name);
+}
+
 void *mp_next_cached(mp_sym_cache *c, const void *self, const char *name)
+{
+	return mp_sym_cached(c, next_after, self, name);
+}
+
+void *mp_sym_cached(mp_sym_cache *c, void *(*find)(const void *arg, const char *name),
+		    const void *arg, const char *name)
 {
 	uint64_t want = __atomic_load_n(&dl_generation, __ATOMIC_ACQUIRE) + 1, g;
 	void *p;
@@ -331,7 +424,7 @@ void *mp_next_cached(mp_sym_cache *c, const void *self, const char *name)
 		if (__atomic_load_n(&c->gen, __ATOMIC_RELAXED) == g)
 			return p;
 	}
-	p = mp_dlsym_next_after(self, name);
+	p = find(arg, name);
 	if (!__atomic_exchange_n(&cache_writing, 1, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&c->gen, 0, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_RELEASE);

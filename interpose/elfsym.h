@@ -46,7 +46,16 @@ typedef struct {
 	void *p;
 } mp_sym_cache;
 void mp_dl_changed(void) MP_HIDDEN;
-/* name after the object holding self, as mp_dlsym_next_after, kept in *c (NULL kept too). */
+/* find(arg, name), kept in *c (NULL kept too) until the loaded objects change. */
+void *mp_sym_cached(mp_sym_cache *c, void *(*find)(const void *arg, const char *name),
+		    const void *arg, const char *name) MP_HIDDEN;
+/*
+ * name as the object holding caller would find it in its own scope: that
+ * object, then the objects its DT_NEEDED entries name (one level); NULL
+ * when none of them defines it (a symbol of the global scope, then).
+ */
+void *mp_dlsym_in_scope(const void *caller, const char *name) MP_HIDDEN;
+/* name after the object holding self, as mp_dlsym_next_after, kept in *c. */
 void *mp_next_cached(mp_sym_cache *c, const void *self, const char *name) MP_HIDDEN;
 
 /*

@@ -794,26 +794,75 @@ void *mp_cuda_wrap_dlsym(void *handle, const char *name, void *real)
 	   int *st),                                                                 \
 	  (sym, fp, ver, fl, st))
 
+/*
+ * The runtime the caller would have reached without memprov: the one in
+ * its own object's scope (the object and its dependencies: a plugin's own
+ * libcudart, when two plugins opened with RTLD_LOCAL bring a runtime each
+ * and the first one found served both, mixing their devices), else the
+ * next definition after libmemprov.so. Kept per calling object (a few),
+ * until a dlopen or dlclose.
+ */
+#define RT_CALLERS 4
+struct rt_cache {
+	void *obj[RT_CALLERS];     /* the calling object's load address */
+	mp_sym_cache c[RT_CALLERS];
+};
+static __thread const void *rt_caller __attribute__((tls_model("initial-exec")));
+
+/* caller: an address in the calling object (NULL: not known) */
+static void *rt_find(const void *caller, const char *name)
+{
+	void *p = caller ? mp_dlsym_in_scope(caller, name) : NULL;
+
+	if (!p || is_ours(p))
+		p = mp_dlsym_next_after((void *)cuda_on, name);
+	return p;
+}
+
+static void *rt_lookup(struct rt_cache *rc, const char *name)
+{
+	const void *caller = rt_caller;
+	Dl_info di;
+	void *obj;
+
+	if (!caller || !dladdr(caller, &di))
+		return rt_find(NULL, name);
+	obj = di.dli_fbase;
+	for (int k = 0; k < RT_CALLERS; k++) {
+		void *o = __atomic_load_n(&rc->obj[k], __ATOMIC_ACQUIRE);
+
+		if (o == obj || (!o && __atomic_compare_exchange_n(&rc->obj[k], &o, obj, 0,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) ||
+		    o == obj)
+			return mp_sym_cached(&rc->c[k], rt_find, caller, name);
+	}
+	return rt_find(caller, name); /* more calling objects than slots: looked up each time */
+}
+
 #define RT_REAL(name, params, args)                                           \
 	typedef cudaError_t(*rpfn_##name) params;                             \
 	static rpfn_##name rt_real_##name(void)                               \
 	{                                                                     \
-		static mp_sym_cache real;                                     \
-		return (rpfn_##name)mp_next_cached(&real, (void *)cuda_on, #name); \
+		static struct rt_cache real;                                  \
+		return (rpfn_##name)rt_lookup(&real, #name);                  \
 	}                                                                     \
 	MP_EXPORT cudaError_t name params;
 RT_HOOKS(RT_REAL)
 #undef RT_REAL
 
-/* Call the real runtime function, or fail as a runtime without a driver. */
-#define RT_CALL(name, args)                                                    \
-	(rt_real_##name() ? rt_real_##name()(MP_UNPAREN args) : cudaErrorInsufficientDriver)
+/* Call the caller's real runtime function, or fail as a runtime without a driver. */
+#define RT_CALL(name, args)                                                          \
+	({                                                                           \
+		rpfn_##name f_;                                                      \
+		rt_caller = __builtin_return_address(0);                             \
+		f_ = rt_real_##name();                                               \
+		f_ ? f_(MP_UNPAREN args) : cudaErrorInsufficientDriver;              \
+	})
 
 static int rt_device(void)
 {
-	static mp_sym_cache c;
-	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))mp_next_cached(&c, (void *)cuda_on,
-									   "cudaGetDevice");
+	static struct rt_cache c;
+	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))rt_lookup(&c, "cudaGetDevice");
 	int d = -1;
 
 	if (!get || get(&d) != cudaSuccess)
@@ -1101,9 +1150,8 @@ cudaError_t cudaDeviceReset(void)
 /* The runtime's own version decides which ABI "cuGetProcAddress" means. */
 static int rt_version(void)
 {
-	static mp_sym_cache c;
-	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))mp_next_cached(&c, (void *)cuda_on,
-									   "cudaRuntimeGetVersion");
+	static struct rt_cache c;
+	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))rt_lookup(&c, "cudaRuntimeGetVersion");
 	int v = 0;
 
 	if (!get || get(&v) != cudaSuccess)

@@ -52,6 +52,14 @@ test_expect_success 'a runtime reloaded, then 65,533 dlopens and dlcloses: the h
 	device reload-wrap 2 3000
 '
 
+test_expect_success 'two plugins with a runtime each (RTLD_LOCAL): each reaches its own' '
+	# the second runtime'"'"'s device is 1: its allocation is made, and
+	# recorded, there; the first plugin'"'"'s on device 0
+	both two &&
+	memprov dump two.trace | sed -n "s/.*gpu_alloc cudaMalloc device .* size=\([0-9]*\) .* device=\([0-9]*\) .*/\1 \2/p" >got &&
+	printf "1000 1\n2000 0\n" >want && test_cmp want got
+'
+
 test_expect_success 'a cudaFree that fails leaves its block live, counted once' '
 	both failfree &&
 	grep -x "cudaFree = 999" failfree.bare &&

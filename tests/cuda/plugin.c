@@ -10,6 +10,7 @@
 int plug_alloc(size_t n, void **out);
 int plug_free(void *p);
 int plug_reset(void);
+int plug_set_device(int d);
 
 int plug_alloc(size_t n, void **out)
 {
@@ -24,4 +25,9 @@ int plug_free(void *p)
 int plug_reset(void)
 {
 	return (int)cudaDeviceReset();
+}
+
+int plug_set_device(int d)
+{
+	return (int)cudaSetDevice(d);
 }

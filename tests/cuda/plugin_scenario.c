@@ -16,6 +16,10 @@
  *              fails (FAKECUDA_FAIL_FREE): the block stays live
  *   failreset  allocate 1,000 B and 2,000 B, then a cudaDeviceReset that
  *              fails (FAKECUDA_FAIL_RESET): both stay live
+ *   two        also open tests/bin/libcudaplug_b.so, the same plugin linked
+ *              against a second copy of the runtime (libcudart_b.so), each
+ *              RTLD_LOCAL; that runtime's device is 1: 1,000 B there, then
+ *              2,000 B through the first plugin, on device 0
  *   driver     no plugin: open the driver (libcuda.so.1) with dlopen, look
  *              up cuMemAlloc_v2 with dlsym, allocate 100 B, close it, hold
  *              its old range; six times (memprov's four wrapper slots per
@@ -34,6 +38,7 @@
 typedef int (*alloc_fn)(size_t, void **);
 typedef int (*one_fn)(void *);
 typedef int (*none_fn)(void);
+typedef int (*int_fn)(int);
 
 static int global; /* open the plugin RTLD_GLOBAL */
 
@@ -103,6 +108,19 @@ int main(int argc, char **argv)
 	global = !strcmp(mode, "reload-global");
 	if (!strcmp(mode, "driver"))
 		return driver_reopen();
+	if (!strcmp(mode, "two")) {
+		void *b = dlopen("libcudaplug_b.so", RTLD_NOW | RTLD_LOCAL);
+
+		if (!b) {
+			fprintf(stderr, "cuda-plugin: %s\n", dlerror());
+			return 2;
+		}
+		h = load();
+		printf("cudaSetDevice(1) = %d\n", ((int_fn)dlsym(b, "plug_set_device"))(1));
+		alloc(b, 1000, &p);
+		alloc(h, 2000, &q);
+		return 0;
+	}
 	probe("start");
 	h = load();
 	if (!global) /* a lookup in the global scope that finds the runtime pins it (glibc) */

@@ -65,12 +65,20 @@ tests/bin/libcudaplug.so: tests/cuda/plugin.c $(CUDA_TEST_DEPS)
 	$(call quiet,LINK,$@)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -o $@ $< -Ltests/bin -lcudart \
 		-Wl,-rpath,'$$ORIGIN'
 
-tests/bin/cuda-plugin: tests/cuda/plugin_scenario.c tests/bin/libcudaplug.so
+tests/bin/libcudart_b.so: tests/bin/fake_cudart.o
+	$(call quiet,LINK,$@)$(CC) -shared -Wl,-soname,libcudart_b.so -o $@ $< -ldl -lpthread
+
+tests/bin/libcudaplug_b.so: tests/cuda/plugin.c tests/bin/libcudart_b.so
+	$(call quiet,LINK,$@)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -o $@ $< -Ltests/bin -l:libcudart_b.so \
+		-Wl,-rpath,'$$ORIGIN'
+
+tests/bin/cuda-plugin: tests/cuda/plugin_scenario.c tests/bin/libcudaplug.so tests/bin/libcudaplug_b.so
 	$(call quiet,CC,$@)$(CC) $(FAKECUDA_CFLAGS) -O0 -o $@ $< -ldl -Wl,-rpath,'$$ORIGIN'
 
 TEST_BUILD += tests/bin/libcuda.so.1 tests/bin/libcudart.so tests/bin/libcudart_fake.a \
 	tests/bin/libmemprov_cudastub.so tests/bin/cuda-rt-dyn tests/bin/cuda-rt-static \
-	tests/bin/cuda-drv tests/bin/cuda-reach tests/bin/libcudaplug.so tests/bin/cuda-plugin
+	tests/bin/cuda-drv tests/bin/cuda-reach tests/bin/libcudaplug.so tests/bin/libcudart_b.so tests/bin/libcudaplug_b.so \
+	tests/bin/cuda-plugin
 
 ifneq ($(wildcard $(NVCC)),)
 tests/bin/cuda-nvcc-static: tests/cuda/nvcc_prog.cu
