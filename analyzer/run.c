@@ -877,7 +877,7 @@ static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, con
 		    pid_t pid, int status)
 {
 	struct run_traces t;
-	int ret, saved = -1;
+	int ret, err, saved = -1;
 
 	run_traces_find(&t, tmpl, before, pid);
 	fflush(stdout);
@@ -887,15 +887,19 @@ static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, con
 	else
 		dup2(2, 1);
 	ret = gate_check_process(&a->gate, t.path, t.n, pid);
-	fflush(stdout);
+	err = stdout_flush_take();
 	if (saved >= 0) {
 		dup2(saved, 1);
 		close(saved);
 	} else {
 		close(1); /* stdout was closed: leave it so */
 	}
-	if (json_fd >= 0)
+	if (json_fd >= 0 && err) {
+		error("cannot write the gate report (JSON) to %s: %s", a->json_file, strerror(err));
+		ret = EXIT_USAGE;
+	} else if (json_fd >= 0) {
 		fprintf(stderr, "memprov: gate report (JSON) written to %s\n", a->json_file);
+	}
 	run_traces_release(&t);
 	if (status)
 		return status;

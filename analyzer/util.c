@@ -90,14 +90,25 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
+static int stdout_err; /* the first failed flush's errno */
+
 int stdout_flush(void)
 {
-	static int first_err;
-
 	errno = 0;
-	if (fflush(stdout) && !first_err)
-		first_err = errno ? errno : EIO;
-	return first_err;
+	if (fflush(stdout) && !stdout_err)
+		stdout_err = errno ? errno : EIO;
+	return stdout_err;
+}
+
+int stdout_flush_take(void)
+{
+	int err = stdout_flush();
+
+	if (!err && ferror(stdout))
+		err = EIO;
+	stdout_err = 0;
+	clearerr(stdout);
+	return err;
 }
 
 void note_written(const char *what, const char *path)

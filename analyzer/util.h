@@ -27,6 +27,9 @@ void note_written(const char *what, const char *path);
 /* fflush(stdout): 0, or the errno of the first flush of stdout that failed
  * (kept: a later flush finds the stream's error flag and no reason). */
 int stdout_flush(void);
+/* The same, then forgotten with the stream's error flag: stdout was another
+ * file for a while (run --check's report), and its failure is said there. */
+int stdout_flush_take(void);
 /*
  * Print "memprov: ..." on stderr and exit(status): for running out of
  * memory only (the x* helpers below; prefer them), never for an error

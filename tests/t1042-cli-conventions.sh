@@ -149,7 +149,11 @@ test_expect_success 'conflicting options, empty windows and a full stdout are er
 	st=0 && memprov diff --growth --skip 100000 g.trace h.trace >out 2>err || st=$? && test $st = 2 &&
 	test ! -s out && grep -F "leaves no" err &&
 	st=0 && memprov check --max-leak 1M g.trace >/dev/full 2>err || st=$? && test $st = 2 &&
-	grep -Fx "memprov: error: cannot write the report to stdout: No space left on device" err
+	grep -Fx "memprov: error: cannot write the report to stdout: No space left on device" err &&
+	st=0 && MEMPROV_LIB=$MEMPROV_LIB memprov run --check --json-file /dev/full -o jf.trace -- /bin/true 2>err ||
+		st=$? && test $st = 2 &&
+	grep -Fx "memprov: error: cannot write the gate report (JSON) to /dev/full: No space left on device" err &&
+	! grep "written to /dev/full" err
 '
 
 test_done
