@@ -323,18 +323,6 @@ struct in_scope {
 	int n_needed;
 };
 
-static int holds(const struct dl_phdr_info *info, uintptr_t a)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz)
-			return 1;
-	}
-	return 0;
-}
-
 /* Pass 1: the calling object, its own definition and its DT_NEEDED names. */
 static int scope_caller(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -343,7 +331,7 @@ static int scope_caller(struct dl_phdr_info *info, size_t size, void *arg)
 	struct elf_syms es;
 
 	(void)size;
-	if (!holds(info, sc->caller))
+	if (!contains(info, sc->caller))
 		return 0;
 	sc->found_caller = 1;
 	if (elf_syms_init(&es, info))
@@ -358,18 +346,27 @@ static int scope_caller(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The base name of the object's file, or NULL (the program, the vDSO). */
+static const char *file_base(const struct dl_phdr_info *info)
+{
+	const char *slash;
+
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return NULL;
+	slash = strrchr(info->dlpi_name, '/');
+	return slash ? slash + 1 : info->dlpi_name;
+}
+
 /* Pass 2: what each needed object (by its file's base name) defines. */
 static int scope_needed(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct in_scope *sc = arg;
-	const char *base;
+	const char *base = file_base(info);
 	struct elf_syms es;
 
 	(void)size;
-	if (!info->dlpi_name || !info->dlpi_name[0])
+	if (!base)
 		return 0;
-	base = strrchr(info->dlpi_name, '/');
-	base = base ? base + 1 : info->dlpi_name;
 	for (int k = 0; k < sc->n_needed; k++)
 		if (!sc->in_needed[k] && !strcmp(base, sc->needed[k]) && !elf_syms_init(&es, info))
 			sc->in_needed[k] = elf_lookup(&es, sc->name, NULL);
@@ -444,15 +441,11 @@ struct in_object {
 static int in_object_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct in_object *io = data;
-	const char *base;
+	const char *base = file_base(info);
 	struct elf_syms es;
 
 	(void)size;
-	if (!info->dlpi_name || !info->dlpi_name[0])
-		return 0;
-	base = strrchr(info->dlpi_name, '/');
-	base = base ? base + 1 : info->dlpi_name;
-	if (strncmp(base, io->prefix, strlen(io->prefix)) || elf_syms_init(&es, info))
+	if (!base || strncmp(base, io->prefix, strlen(io->prefix)) || elf_syms_init(&es, info))
 		return 0;
 	io->found = elf_lookup(&es, io->name, NULL);
 	return io->found != NULL;
