@@ -751,12 +751,12 @@ void *mp_cuda_wrap_dlsym(void *handle, const char *name, void *real)
 }
 
 /*
- * Runtime hooks: X(name, params, args). Each finds the real function as
- * the driver exports do: the next definition after libmemprov.so in any
- * loaded object, kept until a dlopen or dlclose. dlsym(RTLD_NEXT) found
- * only the global scope, so a runtime that a library opened with
- * RTLD_LOCAL brought (a Python extension, ctypes.CDLL) was not found, and
- * every call failed with cudaErrorInsufficientDriver where it ran bare.
+ * Runtime hooks: X(name, params, args). Each finds the real function for
+ * its caller (rt_lookup, below), kept until a dlopen or dlclose.
+ * dlsym(RTLD_NEXT) found only the global scope, so a runtime that a
+ * library opened with RTLD_LOCAL brought (a Python extension, ctypes.CDLL)
+ * was not found, and every call failed with cudaErrorInsufficientDriver
+ * where it ran bare.
  */
 #define RT_HOOKS(X)                                                                  \
 	X(cudaMalloc, (void **p, size_t n), (p, n))                                  \
