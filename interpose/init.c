@@ -195,19 +195,45 @@ static int exit_status;
 static unsigned exit_how;
 
 /* Keep how the process leaves and the program's registers, for mp_fini. */
-static void note_exit(int status, unsigned how)
+static void note_exit_past(int status, unsigned how, const void *lib)
 {
 	int g = mp_self.guard;
 
 	if (!is_tracing_self())
 		return;
 	mp_self.guard = MP_GUARD_REC;
-	mp_reach_note_exit();
+	mp_reach_note_exit_past(lib);
 	exit_status = status;
 	exit_how = how;
 	exit_pid = mp_header->pid;
 	__atomic_store_n(&exit_pending, 1, __ATOMIC_RELEASE);
 	mp_self.guard = g;
+}
+
+static void note_exit(int status, unsigned how)
+{
+	note_exit_past(status, how, NULL);
+}
+
+/*
+ * exit() called by libc from inside itself, where no hook sees it: err(),
+ * errx(), error(), argp's exits, and the return of the last thread of a
+ * process whose main left by pthread_exit. Its handlers run all the same:
+ * this one, registered before the program's, runs after theirs and keeps
+ * the status, as the exit hook does (which has, when it was the hook's
+ * call: nothing to add then). Without it the trace said "main returned;
+ * status not recorded" and had no scan, so the gate counted every block
+ * still reachable as a leak. Registered as main starts: after libc's own
+ * handler that runs the destructors (mp_fini among them), so before it.
+ */
+static void libc_exit_seen(int status, void *arg)
+{
+	(void)arg;
+	if (__atomic_load_n(&exit_pending, __ATOMIC_ACQUIRE) && mp_header &&
+	    exit_pid == mp_header->pid)
+		return;
+	/* the program's frame: past libc's (err's, exit's) and the handlers' */
+	note_exit_past(status, MP_EXIT_HOW_EXIT, (const void *)mp_real_exit);
 }
 
 /*
@@ -278,6 +304,7 @@ MP_HIDDEN int main_wrapper(int argc, char **argv, char **envp)
 
 	main_entry = mp_entry_regs;
 	mp_entry_regs.set = 0;
+	on_exit(libc_exit_seen, NULL);
 	status = user_main(argc, argv, envp);
 	mp_entry_regs = main_entry;
 	note_exit(status, MP_EXIT_HOW_RETURN);

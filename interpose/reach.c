@@ -160,16 +160,21 @@ static int status_of(int r)
  * stored as it was entered (reach.h), or else memprov's frames unwound
  * with libunwind: the first frame outside libmemprov.so has the
  * callee-saved registers and stack pointer the program had. 0, or -1.
+ * lib: also pass over the frames of the object that holds this address
+ * (libc, for an exit libc made from inside itself: its frames, err's and
+ * exit's, are not the program's), unless no frame outside it is left (a
+ * thread's start code calls exit after the last thread returns).
  */
-static int own_regs(struct rthread *t)
+static MP_REALIGN int own_regs_past(struct rthread *t, const void *lib)
 {
 	static const int regs[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
 				    UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
 	const struct mp_unw *u;
 	unw_context_t uc;
 	unw_cursor_t cur;
-	uintptr_t lo, hi;
-	int i, k;
+	uintptr_t lo, hi, llo = 0, lhi = 0;
+	uint64_t first[7];
+	int i, k, have = 0;
 
 	if (mp_entry_regs.set) {
 		/* stored by the exit hook's first instructions (reach.h) */
@@ -179,29 +184,53 @@ static int own_regs(struct rthread *t)
 		t->sp = mp_entry_regs.sp;
 		return 0;
 	}
-	if (!(u = mp_unw_get()) || mp_elf_text_of((const void *)&own_regs, &lo, &hi) ||
+	if (!(u = mp_unw_get()) || mp_elf_text_of((const void *)&own_regs_past, &lo, &hi) ||
 	    u->getcontext(&uc) || u->init_local(&cur, &uc))
 		return -1;
+	if (lib && mp_elf_text_of(lib, &llo, &lhi))
+		llo = lhi = 0;
 	for (i = 0; i < 64; i++) {
 		unw_word_t ip, v;
 
 		if (u->get_reg(&cur, UNW_REG_IP, &ip))
-			return -1;
+			break;
 		if (ip < lo || ip >= hi) {
+			uint64_t r[7];
+
 			for (k = 0; k < 6; k++) {
 				if (u->get_reg(&cur, regs[k], &v))
-					return -1;
-				t->regs[t->nregs++] = v;
+					goto out;
+				r[k] = v;
 			}
 			if (u->get_reg(&cur, UNW_REG_SP, &v))
-				return -1;
-			t->sp = v;
-			return 0;
+				goto out;
+			r[6] = v;
+			if (ip < llo || ip >= lhi) {
+				memcpy(first, r, sizeof(first));
+				have = 1;
+				break;
+			}
+			if (!have) {
+				/* the first frame outside memprov: kept if nothing follows */
+				memcpy(first, r, sizeof(first));
+				have = 1;
+			}
 		}
 		if (u->step(&cur) <= 0)
-			return -1;
+			break;
 	}
-	return -1;
+out:
+	if (!have)
+		return -1;
+	for (k = 0; k < 6; k++)
+		t->regs[t->nregs++] = first[k];
+	t->sp = first[6];
+	return 0;
+}
+
+static int own_regs(struct rthread *t)
+{
+	return own_regs_past(t, NULL);
 }
 
 /* When unwinding fails: scan from here, memprov's frames included. */
@@ -376,18 +405,23 @@ static int find_valgrind(struct dl_phdr_info *info, size_t size, void *arg)
 	return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core");
 }
 
-void mp_reach_note_exit(void)
+void mp_reach_note_exit_past(const void *lib)
 {
 	int g, r;
 
 	memset(&noted, 0, sizeof(noted));
 	g = mp_pass_begin(); /* what libunwind maps is its own */
-	r = own_regs(&noted.t);
+	r = own_regs_past(&noted.t, lib);
 	mp_pass_end(g);
 	if (r)
 		return;
 	noted.tid = (int32_t)mp_syscall(SYS_gettid);
 	noted.ok = 1;
+}
+
+void mp_reach_note_exit(void)
+{
+	mp_reach_note_exit_past(NULL);
 }
 
 static void run(struct job *j)
@@ -423,6 +457,11 @@ static void run(struct job *j)
 
 void mp_reach_note_exit(void)
 {
+}
+
+void mp_reach_note_exit_past(const void *lib)
+{
+	(void)lib;
 }
 
 static void run(struct job *j)

@@ -32,6 +32,14 @@ void mp_reach_at_exit(void) MP_HIDDEN;
 void mp_reach_note_exit(void) MP_HIDDEN;
 
 /*
+ * The same from one of the program's exit handlers, for an exit() made
+ * inside the object that holds lib (libc's err, error, a thread's start
+ * code): the registers of the first frame outside it and libmemprov.so,
+ * or else of the first outside libmemprov.so.
+ */
+void mp_reach_note_exit_past(const void *lib) MP_HIDDEN;
+
+/*
  * Memory the program took from the break itself, with sbrk or brk:
  * [lo, hi) added, or (add 0) the break lowered to lo. glibc's malloc
  * moves the break with calls of its own, never through these. The

@@ -272,6 +272,32 @@ test_expect_success 'main left by pthread_exit: the scan runs in the other threa
 	cat rss && test "$(cat rss)" -gt 8388608
 '
 
+# exit() that libc calls from inside itself, where no hook sees it: the
+# trace said "main returned; status not recorded", had no scan, and the
+# gate counted the 5 blocks still reachable as lost
+for c in "errx 3" "error 4"; do
+	how=${c% *} want=${c#* }
+	test_expect_success "leaving by $how (libc calls exit): status $want, scanned" "
+		st=0 && run basic-$how basic $how 2>basic-$how.err || st=\$? &&
+		test \$st = $want &&
+		memprov leaks --json basic-$how.trace >basic-$how.json &&
+		jget --check basic-$how.json reach.status=done &&
+		test \"\$(classes basic-$how)\" = '3 300 0 0 0 0 5 1000' &&
+		memprov stats --json basic-$how.trace >basic-$how.stats &&
+		jget --check basic-$how.stats state=exited exit_status=$want &&
+		memprov check --max-leak 300 basic-$how.trace
+	"
+done
+
+test_expect_success 'main left by pthread_exit, the last thread returns: status 0, scanned' '
+	run lastthread lastthread &&
+	jget --check lastthread.json reach.status=done &&
+	test "$(in_class lastthread.json drop3 definitely_lost)" = 300 &&
+	test "$(in_class lastthread.json basic still_reachable)" = 1000 &&
+	memprov stats --json lastthread.trace >lastthread.stats &&
+	jget --check lastthread.stats state=exited exit_status=0
+'
+
 test_expect_success 'under strace (ptrace refused) the register is not seen, and the report says so' '
 	command -v strace >/dev/null || { echo "no strace: not checked"; exit 0; }
 	timeout 120 strace -f -o /dev/null env MEMPROV_OUTPUT="$TRASH/strace.trace" \

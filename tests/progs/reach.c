@@ -2,8 +2,11 @@
  * reach.c - programs whose blocks have known reachability at exit, for the
  * scan memprov makes then (tests t2215, t2220, t1045). One mode per run:
  *
- *   basic [return|exit|_exit]  5 blocks of 200 B kept in a global, 3 of
- *                              100 B whose last pointer is dropped
+ *   basic [return|exit|_exit|errx|error]
+ *                              5 blocks of 200 B kept in a global, 3 of
+ *                              100 B whose last pointer is dropped; errx
+ *                              and error leave with status 3 and 4 (libc
+ *                              calls exit from inside itself)
  *   list N                     a list of N nodes of 48 B, head dropped:
  *                              1 definitely lost, N-1 indirectly lost
  *   cycle                      two blocks pointing at each other, nothing
@@ -65,6 +68,9 @@
  *                              callee-saved register) when the program
  *                              calls HOW (exit, _exit or quick_exit);
  *                              drop: r13 cleared first
+ *   lastthread                 main leaves by pthread_exit, the other
+ *                              thread runs basic and returns: libc's
+ *                              thread start code calls exit(0)
  *   mainleft                   main leaves by pthread_exit; once it is a
  *                              zombie another thread keeps 8 MiB (touched)
  *                              and runs basic, then exit()
@@ -92,6 +98,8 @@
  *                              (fake_keep): still reachable. Status 3:
  *                              the program itself lies at that address
  */
+#include <err.h>
+#include <error.h>
 #include <pthread.h>
 #include <linux/filter.h>
 #include <linux/io_uring.h>
@@ -152,6 +160,10 @@ static void basic(const char *how)
 		exit(0);
 	if (!strcmp(how, "_exit"))
 		_exit(0);
+	if (!strcmp(how, "errx"))
+		errx(3, "leaving by errx");
+	if (!strcmp(how, "error"))
+		error(4, 0, "leaving by error");
 }
 
 static __attribute__((noinline)) void list(int n)
@@ -818,6 +830,22 @@ static void *mainleft_thread(void *arg)
 	return NULL;
 }
 
+static void *lastthread_thread(void *arg)
+{
+	(void)arg;
+	basic("return");
+	return NULL;
+}
+
+static void lastthread(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, lastthread_thread, NULL))
+		exit(3);
+	pthread_exit(NULL);
+}
+
 static void mainleft(void)
 {
 	pthread_t t;
@@ -894,6 +922,8 @@ int main(int argc, char **argv)
 		sbrk_mode(argc > 2 && !strcmp(argv[2], "down"));
 	else if (!strcmp(mode, "inreg") && argc > 2)
 		inreg(argv[2], argc > 3 && !strcmp(argv[3], "drop"));
+	else if (!strcmp(mode, "lastthread"))
+		lastthread();
 	else if (!strcmp(mode, "mainleft"))
 		mainleft();
 	else if (!strcmp(mode, "list"))
