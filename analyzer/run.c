@@ -737,13 +737,46 @@ static int prepend_env(const char *name, const char *value, const char *sep)
 }
 
 /*
+ * The template as the command's processes get it: absolute, from the
+ * directory memprov runs in (its '%' written '%%'), since a process of
+ * the command that changes directory (make -C, a build that cd's, a
+ * daemon's chdir("/")) would otherwise create its trace there: among
+ * the program's own files, where memprov run's reports and --children
+ * never look, or nowhere (a warning on the program's stderr) where it
+ * may not write. The reports still name the traces as given.
+ */
+static char *absolute_output(const char *output)
+{
+	char *cwd, *abs, *o;
+	const char *c;
+	size_t n = 0;
+
+	if (output[0] == '/' || !(cwd = getcwd(NULL, 0)))
+		return xstrdup(output);
+	for (c = cwd; *c; c++)
+		n += *c == '%' ? 2 : 1;
+	abs = o = xmalloc(n + 1 + strlen(output) + 1);
+	for (c = cwd; *c; c++) {
+		if (*c == '%')
+			*o++ = '%';
+		*o++ = *c;
+	}
+	if (o == abs || o[-1] != '/')
+		*o++ = '/';
+	strcpy(o, output);
+	free(cwd);
+	return abs;
+}
+
+/*
  * The environment the command starts with: the library first in
  * LD_PRELOAD, the settings asked for, and with --pytest the plugin's
  * directory first in PYTHONPATH and the plugin in PYTEST_PLUGINS.
  */
 static int set_env(const struct run_args *a, const char *lib, const char *plugin_dir)
 {
-	int ret = prepend_env("LD_PRELOAD", lib, " ") || setenv("MEMPROV_OUTPUT", a->output, 1) ||
+	char *output = absolute_output(a->output);
+	int ret = prepend_env("LD_PRELOAD", lib, " ") || setenv("MEMPROV_OUTPUT", output, 1) ||
 		  (a->mark_on && setenv("MEMPROV_MARK_ON", a->mark_on, 1)) ||
 		  (a->python_objects && setenv("MEMPROV_PYTHON_OBJECTS", "1", 1));
 
@@ -751,6 +784,7 @@ static int set_env(const struct run_args *a, const char *lib, const char *plugin
 		ret = prepend_env("PYTHONPATH", plugin_dir, ":") ||
 		      (!has_item(getenv("PYTEST_PLUGINS"), PYTEST_PLUGIN, ',') &&
 		       prepend_env("PYTEST_PLUGINS", PYTEST_PLUGIN, ","));
+	free(output);
 	return ret ? error("cannot set the environment: %s", strerror(errno)) : 0;
 }
 

@@ -31,10 +31,10 @@ test_expect_success 'unknown subcommand, option, help topic: exit 2, one line an
 	grep -F "more than one trace given" err
 '
 
-test_expect_success 'run: LD_PRELOAD, MEMPROV_OUTPUT, MEMPROV_MARK_ON; trace path reported' '
+test_expect_success 'run: LD_PRELOAD, MEMPROV_OUTPUT (made absolute), MEMPROV_MARK_ON; trace path reported' '
 	LD_PRELOAD= MEMPROV_LIB=$LIBM memprov run -o "o.%p.trace" --mark-on app:step --mark-on m.n:f -- \
 		sh -c "echo \"\$LD_PRELOAD|\$MEMPROV_OUTPUT|\$MEMPROV_MARK_ON\" >env.txt; echo \$\$ >pid; : >o.\$\$.trace" 2>err &&
-	echo "$LIBM|o.%p.trace|app:step,m.n:f" >expect && test_cmp expect env.txt &&
+	echo "$LIBM|$(pwd)/o.%p.trace|app:step,m.n:f" >expect && test_cmp expect env.txt &&
 	echo "memprov: trace written to o.$(cat pid).trace" >expect && test_cmp expect err
 '
 

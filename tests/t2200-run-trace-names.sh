@@ -4,12 +4,20 @@
 # trace at -o PATH is replaced (with its numbered siblings, the rest of
 # that earlier run), --no-clobber keeps it and the new trace is
 # NAME.1.trace, a file that is not a memprov trace (or a symbolic link)
-# is never touched, and %% in the template is a '%'.
+# is never touched, and %% in the template is a '%'. A relative -o PATH
+# (and the default) is relative to where memprov runs, for every process
+# of the command, also one that changed directory first.
 . "$(dirname "$0")/test-lib.sh"
 test -f "$MEMPROV_LIB" && test -x "$BIN/leak3" || test_skip "libmemprov.so or tests/bin/leak3 not built"
 
 # pid_of TRACE: the pid its header names
 pid_of() { memprov stats "$1" | sed -n "s/^pid: \([0-9]*\).*/\1/p"; }
+# pid_of_cmd WORD TRACE...: the pid of the trace whose command holds WORD
+pid_of_cmd() {
+	w=$1 && shift && for t; do
+		memprov stats "$t" | grep -q "^pid: .*command: .*$w" && pid_of "$t"
+	done
+}
 
 test_expect_success 'an older trace at -o PATH is replaced, and run says so' '
 	memprov run -o same.trace -- "$BIN/leak3" 2>err1 &&
@@ -67,6 +75,18 @@ test_expect_success 'a directory as -o: the trace inside it is named' '
 	name=$(sed -n "s/^memprov: trace written to //p" err) &&
 	case "$name" in d/memprov.*.trace) ;; *) echo "reported $name"; exit 1 ;; esac &&
 	test -s "$name"
+'
+
+test_expect_success 'relative -o: a child that changes directory writes its trace beside the others' '
+	mkdir sub && mkdir "p%d" &&
+	st=0 && memprov run -o "rel.%p.trace" --check --reachable --children -- sh -c "cd sub && \"$BIN/leak3\"" \
+		>out 2>err || st=$? &&
+	test $st = 23 && ! ls sub/*.trace 2>/dev/null &&
+	test $(ls rel.*.trace | wc -l) = 2 &&
+	grep -F "pid $(pid_of_cmd leak3 rel.*.trace)" err | grep -F ": FAIL" &&
+	(cd "p%d" && memprov run -- sh -c "cd ../sub && \"$BIN/leak3\"" 2>../err2) &&
+	! ls sub/*.trace 2>/dev/null && test $(ls "p%d"/memprov.*.trace | wc -l) = 2 &&
+	grep -F "memprov: other trace of this run: memprov." err2
 '
 
 test_done
