@@ -178,12 +178,67 @@ static uint32_t sample_weight(uint64_t size, uint64_t n)
 	return w < 1.5 ? 1 : w > 4e9 ? 4000000000u : (uint32_t)(w + 0.5);
 }
 
+/*
+ * pymalloc's own bookkeeping, charged to whichever line needed a new
+ * arena: new_arena() grows its table of arena objects (48 bytes each, 16
+ * at first, doubled each time: PyMem_RawRealloc, that is realloc) right
+ * before it maps the arena, and marks the arena in its radix tree right
+ * after, with PyMem_RawCalloc for a node the tree lacks (a bottom node of
+ * 128 KiB for each 16 GiB of addresses, a middle one of 256 KiB, on
+ * 64-bit CPython 3.10-3.13). These stay until the interpreter ends:
+ * interpreter state, not the program's (a clean program that once held
+ * more than 16 MiB of small objects failed the gate with the table's 1.5
+ * KiB at its line). Told apart by their place among the thread's
+ * records: the table's realloc doubles a block of 768 << k bytes and the
+ * next record is PyObject_ArenaAlloc under the same stack; a node is a
+ * calloc of one of those two sizes among the records right after the
+ * arena, under its stack.
+ */
+#define PYA_TABLE 1
+#define PYA_ARENA 2
+#define PYA_TABLE_UNIT 768u /* 16 arena objects of 48 bytes */
+
+static int pya_table_size(uint64_t old, uint64_t size)
+{
+	uint64_t n = size / PYA_TABLE_UNIT;
+
+	return size % PYA_TABLE_UNIT == 0 && n >= 2 && !(n & (n - 1)) && old * 2 == size;
+}
+
+static void pya_note(struct replay *r, struct replay_thread *th, const struct mp_rec_alloc *a,
+		     struct replay_block *b, uint64_t old_size)
+{
+	int state = th->pya_state;
+
+	th->pya_state = 0;
+	if (a->h.func == MP_FN_PyObject_ArenaAlloc && b->key.kind == MP_KIND_MMAP) {
+		if (state == PYA_TABLE && th->pya_stack == a->stack) {
+			struct replay_block *t = block_find(r, MP_KIND_HEAP, th->pya_addr);
+
+			if (t && t->stack == a->stack && t->func == MP_FN_realloc)
+				t->interp = 1;
+		}
+		th->pya_state = PYA_ARENA;
+		th->pya_stack = a->stack;
+	} else if (state == PYA_ARENA && a->h.func == MP_FN_calloc && a->stack == th->pya_stack &&
+		   (a->size == 1u << 17 || a->size == 1u << 18)) {
+		b->interp = 1;
+		th->pya_state = PYA_ARENA; /* up to four nodes: the arena's start and its end */
+	} else if (a->h.func == MP_FN_realloc && (a->h.flags & MP_RF_REALLOC) &&
+		   pya_table_size(old_size, a->size)) {
+		th->pya_state = PYA_TABLE;
+		th->pya_addr = a->addr;
+		th->pya_stack = a->stack;
+	}
+}
+
 static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp_rec_alloc *a)
 {
 	unsigned kind = a->h.kind == MP_KIND_MMAP ? MP_KIND_MMAP : MP_KIND_HEAP;
 	int is_realloc = a->h.flags & MP_RF_REALLOC;
 	struct replay_func *fn = func_of(r, a->h.func);
 	struct replay_block *b;
+	uint64_t old_size;
 
 	if (!(is_realloc && th->realloc_pending))
 		fn->calls++;
@@ -197,11 +252,14 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 			th->stash = NULL;
 		}
 		drop_stash(th);
+		th->pya_state = 0;
 		return;
 	}
+	old_size = is_realloc && th->stash ? th->stash->size : 0;
 	drop_stash(th);
 	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
 	b->interp = (a->h.flags & MP_RF_INTERP) != 0;
+	pya_note(r, th, a, b, old_size);
 	if (a->h.flags & MP_RF_SAMPLED)
 		b->weight = sample_weight(a->size, r->trace->hdr.sample_bytes);
 	fn->bytes += block_bytes(b);
@@ -270,6 +328,7 @@ static void do_free(struct replay *r, struct replay_thread *th, const struct mp_
 	struct replay_block *b;
 
 	drop_stash(th);
+	th->pya_state = 0;
 	if (f->h.func == MP_FN_munmap) {
 		func_of(r, f->h.func)->calls++;
 		do_unmap(r, f->addr, ((const struct mp_rec_unmap *)f)->len);
@@ -521,9 +580,9 @@ static int apply(struct replay *r, const struct mp_rec_head *h)
 	switch (h->type) {
 	case MP_REC_ALLOC: do_alloc(r, th, (const void *)h); break;
 	case MP_REC_FREE: do_free(r, th, (const void *)h); break;
-	case MP_REC_GPU_ALLOC: do_gpu_alloc(r, th, (const void *)h); break;
-	case MP_REC_GPU_FREE: do_gpu_free(r, th, (const void *)h); break;
-	case MP_REC_CTX_RESET: do_ctx_reset(r, th, (const void *)h); break;
+	case MP_REC_GPU_ALLOC: th->pya_state = 0; do_gpu_alloc(r, th, (const void *)h); break;
+	case MP_REC_GPU_FREE: th->pya_state = 0; do_gpu_free(r, th, (const void *)h); break;
+	case MP_REC_CTX_RESET: th->pya_state = 0; do_ctx_reset(r, th, (const void *)h); break;
 	case MP_REC_STACK: do_stack(r, (const void *)h); break;
 	case MP_REC_PYCODE: do_pycode(r, (const void *)h); break;
 	case MP_REC_MODULE: do_module(r, (const void *)h); break;

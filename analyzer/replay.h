@@ -33,7 +33,8 @@ struct replay_block {
 	uint16_t func;
 	uint8_t reach;     /* enum mp_reach_class from the scan at exit; 0: none */
 	uint8_t inherited; /* a forked child's: its parent held it at the fork */
-	uint8_t interp;    /* MP_RF_INTERP: CPython's own, remade after a fork */
+	uint8_t interp;    /* CPython's own: MP_RF_INTERP (remade after a fork), or
+			      pymalloc's arena table and radix tree (replay.c) */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
 
@@ -113,6 +114,15 @@ struct replay_thread {
 	struct replay_block *gpu_stash;
 	uint64_t gpu_free_addr;
 	uint8_t gpu_free_kind, gpu_free_pending, gpu_free_unmatched;
+	/*
+	 * pymalloc's own bookkeeping, made on the thread's next records
+	 * around a new arena (replay.c, pyarena_*): PYA_TABLE, a realloc
+	 * that may be the arena table growing (its address, for the arena
+	 * that must follow); PYA_ARENA, an arena just mapped (the radix
+	 * tree's nodes may follow). pya_stack: that record's stack.
+	 */
+	uint8_t pya_state;
+	uint64_t pya_addr, pya_stack;
 };
 
 /*
