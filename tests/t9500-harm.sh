@@ -724,4 +724,25 @@ test_expect_success 'a forked child of a process that chrooted or took another u
 	memprov stats "$(ls jailtr/j.*.trace | head -1)" | grep -qx "ended: exited with status 0"
 '
 
+# a child the command runs under another user (subprocess's user=, as
+# Python's test_subprocess does) may not write in root's run directory:
+# it runs untraced, and its stderr, which the caller captures, is as bare
+# (before: "memprov: cannot create the trace file ...: Permission denied")
+test_expect_success 'memprov run: a child exec'"'"'d as another user writes nothing of memprov'"'"'s on its stderr' '
+	cat >asuser.py <<-\EOF &&
+	import subprocess
+	r = subprocess.run(["/bin/echo", "hi"], user="nobody", capture_output=True)
+	print(r.returncode, r.stdout.decode().strip(), len(r.stderr))
+	EOF
+	st=0 && /usr/bin/python3 asuser.py >asuser-bare.out 2>&1 || st=$?
+	if [ "$st" != 0 ] || ! grep -qx "0 hi 0" asuser-bare.out; then
+		echo "cannot run a child as nobody here: not checked"; cat asuser-bare.out; return 0
+	fi
+	rm -rf asuser.d &&
+	memprov run -d asuser.d -- /usr/bin/python3 asuser.py >asuser.out 2>asuser.err &&
+	test_cmp asuser-bare.out asuser.out &&
+	memprov run -o "$TRASH/asuser.%p.trace" -- /usr/bin/python3 asuser.py >asuser2.out 2>/dev/null &&
+	test_cmp asuser-bare.out asuser2.out
+'
+
 test_done
