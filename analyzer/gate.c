@@ -14,12 +14,14 @@
  * be read or the growth window is empty. What it writes (text, JSON,
  * annotations, JUnit) is in gate_report.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc_fn.h"
@@ -465,6 +467,41 @@ out:
 	growth_release(&g);
 }
 
+/*
+ * run --check --children: is the process of this running trace still
+ * alive, writing it (a daemon, `cmd &`)? Gating it now would count all it
+ * holds as if it had died there. The pid alone may have been reused: the
+ * process must also hold the trace open.
+ */
+static int still_running(const struct trace *t, const char *path)
+{
+	char dir[64], link[96], target[4096];
+	struct stat want, st;
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+	int found = 0;
+
+	if (t->hdr.state != MP_STATE_RUNNING || t->hdr.pid <= 0 || stat(path, &want) < 0)
+		return 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)t->hdr.pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.16s", dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		found = !stat(link, &st) && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+	}
+	closedir(d);
+	return found;
+}
+
 /* Gate one trace; print its report; add it to the JUnit cases. */
 static int gate_one(const struct gate_opts *o, struct suppressions *supp, const char *path,
 		    struct gate_totals *tot)
@@ -496,6 +533,9 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 	} else if (t.hdr.state == MP_STATE_EXEC) {
 		res.skipped = 1;
 		res.skip_why = "replaced by exec (its memory went with it)";
+	} else if ((o->flags & GATE_RUN) && still_running(&t, path)) {
+		res.skipped = 1;
+		res.skip_why = "still running when the command ended (a child that outlives it): no exit yet, no verdict";
 	}
 	if (res.skipped) {
 		tot->skipped++;
@@ -580,14 +620,21 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 		ok[i] = !read_header(paths[i], &h[i]);
 		ours[i] = ok[i] && h[i].pid == pid;
 	}
-	/* descendants: a trace whose parent wrote one of ours */
+	/*
+	 * descendants: a trace whose parent wrote one of ours, and the image
+	 * a child of ours exec'd (same pid, started as that trace ended): its
+	 * ppid is its parent's at the exec, the reaper's when the parent had
+	 * already exited (`cmd &` in a shell that exits at once)
+	 */
 	while ((o->flags & GATE_CHILDREN) && grew) {
 		size_t j;
 
 		grew = 0;
 		for (i = 0; i < n; i++)
 			for (j = 0; j < n && ok[i] && !ours[i]; j++)
-				if (ours[j] && h[i].ppid == h[j].pid)
+				if (ours[j] && (h[i].ppid == h[j].pid ||
+						(h[j].state == MP_STATE_EXEC && h[i].pid == h[j].pid &&
+						 h[i].start_mono_ns >= h[j].start_mono_ns)))
 					ours[i] = grew = 1;
 	}
 	for (i = 0; i < n; i++)
@@ -598,7 +645,10 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 		      (int)pid);
 		ret = EXIT_USAGE;
 	} else {
-		ret = gate_check(o, pick, np);
+		struct gate_opts run_o = *o;
+
+		run_o.flags |= GATE_RUN;
+		ret = gate_check(&run_o, pick, np);
 	}
 	free(h);
 	free(pick);

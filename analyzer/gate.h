@@ -65,6 +65,8 @@ enum gate_flags {
 				       Python arenas too */
 	GATE_REACHABLE = 1 << 6,    /* --reachable: a native program's reachable memory
 				       too (all live memory), not only what is lost */
+	GATE_RUN = 1 << 7,          /* memprov run --check: a child still running when
+				       CMD ended is not gated (it has not ended) */
 };
 
 struct gate_opts {

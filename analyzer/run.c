@@ -982,6 +982,7 @@ static int make_run_dir(struct run_args *a)
 	char *abs;
 	DIR *d;
 	struct dirent *de;
+	int fd;
 
 	if (mkdir(a->dir, 0700) < 0) {
 		if (errno != EEXIST)
@@ -1003,6 +1004,19 @@ static int make_run_dir(struct run_args *a)
 	a->index = xmalloc(strlen(abs) + sizeof("/index"));
 	sprintf(a->index, "%s/index", abs);
 	free(abs);
+	/*
+	 * Claim DIR: two runs given the same new DIR at once both found it
+	 * empty (neither had written yet), shared it, and each named the
+	 * other's traces as its own child processes. The index is created
+	 * here, once: the second run finds it there and is refused.
+	 */
+	fd = open(a->index, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error(errno == EEXIST ?
+			     "the run directory '%s' is not empty (another run is using it?): give a new one" :
+			     "cannot create the index in the run directory '%s': %s",
+			     a->dir, strerror(errno));
+	close(fd);
 	a->output = a->dir_output;
 	if (setenv("MEMPROV_RUN_INDEX", a->index, 1) < 0)
 		return error("cannot set the environment: %s", strerror(errno));

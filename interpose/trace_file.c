@@ -104,6 +104,15 @@ static uint64_t space_end;              /* bytes of the file fallocated */
 static uint64_t resident;               /* trace bytes mapped and present */
 static int populate_off;                /* MADV_POPULATE_WRITE is not known */
 static int space_by_writing;            /* reserve space with zeros, not fallocate */
+/*
+ * In a forked child: the pid of the process that forked it (its trace's
+ * pid), for the child's header. getppid() is wrong when the parent exited
+ * before the child opened its trace (a daemon's double fork, `cmd &` in a
+ * shell that exits at once): the child is already the reaper's, and its
+ * trace said ppid 1, so no report found its parent's trace and `run
+ * --check --children` left it out.
+ */
+static int32_t fork_parent_pid;
 static pthread_mutex_t space_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void mp_stop(enum mp_stop why, const char *msg)
@@ -1091,7 +1100,7 @@ static void warn_ram_backed(const char *name)
 	mp_warn(msg, NULL);
 }
 
-static void fill_header(struct mp_file_header *h, int ramfs)
+static void fill_header(struct mp_file_header *h, int ramfs, int forked)
 {
 	h->version = MP_VERSION;
 	h->header_size = MP_HEADER_SIZE;
@@ -1101,7 +1110,7 @@ static void fill_header(struct mp_file_header *h, int ramfs)
 		   MP_HF_RSS_NET | (ramfs ? MP_HF_RAMFS : 0);
 	h->next_chunk = 0;
 	h->pid = getpid();
-	h->ppid = getppid();
+	h->ppid = forked && fork_parent_pid > 0 ? fork_parent_pid : getppid();
 	h->state = MP_STATE_RUNNING;
 	h->exit_status = 0;
 	h->start_mono_ns = mp_now();
@@ -1164,7 +1173,7 @@ int mp_trace_open(int forked)
 	if (ramfs)
 		warn_ram_backed(name);
 	mp_header = p;
-	fill_header(mp_header, ramfs);
+	fill_header(mp_header, ramfs, forked);
 	stopped = 0;
 	mp_trace_ok = 1;
 	return 0;
@@ -1257,6 +1266,7 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread
 		mp_sys_munmap(seg_done, MAX_SEGS * sizeof(uint16_t));
 	seg_done = NULL;
 	memset(view_released, 0, sizeof(view_released));
+	fork_parent_pid = mp_header ? mp_header->pid : 0;
 	if (mp_header)
 		mp_sys_munmap(mp_header, MP_HEADER_SIZE);
 	mp_header = NULL;

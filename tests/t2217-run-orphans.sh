@@ -1,0 +1,119 @@
+#!/bin/sh
+# t2217-run-orphans.sh - process trees whose parents go first, and run
+# directories shared by mistake:
+# - a forked child whose parent exited before the child opened its trace
+#   (a daemon's double fork, `cmd &` in a shell that exits at once) names
+#   the process that forked it as its ppid, not the reaper (1): its
+#   parent's trace is found and `run --check --children` gates it;
+# - the image such an orphan exec's is gated with it;
+# - a child still running when CMD ends is not gated as if it had died
+#   there (all it holds counted): no verdict, and the run passes;
+# - two runs given the same -d DIR: the second is refused.
+# late.so's fork child handler runs before libmemprov.so's and waits until
+# the parent has exited: the orphaned child is certain, not a race.
+. "$(dirname "$0")/test-lib.sh"
+jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
+test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
+	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
+
+test_expect_success 'build: late.so, an orphaning fork, a leaker, a child that outlives its parent' '
+	cat >late.c <<-\EOC &&
+	#include <pthread.h>
+	#include <unistd.h>
+	static pid_t parent;
+	static void prepare(void) { parent = getpid(); }
+	static void child(void) { while (getppid() == parent) usleep(1000); }
+	__attribute__((constructor)) static void init(void) { pthread_atfork(prepare, NULL, child); }
+	EOC
+	cat >orph.c <<-\EOC &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <string.h>
+	#include <unistd.h>
+	static char *kept;
+	int main(int argc, char **argv)
+	{
+		pid_t p;
+
+		kept = malloc(300);
+		memset(kept, 1, 300);
+		p = fork();
+		if (p == 0) {
+			char *q = malloc(1000);
+			memset(q, 1, 1000);
+			q = NULL;
+			if (argc > 1)
+				execvp(argv[1], argv + 1);
+			return 0;
+		}
+		printf("child=%d\n", (int)p);
+		return 0;
+	}
+	EOC
+	cat >lost1.c <<-\EOC &&
+	#include <stdlib.h>
+	#include <string.h>
+	int main(void) { char *p = malloc(777); memset(p, 1, 777); p = NULL; return 0; }
+	EOC
+	cat >outlive.c <<-\EOC &&
+	#include <stdlib.h>
+	#include <string.h>
+	#include <unistd.h>
+	static char *keep;
+	int main(void)
+	{
+		if (fork() == 0) {
+			keep = malloc(5000);
+			memset(keep, 1, 5000);
+			usleep(1500000);
+			free(keep);
+			return 0;
+		}
+		usleep(200000);
+		return 0;
+	}
+	EOC
+	cc -shared -fPIC -o late.so late.c &&
+	cc -O0 -o orph orph.c && cc -O0 -o lost1 lost1.c && cc -O0 -o outlive outlive.c
+'
+
+test_expect_success 'an orphaned child names its parent: index, header, inherited blocks known' '
+	timeout 30 "$MEMPROV_CLI" run -d o1 -- env LD_PRELOAD="$MEMPROV_LIB:$TRASH/late.so" ./orph >out &&
+	child=$(sed -n "s/^child=//p" out) &&
+	n=0 && while ! grep -q "^exit	$child	" o1/index && test $n -lt 100; do sleep 0.1; n=$((n + 1)); done &&
+	cat o1/index &&
+	parent=$(awk -F"\t" "\$1 == \"start\" && \$5 == \"new\" && \$6 == \"./orph\" { print \$2 }" o1/index) &&
+	test -n "$parent" &&
+	grep "^start	$child	$parent	[0-9]*	fork	" o1/index &&
+	grep "^exit	$child	$parent	[0-9]*	0	" o1/index &&
+	memprov leaks --json "o1/memprov.$child.trace" >child.json &&
+	jget --check child.json ppid=$parent inherited.known=true inherited.held.bytes=300
+'
+
+test_expect_success 'run --check --children: the leaker an orphan exec s fails the gate' '
+	{ timeout 30 "$MEMPROV_CLI" run -d o2 --check --max-leak 0 --children -- \
+		env LD_PRELOAD="$MEMPROV_LIB:$TRASH/late.so" sh -c "./orph ./lost1; sleep 0.5" >out 2>err; rc=$?; } &&
+	cat err && test $rc = 23 &&
+	grep "^memprov check: .*(pid [0-9]*: ./lost1): FAIL" err &&
+	grep "777 B in 1 block" err
+'
+
+test_expect_success 'run --check --children: a clean child still running when CMD ends is not gated' '
+	timeout 30 "$MEMPROV_CLI" run -d o3 --check --max-leak 0 --children -- ./outlive >out 2>err &&
+	cat err &&
+	grep "not gated: still running when the command ended" err &&
+	! grep "FAIL" err &&
+	sleep 2 &&
+	memprov check --max-leak 0 o3
+'
+
+test_expect_success 'two runs given the same new -d DIR: the second is refused' '
+	MEMPROV_DISABLE=1 timeout 30 "$MEMPROV_CLI" run -d same -- sleep 1 >out1 2>err1 &
+	n=0 && while ! test -d same && test $n -lt 100; do sleep 0.01; n=$((n + 1)); done &&
+	{ timeout 30 "$MEMPROV_CLI" run -d same -- true >out2 2>err2; rc=$?; } &&
+	wait &&
+	cat err2 && test $rc = 1 &&
+	grep "run directory .same. is not empty" err2
+'
+
+test_done
