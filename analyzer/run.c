@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -648,16 +649,66 @@ static void report_others(const struct run_traces *t, pid_t pid, const char *min
 }
 
 /*
+ * The command died of signal sig that its libmemprov.so could not note
+ * (SIGKILL: the OOM killer, `kill -9`, a timeout's last word; a crash in
+ * a process whose tracing hooks were gone): its trace still says
+ * running, and the reports said "killed or still running". memprov run
+ * saw the signal in the status: it writes it into the header of the
+ * command's own trace (the process is gone: nothing else writes there),
+ * the signal first, then the state. The end time stays unset: the
+ * reports take the last record's, not this later instant.
+ */
+static void note_killed(const char *path, const struct mp_file_header *h, pid_t pid, int sig,
+			const char *index)
+{
+	uint32_t state = MP_STATE_KILLED;
+	int32_t signo = sig;
+	struct timespec now;
+	char line[2048], *c;
+	int fd, n, ok;
+
+	if (!sig || h->pid != pid || h->state != MP_STATE_RUNNING)
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	ok = pwrite(fd, &signo, sizeof(signo), offsetof(struct mp_file_header, term_signal)) ==
+		     (ssize_t)sizeof(signo) &&
+	     pwrite(fd, &state, sizeof(state), offsetof(struct mp_file_header, state)) ==
+		     (ssize_t)sizeof(state);
+	close(fd);
+	if (!ok || !index || (fd = open(index, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return;
+	/* the line the process would have written (run_index.c's format) */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	n = snprintf(line, sizeof(line) - 1, "killed\t%d\t%d\t%llu\t%d\t%.1024s", (int)h->pid,
+		     (int)h->ppid,
+		     (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
+		     sig, h->cmdline[0] ? h->cmdline : h->exe);
+	if (n > 0 && n < (int)sizeof(line) - 1) {
+		for (c = line + n - 1; c > line && *c != '\t'; c--)
+			if (*c == '\n' || *c == '\r')
+				*c = ' ';
+		line[n++] = '\n';
+		(void)!write(fd, line, (size_t)n);
+	}
+	close(fd);
+}
+
+/*
  * Say where the traces are: the command's own (the program its pid
- * finally became, after any exec), then one line on the others.
+ * finally became, after any exec), then one line on the others. sig: the
+ * signal that killed the command (0: none).
  */
 static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
-			  const char *base)
+			  const char *base, int sig, const char *index)
 {
 	struct run_traces t;
 	char *mine;
 
 	run_traces_find(&t, tmpl, before, pid);
+	if (t.last < t.n)
+		note_killed(t.path[t.last], &t.h[t.last], pid, sig, index);
 	mine = t.last < t.n ? xstrdup(t.path[t.last]) : name_for_pid(tmpl, pid, before);
 	if (!readable_file(mine))
 		fprintf(stderr, "memprov: no trace at %s: the command may not have started under libmemprov.so\n",
@@ -1154,7 +1205,7 @@ static int cmd_run(int argc, char **argv)
 	if (!started)
 		goto out;
 	own_line();
-	report_traces(tmpl, pid, &before, clob, base);
+	report_traces(tmpl, pid, &before, clob, base, sig, a.index);
 	if (a.check)
 		ret = run_gate(&a, json_fd, tmpl, &before, pid, ret);
 out:

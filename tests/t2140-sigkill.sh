@@ -65,4 +65,29 @@ for pid in $(cat "$TRASH/pids" 2>/dev/null); do
 	grep -q "tests/bin/steps" "/proc/$pid/cmdline" 2>/dev/null &&
 		kill -9 "$pid" 2>/dev/null
 done
+# memprov run sees in the status what the killed command could not write:
+# before, its trace said running and the reports "killed or still running"
+test_expect_success 'memprov run: the command killed with SIGKILL: its trace says so, and its index' '
+	rm -rf kdir &&
+	"$MEMPROV_CLI" run -d kdir -- "$BIN/steps" kdir.log 1000000 2>kdir.err &
+	run=$! && echo $run >>"$TRASH/pids" &&
+	wait_lines kdir.log 1000 &&
+	child=$(pgrep -P $run) && test -n "$child" &&
+	kill -9 $child &&
+	{ wait $run; st=$?; } ; test "$st" = 137 &&
+	t=$(ls kdir/memprov.*.trace) &&
+	timeout 60 "$MEMPROV_CLI" stats --json "$t" >kdir.json &&
+	jget --check kdir.json state=killed signal=9 &&
+	"$MEMPROV_CLI" stats "$t" | grep -x "ended: killed by SIGKILL (signal 9): live at point of death" &&
+	test "$(cut -f1,5 kdir/index | tail -n 1)" = "$(printf "killed\t9")" &&
+	timeout 60 "$MEMPROV_CLI" leaks --json "$t" >kdir-leaks.json &&
+	test "$(jget kdir-leaks.json totals.heap.blocks)" -ge 1000
+'
+
+test_expect_success 'memprov run: a command that exits is not marked killed' '
+	"$MEMPROV_CLI" run -o "$TRASH/ok.trace" -- /bin/true &&
+	"$MEMPROV_CLI" stats --json ok.trace >ok.json &&
+	jget --check ok.json state=exited exit_status=0
+'
+
 test_done
