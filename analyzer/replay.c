@@ -184,19 +184,24 @@ static uint32_t sample_weight(uint64_t size, uint64_t n)
  * at first, doubled each time: PyMem_RawRealloc, that is realloc) right
  * before it maps the arena, and marks the arena in its radix tree right
  * after, with PyMem_RawCalloc for a node the tree lacks (a bottom node of
- * 128 KiB for each 16 GiB of addresses, a middle one of 256 KiB, on
- * 64-bit CPython 3.10-3.13). These stay until the interpreter ends:
- * interpreter state, not the program's (a clean program that once held
- * more than 16 MiB of small objects failed the gate with the table's 1.5
- * KiB at its line). Told apart by their place among the thread's
- * records: the table's realloc doubles a block of 768 << k bytes and the
- * next record is PyObject_ArenaAlloc under the same stack; a node is a
- * calloc of one of those two sizes among the records right after the
- * arena, under its stack.
+ * 128 KiB for each 16 GiB of addresses, a middle one of 256 KiB for each
+ * 512 TiB, on 64-bit CPython 3.10-3.13). These stay until the
+ * interpreter ends: interpreter state, not the program's (a clean program
+ * that once held more than 16 MiB of small objects failed the gate with
+ * the table's 1.5 KiB at its line). Told apart by their place among the
+ * thread's records, and, so that a block of the program's own made there
+ * (a list of 96 items doubled, bytes(131039)) is never taken for them, by
+ * what pymalloc holds: the table is the block realloc'd from the table
+ * (the realloc from NULL of 768 B right before the trace's first arena),
+ * doubled; a node is made only when the arena lies in a range of
+ * addresses no arena of the trace lay in before, one per such range.
  */
 #define PYA_TABLE 1
 #define PYA_ARENA 2
+#define PYA_FIRST 3 /* a realloc from NULL of 768 B: the table, if an arena follows */
 #define PYA_TABLE_UNIT 768u /* 16 arena objects of 48 bytes */
+#define PYA_BOT_SHIFT 34   /* a bottom node's range: 16 GiB */
+#define PYA_MID_SHIFT 49   /* a middle node's: 512 TiB */
 
 static int pya_table_size(uint64_t old, uint64_t size)
 {
@@ -205,30 +210,74 @@ static int pya_table_size(uint64_t old, uint64_t size)
 	return size % PYA_TABLE_UNIT == 0 && n >= 2 && !(n & (n - 1)) && old * 2 == size;
 }
 
+/* Is range (tagged with its level) new to the trace's arenas? Then noted. */
+static int pya_new_range(struct replay *r, uint64_t range)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_pya_ranges; i++)
+		if (r->pya_ranges[i] == range)
+			return 0;
+	if (r->n_pya_ranges == r->alloc_pya_ranges) {
+		r->alloc_pya_ranges = r->alloc_pya_ranges ? 2 * r->alloc_pya_ranges : 8;
+		r->pya_ranges = xrealloc(r->pya_ranges, r->alloc_pya_ranges * sizeof(*r->pya_ranges));
+	}
+	r->pya_ranges[r->n_pya_ranges++] = range;
+	return 1;
+}
+
+/* The radix tree's nodes an arena at [lo, hi) needs: th->pya_bot, pya_mid. */
+static void pya_nodes(struct replay *r, struct replay_thread *th, uint64_t lo, uint64_t hi)
+{
+	uint64_t last = hi - 1;
+
+	th->pya_bot = pya_new_range(r, (lo >> PYA_BOT_SHIFT) << 1);
+	if ((last >> PYA_BOT_SHIFT) != (lo >> PYA_BOT_SHIFT))
+		th->pya_bot += pya_new_range(r, (last >> PYA_BOT_SHIFT) << 1);
+	th->pya_mid = pya_new_range(r, (lo >> PYA_MID_SHIFT) << 1 | 1);
+	if ((last >> PYA_MID_SHIFT) != (lo >> PYA_MID_SHIFT))
+		th->pya_mid += pya_new_range(r, (last >> PYA_MID_SHIFT) << 1 | 1);
+}
+
 static void pya_note(struct replay *r, struct replay_thread *th, const struct mp_rec_alloc *a,
-		     struct replay_block *b, uint64_t old_size)
+		     struct replay_block *b, uint64_t old_addr, uint64_t old_size)
 {
 	int state = th->pya_state;
 
 	th->pya_state = 0;
 	if (a->h.func == MP_FN_PyObject_ArenaAlloc && b->key.kind == MP_KIND_MMAP) {
-		if (state == PYA_TABLE && th->pya_stack == a->stack) {
+		if (state == PYA_FIRST && !r->pya_table) {
+			r->pya_table = th->pya_addr;
+		} else if (state == PYA_TABLE && th->pya_stack == a->stack) {
 			struct replay_block *t = block_find(r, MP_KIND_HEAP, th->pya_addr);
 
-			if (t && t->stack == a->stack && t->func == MP_FN_realloc)
+			if (t && t->stack == a->stack && t->func == MP_FN_realloc) {
 				t->interp = 1;
+				r->pya_table = th->pya_addr;
+			}
 		}
+		r->pya_arenas = 1;
+		pya_nodes(r, th, a->addr, a->addr + a->size);
 		th->pya_state = PYA_ARENA;
 		th->pya_stack = a->stack;
 	} else if (state == PYA_ARENA && a->h.func == MP_FN_calloc && a->stack == th->pya_stack &&
-		   (a->size == 1u << 17 || a->size == 1u << 18)) {
+		   ((a->size == 1u << 17 && th->pya_bot) || (a->size == 1u << 18 && th->pya_mid))) {
 		b->interp = 1;
+		if (a->size == 1u << 17)
+			th->pya_bot--;
+		else
+			th->pya_mid--;
 		th->pya_state = PYA_ARENA; /* up to four nodes: the arena's start and its end */
 	} else if (a->h.func == MP_FN_realloc && (a->h.flags & MP_RF_REALLOC) &&
-		   pya_table_size(old_size, a->size)) {
+		   pya_table_size(old_size, a->size) &&
+		   (!r->pya_table || old_addr == r->pya_table)) {
 		th->pya_state = PYA_TABLE;
 		th->pya_addr = a->addr;
 		th->pya_stack = a->stack;
+	} else if (a->h.func == MP_FN_realloc && !(a->h.flags & MP_RF_REALLOC) &&
+		   a->size == PYA_TABLE_UNIT && !r->pya_arenas) {
+		th->pya_state = PYA_FIRST;
+		th->pya_addr = a->addr;
 	}
 }
 
@@ -238,7 +287,7 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 	int is_realloc = a->h.flags & MP_RF_REALLOC;
 	struct replay_func *fn = func_of(r, a->h.func);
 	struct replay_block *b;
-	uint64_t old_size;
+	uint64_t old_size, old_addr;
 
 	if (!(is_realloc && th->realloc_pending))
 		fn->calls++;
@@ -256,10 +305,11 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 		return;
 	}
 	old_size = is_realloc && th->stash ? th->stash->size : 0;
+	old_addr = is_realloc && th->stash ? th->stash->key.addr : 0;
 	drop_stash(th);
 	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
 	b->interp = (a->h.flags & MP_RF_INTERP) != 0;
-	pya_note(r, th, a, b, old_size);
+	pya_note(r, th, a, b, old_addr, old_size);
 	if (a->h.flags & MP_RF_SAMPLED)
 		b->weight = sample_weight(a->size, r->trace->hdr.sample_bytes);
 	fn->bytes += block_bytes(b);
@@ -772,6 +822,7 @@ void replay_release(struct replay *r)
 	}
 	range_index_release(&r->mmap_index);
 	free(r->unmap_hits);
+	free(r->pya_ranges);
 	HASH_ITER(hh, r->failures, f, ft) {
 		HASH_DEL(r->failures, f);
 		free(f);
@@ -856,6 +907,11 @@ void replay_adopt(struct replay *r, const struct replay *from)
 			r->inherit.blocks += b->weight;
 			r->inherit.bytes += block_bytes(b);
 		}
+	/* pymalloc's table and radix tree are the parent's, with its arenas */
+	r->pya_table = from->pya_table;
+	r->pya_arenas = from->pya_arenas;
+	for (i = 0; i < from->n_pya_ranges; i++)
+		pya_new_range(r, from->pya_ranges[i]);
 	/* the child names its code objects again by the same ids, but only later */
 	HASH_ITER(hh, from->pycodes, p, pt) {
 		struct replay_pycode *pc;

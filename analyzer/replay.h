@@ -119,9 +119,12 @@ struct replay_thread {
 	 * around a new arena (replay.c, pyarena_*): PYA_TABLE, a realloc
 	 * that may be the arena table growing (its address, for the arena
 	 * that must follow); PYA_ARENA, an arena just mapped (the radix
-	 * tree's nodes may follow). pya_stack: that record's stack.
+	 * tree's nodes may follow: pya_bot and pya_mid of each size);
+	 * PYA_FIRST, a realloc from NULL that may be the table's start.
+	 * pya_stack: that record's stack.
 	 */
 	uint8_t pya_state;
+	uint8_t pya_bot, pya_mid; /* radix tree nodes the last arena may bring */
 	uint64_t pya_addr, pya_stack;
 };
 
@@ -172,6 +175,16 @@ struct replay {
 	uint64_t unmatched_frees;         /* frees of blocks allocated before tracing */
 	uint64_t unmatched_unmaps;        /* munmaps of ranges no traced mmap made */
 	uint64_t ctx_reset_frees;
+	/*
+	 * pymalloc's bookkeeping (replay.c, pya_*): its arena table's
+	 * address (0: not known), whether an arena was seen, and the ranges
+	 * of addresses its radix tree has nodes for (bottom: 16 GiB << 1,
+	 * middle: 512 TiB << 1 | 1), every arena's so far.
+	 */
+	uint64_t pya_table;
+	int pya_arenas;
+	uint64_t *pya_ranges;
+	size_t n_pya_ranges, alloc_pya_ranges;
 	int have_reach;                   /* an MP_REC_REACH was seen: reach holds it */
 	struct mp_rec_reach reach;        /* the scan at exit (blocks carry its classes) */
 	int have_exit;                    /* an MP_REC_EXIT was seen */

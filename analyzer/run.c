@@ -794,7 +794,10 @@ static int prepend_env(const char *name, const char *value, const char *sep)
  * daemon's chdir("/")) would otherwise create its trace there: among
  * the program's own files, where memprov run's reports and --children
  * never look, or nowhere (a warning on the program's stderr) where it
- * may not write. The reports still name the traces as given.
+ * may not write. The reports still name the traces as given. A template
+ * that would be too long made absolute (a cwd near PATH_MAX: the library
+ * ignores a MEMPROV_OUTPUT of PATH_MAX bytes or more, with a warning on
+ * the program's stderr, and cannot open a longer path) stays relative.
  */
 static char *absolute_output(const char *output)
 {
@@ -816,6 +819,11 @@ static char *absolute_output(const char *output)
 		*o++ = '/';
 	strcpy(o, output);
 	free(cwd);
+	/* room for the pid, a numbered name's ".9999", a directory's leaf */
+	if (strlen(abs) + 64 >= PATH_MAX) {
+		free(abs);
+		return xstrdup(output);
+	}
 	return abs;
 }
 

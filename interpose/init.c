@@ -230,8 +230,18 @@ static void libc_exit_seen(int status, void *arg)
 {
 	(void)arg;
 	if (__atomic_load_n(&exit_pending, __ATOMIC_ACQUIRE) && mp_header &&
-	    exit_pid == mp_header->pid)
+	    exit_pid == mp_header->pid) {
+		/*
+		 * Another status: an exit() libc made from inside a handler
+		 * that ran after main returned or exit() was called (errx
+		 * in an atexit handler), which the process leaves with.
+		 */
+		if (status != exit_status) {
+			exit_status = status;
+			exit_how = MP_EXIT_HOW_EXIT;
+		}
 		return;
+	}
 	/* the program's frame: past libc's (err's, exit's) and the handlers' */
 	note_exit_past(status, MP_EXIT_HOW_EXIT, (const void *)mp_real_exit);
 }

@@ -89,4 +89,18 @@ test_expect_success 'relative -o: a child that changes directory writes its trac
 	grep -F "memprov: other trace of this run: memprov." err2
 '
 
+# a cwd near PATH_MAX: the absolute template would be too long for the
+# library (it ignored it with a warning on the program's stderr, and the
+# trace went to memprov.PID.trace, where run did not look): kept relative
+test_expect_success 'relative -o in a cwd near PATH_MAX: kept relative, the program'"'"'s stderr as bare' '
+	mkdir deep && (cd deep &&
+	c=$(printf "%0200d" 0) &&
+	while [ $(( ${#PWD} + 201 )) -lt 4090 ]; do mkdir $c && cd $c || return 1; done &&
+	c=$(printf "%0$(( 4090 - ${#PWD} - 1 ))d" 0) && mkdir $c && cd $c &&
+	test ${#PWD} = 4090 &&
+	memprov run -o "x.%p.trace" -- sh -c "echo \$\$ >pid; echo hi >&2" 2>err &&
+	printf "hi\nmemprov: trace written to x.%s.trace\n" "$(cat pid)" >expect &&
+	test_cmp expect err && test -s "x.$(cat pid).trace")
+'
+
 test_done

@@ -275,7 +275,7 @@ test_expect_success 'main left by pthread_exit: the scan runs in the other threa
 # exit() that libc calls from inside itself, where no hook sees it: the
 # trace said "main returned; status not recorded", had no scan, and the
 # gate counted the 5 blocks still reachable as lost
-for c in "errx 3" "error 4"; do
+for c in "errx 3" "error 4" "handler-errx 5"; do
 	how=${c% *} want=${c#* }
 	test_expect_success "leaving by $how (libc calls exit): status $want, scanned" "
 		st=0 && run basic-$how basic $how 2>basic-$how.err || st=\$? &&

@@ -2,11 +2,13 @@
  * reach.c - programs whose blocks have known reachability at exit, for the
  * scan memprov makes then (tests t2215, t2220, t1045). One mode per run:
  *
- *   basic [return|exit|_exit|errx|error]
+ *   basic [return|exit|_exit|errx|error|handler-errx]
  *                              5 blocks of 200 B kept in a global, 3 of
  *                              100 B whose last pointer is dropped; errx
  *                              and error leave with status 3 and 4 (libc
- *                              calls exit from inside itself)
+ *                              calls exit from inside itself); handler-
+ *                              errx returns 0 from main, and an atexit
+ *                              handler then calls errx(5)
  *   list N                     a list of N nodes of 48 B, head dropped:
  *                              1 definitely lost, N-1 indirectly lost
  *   cycle                      two blocks pointing at each other, nothing
@@ -148,6 +150,11 @@ static __attribute__((noinline)) void drop3(void)
 	}
 }
 
+static void errx_handler(void)
+{
+	errx(5, "leaving by errx in an exit handler");
+}
+
 static void basic(const char *how)
 {
 	int i;
@@ -164,6 +171,8 @@ static void basic(const char *how)
 		errx(3, "leaving by errx");
 	if (!strcmp(how, "error"))
 		error(4, 0, "leaving by error");
+	if (!strcmp(how, "handler-errx"))
+		atexit(errx_handler);
 }
 
 static __attribute__((noinline)) void list(int n)
