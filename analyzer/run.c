@@ -1058,8 +1058,19 @@ static int make_run_dir(struct run_args *a)
 	abs = realpath(a->dir, NULL);
 	if (!abs)
 		return error("cannot use the run directory '%s': %s", a->dir, strerror(errno));
-	a->dir_output = xmalloc(strlen(abs) + sizeof("/memprov.%p.trace"));
-	sprintf(a->dir_output, "%s/memprov.%%p.trace", abs);
+	/* the template: DIR's own '%' written '%%' (a DIR named run%p) */
+	a->dir_output = xmalloc(2 * strlen(abs) + sizeof("/memprov.%p.trace"));
+	{
+		char *o = a->dir_output;
+		const char *c;
+
+		for (c = abs; *c; c++) {
+			if (*c == '%')
+				*o++ = '%';
+			*o++ = *c;
+		}
+		strcpy(o, "/memprov.%p.trace");
+	}
 	a->index = xmalloc(strlen(abs) + sizeof("/index"));
 	sprintf(a->index, "%s/index", abs);
 	free(abs);

@@ -53,4 +53,14 @@ test_expect_success 'run -d refuses a directory that is not empty, and -d with -
 	! test -e run4
 '
 
+# a '%' in DIR's own name is the directory's, not a pid to fill in: every
+# process failed with "cannot create the trace file .../run<pid>/..."
+test_expect_success 'run -d with a % in the directory name: the traces go there' '
+	rm -rf "run%p" &&
+	timeout 60 "$MEMPROV_CLI" run -d "run%p" -- sh -c "ls >/dev/null; echo hi" >pct.out 2>pct.err &&
+	echo hi >expect && test_cmp expect pct.out &&
+	! grep -q "cannot create" pct.err &&
+	test $(ls "run%p" | grep -c "^memprov\.[0-9]*\.trace$") = 2
+'
+
 test_done
