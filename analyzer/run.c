@@ -711,7 +711,8 @@ static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enu
 		note_killed(t.path[t.last], &t.h[t.last], pid, sig, index);
 	mine = t.last < t.n ? xstrdup(t.path[t.last]) : name_for_pid(tmpl, pid, before);
 	if (!readable_file(mine))
-		fprintf(stderr, "memprov: no trace at %s: the command may not have started under libmemprov.so\n",
+		fprintf(stderr, "memprov: no trace at %s: the command may not have started under "
+			"libmemprov.so, or its trace could not be created (its message above says why)\n",
 			mine);
 	else if (c == CLOBBER_REPLACED && !strcmp(mine, base))
 		fprintf(stderr, "memprov: trace written to %s (an older trace there was replaced)\n", mine);
