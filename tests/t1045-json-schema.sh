@@ -6,7 +6,7 @@
 # and without RSS samples), diff (end and --growth) and check (ok, fail,
 # error and an exec'd image; lost memory, --reachable), on a native
 # program, a Python script, GPU kinds and traces made by tracegen (cut,
-# failed calls, exec). The schemas
+# failed calls, exec, killed by a signal). The schemas
 # catch what they should: a doctored report fails.
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
@@ -61,8 +61,14 @@ for i in range(200):
 	alloc ts=110 func=malloc kind=heap addr=0x10 size=100 stack=1
 	alloc ts=120 func=malloc kind=heap addr=0x20 size=100 stack=1
 	EOF
-	gen exec <<-\EOF
+	gen exec <<-\EOF &&
 	header pid=9 state=exec cmd="before exec"
+	thread 1
+	stack ts=100 id=1 native=0x1000
+	alloc ts=110 func=malloc kind=heap addr=0x10 size=100 stack=1
+	EOF
+	gen killed <<-\EOF
+	header pid=10 state=killed signal=9 cmd="killed"
 	thread 1
 	stack ts=100 id=1 native=0x1000
 	alloc ts=110 func=malloc kind=heap addr=0x10 size=100 stack=1
@@ -70,7 +76,7 @@ for i in range(200):
 '
 
 test_expect_success 'every report of every trace validates against its schema' '
-	for t in native norss py gpu cut; do
+	for t in native norss py gpu cut killed; do
 		for r in leaks stats peak timeline; do
 			memprov $r --json $t.trace >$r-$t.json 2>/dev/null || exit 1
 		done
@@ -86,7 +92,7 @@ test_expect_success 'every report of every trace validates against its schema' '
 	test $st = 2 &&
 	st=0 && memprov check --json lost.trace >check-lost.json || st=$? && test $st = 1 &&
 	st=0 && memprov check --json --reachable lost.trace >check-reachable.json || st=$? && test $st = 1 &&
-	ls *.json | wc -l >n && echo 33 >want && test_cmp want n &&
+	ls *.json | wc -l >n && echo 38 >want && test_cmp want n &&
 	"$VALIDATE" *.json &&
 	/usr/bin/python3 - "$TOP/schemas" <<-\EOF
 	import glob, json, os, sys
@@ -119,6 +125,9 @@ test_expect_success 'every report of every trace validates against its schema' '
 	assert json.load(open("stats-cut.json"))["cut_at"] is not None
 	assert json.load(open("stats-gpu.json"))["failures"][0]["result"] == 2
 	assert json.load(open("growth-time.json"))["by"] == "time"
+	for r in ("leaks", "stats"):
+	    j = json.load(open(r + "-killed.json"))
+	    assert (j["state"], j["signal"]) == ("killed", 9), j
 	EOF
 '
 

@@ -6,6 +6,7 @@
  *   header pid=42 ppid=1 state=exited exit=0 chunk=4096 start=1000 end=9000
  *          exe=/bin/prog cmd="prog arg" next_chunk=N version=1 magic=XXXXXXXX
  *          page=4096 stop=1 stop_msg="why" sample=BYTES flags=N
+ *          (state: running, exited, exec, stopped, killed with signal=N)
  *   thread SERIAL [tid=N]        records below go to this thread's chunks
  *   newchunk [seq=N] [size=N]    start a new chunk for the current thread
  *                                (size: v2 only, bytes, whole blocks)
@@ -492,8 +493,10 @@ static void set_header(struct kv *kv, int n)
 		else if (!strcmp(s, "exited")) hdr.state = MP_STATE_EXITED;
 		else if (!strcmp(s, "exec")) hdr.state = MP_STATE_EXEC;
 		else if (!strcmp(s, "stopped")) hdr.state = MP_STATE_STOPPED;
+		else if (!strcmp(s, "killed")) hdr.state = MP_STATE_KILLED;
 		else fail("unknown state", s);
 	}
+	hdr.term_signal = (int32_t)num(kv, n, "signal", hdr.term_signal);
 	if ((s = get(kv, n, "exe")))
 		snprintf(hdr.exe, sizeof(hdr.exe), "%s", s);
 	if ((s = get(kv, n, "cmd")))
