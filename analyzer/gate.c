@@ -21,7 +21,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc_fn.h"
@@ -468,10 +470,56 @@ out:
 }
 
 /*
+ * Its descriptors hidden (/proc/PID/fd: EACCES, a process that made
+ * itself not dumpable, ssh-agent's prctl(PR_SET_DUMPABLE, 0), or changed
+ * its credentials): is pid alive and not started after the trace
+ * (start_mono_ns, CLOCK_MONOTONIC), so not a later process given the
+ * pid? /proc/PID/stat says so: its state and start time (clock ticks
+ * since boot, CLOCK_BOOTTIME), which stay readable.
+ */
+static int alive_since(pid_t pid, uint64_t start_mono_ns)
+{
+	char path[64], buf[1024], *c, state;
+	unsigned long long ticks = 0;
+	struct timespec boot, mono;
+	uint64_t offset, tick_ns;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = 0;
+	c = strrchr(buf, ')'); /* the command's name may hold anything */
+	if (!c || sscanf(c + 1, " %c", &state) != 1 || state == 'Z' || state == 'X' ||
+	    state == 'x')
+		return 0;
+	/* field 22, starttime; c + 1 starts field 3 */
+	for (field = 2; field < 22 && c; field++)
+		c = strchr(c + 1, ' ');
+	if (!c || sscanf(c + 1, "%llu", &ticks) != 1)
+		return 0;
+	if (clock_gettime(CLOCK_BOOTTIME, &boot) < 0 || clock_gettime(CLOCK_MONOTONIC, &mono) < 0)
+		return 0;
+	offset = ((uint64_t)boot.tv_sec - (uint64_t)mono.tv_sec) * 1000000000ull +
+		 (uint64_t)boot.tv_nsec - (uint64_t)mono.tv_nsec;
+	tick_ns = 1000000000ull / (uint64_t)hz;
+	/* the start is rounded down to a tick: one tick of slack */
+	return ticks * tick_ns <= start_mono_ns + offset + tick_ns;
+}
+
+/*
  * run --check --children: is the process of this running trace still
  * alive, writing it (a daemon, `cmd &`)? Gating it now would count all it
  * holds as if it had died there. The pid alone may have been reused: the
- * process must also hold the trace open.
+ * process must also hold the trace open, or, where its descriptors
+ * cannot be read, have started before the trace did.
  */
 static int still_running(const struct trace *t, const char *path)
 {
@@ -487,7 +535,8 @@ static int still_running(const struct trace *t, const char *path)
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)t->hdr.pid);
 	d = opendir(dir);
 	if (!d)
-		return 0;
+		return (errno == EACCES || errno == EPERM) &&
+		       alive_since((pid_t)t->hdr.pid, t->hdr.start_mono_ns);
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;

@@ -664,7 +664,8 @@ static void note_killed(const char *path, const struct mp_file_header *h, pid_t 
 	uint32_t state = MP_STATE_KILLED;
 	int32_t signo = sig;
 	struct timespec now;
-	char line[2048], *c;
+	char line[2048];
+	const char *c;
 	int fd, n, ok;
 
 	if (!sig || h->pid != pid || h->state != MP_STATE_RUNNING)
@@ -681,14 +682,20 @@ static void note_killed(const char *path, const struct mp_file_header *h, pid_t 
 		return;
 	/* the line the process would have written (run_index.c's format) */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	n = snprintf(line, sizeof(line) - 1, "killed\t%d\t%d\t%llu\t%d\t%.1024s", (int)h->pid,
+	n = snprintf(line, sizeof(line) - 1, "killed\t%d\t%d\t%llu\t%d\t", (int)h->pid,
 		     (int)h->ppid,
 		     (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
-		     sig, h->cmdline[0] ? h->cmdline : h->exe);
+		     sig);
 	if (n > 0 && n < (int)sizeof(line) - 1) {
-		for (c = line + n - 1; c > line && *c != '\t'; c--)
-			if (*c == '\n' || *c == '\r')
-				*c = ' ';
+		/* COMMAND: its tabs and newlines made spaces, as the library's put() */
+		size_t len = h->cmdline[0] ? strnlen(h->cmdline, sizeof(h->cmdline)) :
+					     strnlen(h->exe, sizeof(h->exe));
+
+		c = h->cmdline[0] ? h->cmdline : h->exe;
+		if (len > 1024)
+			len = 1024;
+		for (; len && n < (int)sizeof(line) - 1; len--, c++)
+			line[n++] = *c == '\t' || *c == '\n' || *c == '\r' ? ' ' : *c;
 		line[n++] = '\n';
 		(void)!write(fd, line, (size_t)n);
 	}

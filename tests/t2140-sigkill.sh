@@ -90,4 +90,17 @@ test_expect_success 'memprov run: a command that exits is not marked killed' '
 	jget --check ok.json state=exited exit_status=0
 '
 
+test_expect_success 'memprov run: the killed line of a command with tabs and newlines in its arguments has six fields, as the library'"'"'s' '
+	rm -rf tabdir &&
+	printf "#include <signal.h>\nint main(void) { raise(SIGKILL); return 0; }\n" >k9.c &&
+	cc -o k9 k9.c &&
+	{ "$MEMPROV_CLI" run -d tabdir -- ./k9 "$(printf "a\nb\tc")" "$(printf "d\te\nf")" 2>tab.err; st=$?; } ;
+	test "$st" = 137 &&
+	cat -A tabdir/index &&
+	test "$(wc -l <tabdir/index)" = 2 &&
+	awk -F"\t" "NF != 6 { exit 1 }" tabdir/index &&
+	test "$(cut -f1,5,6 tabdir/index | tail -n 1)" = "$(printf "killed\t9\t./k9 a b c d e f")" &&
+	test "$(cut -f6 tabdir/index | sort -u | wc -l)" = 1
+'
+
 test_done
