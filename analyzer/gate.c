@@ -667,7 +667,15 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 
 	for (i = 0; i < n; i++) {
 		ok[i] = !read_header(paths[i], &h[i]);
-		ours[i] = ok[i] && h[i].pid == pid;
+		/*
+		 * memprov run -d: DIR holds the traces of this run only, and
+		 * every process of the run descends from the command, also
+		 * one whose header names the reaper as its parent (an image
+		 * a posix_spawn or vfork child exec'd after its parent had
+		 * exited: getppid() then, and no trace of the child before it)
+		 */
+		ours[i] = ok[i] && (h[i].pid == pid ||
+				    ((o->flags & GATE_CHILDREN) && (o->flags & GATE_RUN_DIR)));
 	}
 	/*
 	 * descendants: a trace whose parent wrote one of ours, and the image

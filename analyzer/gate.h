@@ -67,6 +67,8 @@ enum gate_flags {
 				       too (all live memory), not only what is lost */
 	GATE_RUN = 1 << 7,          /* memprov run --check: a child still running when
 				       CMD ended is not gated (it has not ended) */
+	GATE_RUN_DIR = 1 << 8,      /* memprov run -d: every trace given is the run's
+				       (its DIR is claimed): with --children, all gated */
 };
 
 struct gate_opts {

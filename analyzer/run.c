@@ -977,6 +977,7 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, const glob_t *before,
 		    pid_t pid, int status)
 {
+	struct gate_opts gate;
 	struct run_traces t;
 	int ret, err, saved = -1;
 
@@ -987,7 +988,10 @@ static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, con
 		dup2(json_fd, 1);
 	else
 		dup2(2, 1);
-	ret = gate_check_process(&a->gate, t.path, t.n, pid);
+	gate = a->gate;
+	if (a->dir)
+		gate.flags |= GATE_RUN_DIR;
+	ret = gate_check_process(&gate, t.path, t.n, pid);
 	err = stdout_flush_take();
 	if (saved >= 0) {
 		dup2(saved, 1);

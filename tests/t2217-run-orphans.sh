@@ -154,4 +154,54 @@ test_expect_success 'run --check --children: a clean child still running that ma
 	$as_user "$MEMPROV_CLI" check --max-leak 0 nd/r
 '
 
+# an image that a posix_spawn (vfork) child exec'd after its parent had
+# exited names the reaper as its ppid (no trace of the child before it
+# says otherwise): under -d, whose DIR holds this run's traces only,
+# --children gates every trace of the run. waitorph.so's constructor runs
+# before libmemprov.so's and waits until the spawner has exited.
+test_expect_success 'run -d --check --children: the leak of a posix_spawn child orphaned before it started is gated' '
+	cat >waitorph.c <<-\EOC &&
+	#include <stdlib.h>
+	#include <unistd.h>
+	__attribute__((constructor)) static void init(void)
+	{
+		const char *w = getenv("WAIT_ORPHAN"); /* the pid of the spawner */
+
+		if (w)
+			while (getppid() == (pid_t)atoi(w))
+				usleep(1000);
+	}
+	EOC
+	cat >spawnexit.c <<-\EOC &&
+	#include <spawn.h>
+	#include <stdio.h>
+	#include <unistd.h>
+	extern char **environ;
+	int main(int argc, char **argv)
+	{
+		char w[32], *env[256] = { w };
+		int i;
+		pid_t p;
+
+		snprintf(w, sizeof(w), "WAIT_ORPHAN=%d", (int)getpid());
+
+		for (i = 0; environ[i] && i < 254; i++)
+			env[i + 1] = environ[i];
+		env[i + 1] = NULL;
+		if (argc < 2 || posix_spawn(&p, argv[1], NULL, NULL, argv + 1, env))
+			return 1;
+		_exit(0);
+	}
+	EOC
+	cc -shared -fPIC -o waitorph.so waitorph.c && cc -o spawnexit spawnexit.c &&
+	rm -rf sp &&
+	{ timeout 60 "$MEMPROV_CLI" run -d sp --check --children -- \
+		env LD_PRELOAD="$MEMPROV_LIB:$TRASH/waitorph.so" sh -c "./spawnexit ./lost1; sleep 0.5" \
+		>sp.out 2>sp.err; rc=$?; } &&
+	cat sp.err &&
+	test $rc = 23 &&
+	grep -q "lost1" sp/index &&
+	grep "777 B" sp.err
+'
+
 test_done
