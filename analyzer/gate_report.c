@@ -381,8 +381,14 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 
 		printf("  %s before the process ended: live when it stopped\n",
 		       replay_ending(res->r, why, sizeof(why)));
-	} else if (!strcmp(res->at, "end-of-trace"))
+	} else if (!strcmp(res->at, "end-of-trace") && res->t->hdr.state == MP_STATE_KILLED) {
+		const char *abbrev = sigabbrev_np(res->t->hdr.term_signal);
+
+		printf("  the process was killed by SIG%s (signal %d): live at the point of death\n",
+		       abbrev ? abbrev : "?", res->t->hdr.term_signal);
+	} else if (!strcmp(res->at, "end-of-trace")) {
 		printf("  the process did not exit (killed, or still running): live at the end of the trace\n");
+	}
 	else if (!strcmp(res->at, "main-end"))
 		printf("  a Python program: live at the end of its main module, before finalization\n");
 	if (res->rule_why == GATE_WHY_NO_SCAN)

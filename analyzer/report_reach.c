@@ -34,6 +34,8 @@ const char *reach_why_not(const struct replay *r)
 			return "no scan: the process image was replaced by exec";
 		case MP_STATE_STOPPED:
 			return "no scan: tracing stopped before the process exited";
+		case MP_STATE_KILLED:
+			return "no scan: the process was killed by a signal";
 		default:
 			return "no scan: the process did not exit normally (killed, or still running)";
 		}

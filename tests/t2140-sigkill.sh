@@ -79,6 +79,8 @@ test_expect_success 'memprov run: the command killed with SIGKILL: its trace say
 	timeout 60 "$MEMPROV_CLI" stats --json "$t" >kdir.json &&
 	jget --check kdir.json state=killed signal=9 &&
 	"$MEMPROV_CLI" stats "$t" | grep -x "ended: killed by SIGKILL (signal 9): live at point of death" &&
+	{ "$MEMPROV_CLI" check "$t" >kdir-check.txt || :; } &&
+	grep -x "  the process was killed by SIGKILL (signal 9): live at the point of death" kdir-check.txt &&
 	test "$(cut -f1,5 kdir/index | tail -n 1)" = "$(printf "killed\t9")" &&
 	timeout 60 "$MEMPROV_CLI" leaks --json "$t" >kdir-leaks.json &&
 	test "$(jget kdir-leaks.json totals.heap.blocks)" -ge 1000
