@@ -102,7 +102,7 @@ test_expect_success 'a pipeline writer killed by SIGPIPE is not gated; a death b
 	grep -q "<skipped message=\"killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict\"/>" pipe.xml &&
 	! trace term "$BIN/gate_leak" term &&
 	{ memprov check term.trace >out; test $? = 1; } && cat out &&
-	grep -q "^  no scan: the process did not exit normally" out &&
+	grep -q "^  no scan: the process was killed by a signal" out &&
 	grep -q "live at end-of-trace: 2.9 KiB (3,000 B) in 3 blocks" out
 '
 
@@ -111,7 +111,7 @@ test_expect_success 'a death by SIGTERM holding only gettext state (bindtextdoma
 	# gettext, but had only the message catalogs, and failed it on 44 B
 	! trace td "$BIN/gate_leak" textdomain &&
 	memprov check td.trace >out && cat out &&
-	grep -q "^  no scan: the process did not exit normally" out &&
+	grep -q "^  no scan: the process was killed by a signal" out &&
 	{ memprov check --no-default-suppressions td.trace >out2; test $? = 1; } && cat out2 &&
 	grep -q "^ *set_binding_values" out2 && grep -q "^ *__textdomain" out2
 '
