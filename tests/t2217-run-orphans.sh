@@ -59,12 +59,15 @@ test_expect_success 'build: late.so, an orphaning fork, a leaker, a child that o
 	#include <stdlib.h>
 	#include <string.h>
 	#include <unistd.h>
+	#include <sys/prctl.h>
 	static char *keep;
-	int main(void)
+	int main(int argc, char **argv)
 	{
 		if (fork() == 0) {
 			keep = malloc(5000);
 			memset(keep, 1, 5000);
+			if (argc > 1) /* nodump: as ssh-agent, gpg-agent */
+				prctl(PR_SET_DUMPABLE, 0);
 			usleep(1500000);
 			free(keep);
 			return 0;
@@ -119,34 +122,13 @@ test_expect_success 'two runs given the same new -d DIR: the second is refused' 
 test_expect_success 'run --check --children: a clean child still running that made itself not dumpable (its /proc/PID/fd unreadable) is not gated' '
 	# ssh-agent, gpg-agent: prctl(PR_SET_DUMPABLE, 0) leaves /proc/PID/fd
 	# to root; the gate took the process for dead and gated all it held
-	cat >nodump.c <<-\EOC &&
-	#include <stdlib.h>
-	#include <string.h>
-	#include <unistd.h>
-	#include <sys/prctl.h>
-	static char *keep;
-	int main(void)
-	{
-		if (fork() == 0) {
-			keep = malloc(4321);
-			memset(keep, 1, 4321);
-			prctl(PR_SET_DUMPABLE, 0);
-			usleep(1500000);
-			free(keep);
-			return 0;
-		}
-		usleep(200000);
-		return 0;
-	}
-	EOC
-	cc -O0 -o nodump nodump.c &&
 	mkdir nd && chmod 777 nd &&
 	as_user=
 	if test "$(id -u)" = 0; then
 		command -v setpriv >/dev/null || { echo "setpriv missing"; false; }
 		as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	fi
-	{ timeout 30 $as_user "$MEMPROV_CLI" run -d nd/r --check --max-leak 0 --children -- ./nodump >out 2>err; rc=$?; } &&
+	{ timeout 30 $as_user "$MEMPROV_CLI" run -d nd/r --check --max-leak 0 --children -- ./outlive nodump >out 2>err; rc=$?; } &&
 	cat err && test $rc = 0 &&
 	grep "not gated: still running when the command ended" err &&
 	! grep "FAIL" err &&
