@@ -523,10 +523,9 @@ static int alive_since(pid_t pid, uint64_t start_mono_ns)
  */
 static int still_running(const struct trace *t, const char *path)
 {
-	char dir[64], link[96], target[4096];
+	char dir[64], link[96];
 	struct stat want, st;
 	struct dirent *de;
-	ssize_t n;
 	DIR *d;
 	int found = 0;
 
@@ -541,10 +540,6 @@ static int still_running(const struct trace *t, const char *path)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(link, sizeof(link), "%s/%.16s", dir, de->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = 0;
 		found = !stat(link, &st) && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
 	}
 	closedir(d);

@@ -795,6 +795,23 @@ static int prepend_env(const char *name, const char *value, const char *sep)
 	return ret;
 }
 
+/* dir, its '%' written '%%' (a template's), then '/' (unless dir ends in one) and leaf */
+static char *template_in(const char *dir, const char *leaf)
+{
+	char *t = xmalloc(2 * strlen(dir) + 1 + strlen(leaf) + 1), *o = t;
+	const char *c;
+
+	for (c = dir; *c; c++) {
+		if (*c == '%')
+			*o++ = '%';
+		*o++ = *c;
+	}
+	if (o == t || o[-1] != '/')
+		*o++ = '/';
+	strcpy(o, leaf);
+	return t;
+}
+
 /*
  * The template as the command's processes get it: absolute, from the
  * directory memprov runs in (its '%' written '%%'), since a process of
@@ -809,23 +826,11 @@ static int prepend_env(const char *name, const char *value, const char *sep)
  */
 static char *absolute_output(const char *output)
 {
-	char *cwd, *abs, *o;
-	const char *c;
-	size_t n = 0;
+	char *cwd, *abs;
 
 	if (output[0] == '/' || !(cwd = getcwd(NULL, 0)))
 		return xstrdup(output);
-	for (c = cwd; *c; c++)
-		n += *c == '%' ? 2 : 1;
-	abs = o = xmalloc(n + 1 + strlen(output) + 1);
-	for (c = cwd; *c; c++) {
-		if (*c == '%')
-			*o++ = '%';
-		*o++ = *c;
-	}
-	if (o == abs || o[-1] != '/')
-		*o++ = '/';
-	strcpy(o, output);
+	abs = template_in(cwd, output);
 	free(cwd);
 	/* room for the pid, a numbered name's ".9999", a directory's leaf */
 	if (strlen(abs) + 64 >= PATH_MAX) {
@@ -1070,19 +1075,8 @@ static int make_run_dir(struct run_args *a)
 	abs = realpath(a->dir, NULL);
 	if (!abs)
 		return error("cannot use the run directory '%s': %s", a->dir, strerror(errno));
-	/* the template: DIR's own '%' written '%%' (a DIR named run%p) */
-	a->dir_output = xmalloc(2 * strlen(abs) + sizeof("/memprov.%p.trace"));
-	{
-		char *o = a->dir_output;
-		const char *c;
-
-		for (c = abs; *c; c++) {
-			if (*c == '%')
-				*o++ = '%';
-			*o++ = *c;
-		}
-		strcpy(o, "/memprov.%p.trace");
-	}
+	/* DIR's own '%' written '%%' (a DIR named run%p) */
+	a->dir_output = template_in(abs, "memprov.%p.trace");
 	a->index = xmalloc(strlen(abs) + sizeof("/index"));
 	sprintf(a->index, "%s/index", abs);
 	free(abs);
