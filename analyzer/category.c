@@ -36,6 +36,14 @@
 #define LIB_STATE_BLOCKS 4
 #define LIB_STATE_BLOCK 4096
 
+/*
+ * What a frame still running in a daemon thread holds of one line: its
+ * locals (an object, its buffer), overwritten on the next pass of its
+ * loop. More blocks of one line than this are a loop that keeps what it
+ * makes (cache.append(...)): the program's.
+ */
+#define RUNNING_BLOCKS 4
+
 /* What one stack's frames say. */
 struct cat_stack {
 	UT_hash_handle hh;
@@ -309,6 +317,14 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 			*why = WHY_INTERPRETER;
 		return CAT_STATE;
 	}
+	if (l->key.held && l->blocks <= RUNNING_BLOCKS && (c->flags & CAT_RUNNING) &&
+	    !(c->flags & CAT_ALL)) {
+		if (rule)
+			*rule = NULL;
+		if (why)
+			*why = WHY_RUNNING;
+		return CAT_STATE;
+	}
 	memset(&id, 0, sizeof(id));
 	id.stack = l->key.stack;
 	id.kind = l->key.kind;
@@ -396,14 +412,21 @@ const char *cat_name(enum category cat)
 
 void cat_text(FILE *f, const struct classifier *c, const char *indent, const char *verb)
 {
-	const struct cat_total *t;
+	const struct cat_total *t = &c->why[WHY_RUNNING];
+	struct cat_total st = c->total[CAT_STATE];
 	char b[HUMAN_LEN], n[HUMAN_LEN];
 
-	t = &c->total[CAT_STATE];
-	if (t->blocks)
+
+	st.blocks -= t->blocks;
+	st.bytes -= t->bytes;
+	if (st.blocks)
 		fprintf(f, "%sinterpreter and module state: %s block%s, %s \u2014 `--all` %s\n",
-			indent, fmt_count(n, sizeof(n), t->blocks), t->blocks == 1 ? "" : "s",
-			human_bytes(b, sizeof(b), t->bytes), verb);
+			indent, fmt_count(n, sizeof(n), st.blocks), st.blocks == 1 ? "" : "s",
+			human_bytes(b, sizeof(b), st.bytes), verb);
+	if (t->blocks)
+		fprintf(f, "%sheld by frames still running in other threads (daemon threads): %s"
+			" block%s, %s \u2014 `--all` %s\n", indent, fmt_count(n, sizeof(n), t->blocks),
+			t->blocks == 1 ? "" : "s", human_bytes(b, sizeof(b), t->bytes), verb);
 	t = &c->total[CAT_ARENA];
 	if (t->blocks)
 		fprintf(f, "%sPython arenas (pymalloc's small objects, of every line): %s"
@@ -431,7 +454,8 @@ static void json_total(FILE *f, const char *name, const struct cat_total *t)
 /* "state":{...},"arenas":{...}: the members of "set_apart" but suppressed. */
 static void json_state(FILE *f, const struct classifier *c)
 {
-	static const char *const whys[WHY_COUNT] = { "import", "interpreter", "top_level", "library" };
+	static const char *const whys[WHY_COUNT] = { "import", "interpreter", "top_level", "library",
+						     "running" };
 	size_t i;
 
 	json_total(f, "state", &c->total[CAT_STATE]);

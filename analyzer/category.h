@@ -16,7 +16,10 @@
  *               cache, a registry, a thread's state made on first use)
  *               On CPython 3.10 and older, also a few small blocks that the
  *               interpreter keeps on its free lists under the line that
- *               needed them (a frame per function, deque blocks)
+ *               needed them (a frame per function, deque blocks). And,
+ *               at the end of the main module, what a thread still
+ *               running then (a daemon thread) allocated in a frame still
+ *               running then: its locals, not left behind (replay.h)
  *   arena       a pymalloc arena (1 MiB, 256 KiB before 3.10) that the
  *               interpreter mapped itself: small objects of every line,
  *               never charged to the one that needed a new arena
@@ -49,6 +52,7 @@ enum state_why {
 	WHY_INTERPRETER,          /* the interpreter's own, no Python frame */
 	WHY_TOP_LEVEL,            /* a module's top-level code (CAT_TOP_LEVEL) */
 	WHY_LIBRARY,              /* library code only (CAT_LIBRARY) */
+	WHY_RUNNING,              /* held by a frame still running in another thread (CAT_RUNNING) */
 	WHY_COUNT
 };
 
@@ -60,10 +64,11 @@ enum cat_flags {
 	CAT_GROWTH = 1 << 4,      /* match growth: rules (else leak: rules) */
 	CAT_LIB_STATE = 1 << 5,   /* a block or a few that library code made for itself is state */
 	CAT_FREELIST = 1 << 6,    /* CPython <= 3.10: a few small blocks of its free lists */
+	CAT_RUNNING = 1 << 7,     /* what a daemon thread's running frames held (key.held) is state */
 };
 
 /* What live memory at the end is judged by: leaks and the gate. */
-#define CAT_END_VERDICT (CAT_TOP_LEVEL | CAT_LIBRARY | CAT_LIB_STATE | CAT_FREELIST)
+#define CAT_END_VERDICT (CAT_TOP_LEVEL | CAT_LIBRARY | CAT_LIB_STATE | CAT_FREELIST | CAT_RUNNING)
 
 struct cat_total {
 	uint64_t blocks, bytes;

@@ -272,7 +272,7 @@ static int on_mark(struct replay *r, const struct replay_mark *m, void *arg)
 		if (g->o.flags & GROWTH_END_LIVE) {
 			/* the last main-end mark, as leaks measures */
 			replay_live_free(&g->end_live);
-			g->end_live = replay_snapshot(r);
+			g->end_live = replay_snapshot_main_end(r);
 			g->end_live_ts = m->ts;
 		}
 		return 0;

@@ -188,7 +188,7 @@ static int proc_on_mark(struct replay *r, const struct replay_mark *m, void *arg
 
 	if (m->flags & MP_RF_MAIN_END) {
 		replay_live_free(&pr->at_main_end);
-		pr->at_main_end = replay_snapshot(r);
+		pr->at_main_end = replay_snapshot_main_end(r);
 	}
 	return 0;
 }

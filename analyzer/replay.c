@@ -309,6 +309,7 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 	drop_stash(th);
 	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
 	b->interp = (a->h.flags & MP_RF_INTERP) != 0;
+	b->thread = (uint16_t)th->serial;
 	pya_note(r, th, a, b, old_addr, old_size);
 	if (a->h.flags & MP_RF_SAMPLED)
 		b->weight = sample_weight(a->size, r->trace->hdr.sample_bytes);
@@ -347,6 +348,7 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 
 			t2->weight = b->weight;
 			t2->inherited = b->inherited;
+			t2->thread = b->thread;
 			block_insert(r, t2);
 		}
 		if (bs < addr) {
@@ -406,6 +408,7 @@ static void do_gpu_alloc(struct replay *r, struct replay_thread *th, const struc
 {
 	unsigned kind = a->h.kind < MP_KIND_COUNT ? a->h.kind : MP_KIND_NONE;
 	struct replay_func *fn = func_of(r, a->h.func);
+	struct replay_block *b;
 
 	drop_stash(th);
 	drop_gpu_stash(th);
@@ -418,7 +421,9 @@ static void do_gpu_alloc(struct replay *r, struct replay_thread *th, const struc
 	fn->bytes += a->size;
 	r->kinds[kind].allocs++;
 	r->kinds[kind].alloc_bytes += a->size;
-	block_insert(r, block_new(kind, a->addr, a->size, a->stack, a->h.func, a->device, a->h.ts));
+	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, a->device, a->h.ts);
+	b->thread = (uint16_t)th->serial;
+	block_insert(r, b);
 }
 
 /*
@@ -562,6 +567,7 @@ static void do_unload(struct replay *r, const struct mp_rec_unload *u)
 static int do_mark(struct replay *r, const struct mp_rec_mark *m)
 {
 	struct replay_mark *mk;
+	int stop;
 
 	ALLOC_GROW(r->marks, r->n_marks, r->alloc_marks);
 	mk = &r->marks[r->n_marks++];
@@ -569,7 +575,64 @@ static int do_mark(struct replay *r, const struct mp_rec_mark *m)
 	mk->serial = m->serial;
 	mk->flags = m->h.flags;
 	mk->ts = m->h.ts;
-	return r->on_mark ? r->on_mark(r, mk, r->arg) : 0;
+	stop = r->on_mark ? r->on_mark(r, mk, r->arg) : 0;
+	if (m->h.flags & MP_RF_MAIN_END)
+		r->n_running = 0; /* they were this mark's */
+	return stop;
+}
+
+/* A thread still running Python code at the next mark: which one, its frames. */
+static void do_pythread(struct replay *r, const struct mp_rec_pythread *p)
+{
+	const struct replay_thread *t, *tt, *found = NULL;
+	struct replay_running *e;
+
+	if (p->tid)
+		HASH_ITER(hh, r->threads, t, tt) /* a tid reused: the latest thread */
+			if (t->tid == p->tid && (!found || t->serial > found->serial))
+				found = t;
+	if (p->tid && !found)
+		return; /* it wrote nothing: it holds nothing */
+	ALLOC_GROW(r->running, r->n_running, r->alloc_running);
+	e = &r->running[r->n_running++];
+	e->stack = p->stack;
+	e->any = !found;
+	e->thread = found ? (uint16_t)found->serial : 0;
+}
+
+/*
+ * Was b allocated in a frame still running at the main module's end, by
+ * a thread still running then (replay.h, replay_snapshot)?
+ */
+static int block_held(const struct replay *r, const struct replay_block *b)
+{
+	const struct replay_stack *bs = b->stack ? replay_find_stack(r, b->stack) : NULL;
+	size_t i;
+
+	if (!bs || !bs->n_python)
+		return 0;
+	for (i = 0; i < r->n_running; i++) {
+		const struct replay_running *e = &r->running[i];
+		const struct replay_stack *ts;
+		unsigned n = bs->n_python, m, k;
+
+		if (!e->any && e->thread != b->thread)
+			continue;
+		ts = replay_find_stack(r, e->stack);
+		m = ts ? ts->n_python : 0;
+		if (n > m)
+			continue;
+		/* python[] is innermost first: compare from the outermost */
+		for (k = 0; k < n; k++) {
+			const struct mp_pyframe *x = &bs->python[n - 1 - k], *y = &ts->python[m - 1 - k];
+
+			if (x->code_id != y->code_id || (k + 1 < n && x->line != y->line))
+				break;
+		}
+		if (k == n)
+			return 1;
+	}
+	return 0;
 }
 
 static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
@@ -640,6 +703,7 @@ static int apply(struct replay *r, const struct mp_rec_head *h)
 	case MP_REC_THREAD: do_thread(th, (const void *)h); break;
 	case MP_REC_REACH_BLOCKS: do_reach_blocks(r, (const void *)h); break;
 	case MP_REC_REACH: do_reach(r, (const void *)h); break;
+	case MP_REC_PYTHREAD: do_pythread(r, (const void *)h); break;
 	case MP_REC_MARK:
 		drop_stash(th);
 		stop = do_mark(r, (const void *)h);
@@ -671,13 +735,25 @@ int replay_run(struct replay *r)
 	return 0;
 }
 
+static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held);
+
 struct replay_live *replay_snapshot(const struct replay *r)
 {
-	return replay_snapshot_reach(r, MP_REACH_CLASS_COUNT);
+	return snapshot(r, MP_REACH_CLASS_COUNT, 0);
 }
 
-/* cls MP_REACH_CLASS_COUNT: every block. */
 struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls)
+{
+	return snapshot(r, cls, 0);
+}
+
+struct replay_live *replay_snapshot_main_end(const struct replay *r)
+{
+	return snapshot(r, MP_REACH_CLASS_COUNT, r->n_running > 0);
+}
+
+/* cls MP_REACH_CLASS_COUNT: every block; held: tell key.held. */
+static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held)
 {
 	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
 	struct replay_live *live = NULL;
@@ -698,6 +774,7 @@ struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls)
 			key.kind = b->key.kind;
 			key.inherited = b->inherited;
 			key.interp = b->interp;
+			key.held = held && block_held(r, b);
 			HASH_FIND(hh, live, &key, sizeof(key), l);
 			if (!l) {
 				l = xcalloc(1, sizeof(*l));
@@ -822,6 +899,7 @@ void replay_release(struct replay *r)
 	}
 	range_index_release(&r->mmap_index);
 	free(r->unmap_hits);
+	free(r->running);
 	free(r->pya_ranges);
 	HASH_ITER(hh, r->failures, f, ft) {
 		HASH_DEL(r->failures, f);

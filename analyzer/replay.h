@@ -35,8 +35,10 @@ struct replay_block {
 	uint8_t inherited; /* a forked child's: its parent held it at the fork */
 	uint8_t interp;    /* CPython's own: MP_RF_INTERP (remade after a fork), or
 			      pymalloc's arena table and radix tree (replay.c) */
+	uint16_t thread;   /* the serial of the thread that allocated it, mod 2^16 */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
+_Static_assert(sizeof(struct replay_block) <= 112, "a live block's size: the replay's memory");
 
 /* Bytes and blocks a live block counts for (sampled blocks are weighted). */
 static inline uint64_t block_bytes(const struct replay_block *b)
@@ -185,6 +187,18 @@ struct replay {
 	int pya_arenas;
 	uint64_t *pya_ranges;
 	size_t n_pya_ranges, alloc_pya_ranges;
+	/*
+	 * The threads still running Python code when the main module ended
+	 * (MP_REC_PYTHREAD, written just before its mark): the thread (its
+	 * serial mod 2^16; any: its tid was not known) and its Python stack,
+	 * until the callbacks of that mark have run.
+	 */
+	struct replay_running {
+		uint64_t stack;
+		uint16_t thread;
+		uint8_t any;
+	} *running;
+	size_t n_running, alloc_running;
 	int have_reach;                   /* an MP_REC_REACH was seen: reach holds it */
 	struct mp_rec_reach reach;        /* the scan at exit (blocks carry its classes) */
 	int have_exit;                    /* an MP_REC_EXIT was seen */
@@ -207,7 +221,10 @@ struct replay_live {
 		uint8_t kind;
 		uint8_t inherited; /* blocks a forked child inherited (kept apart) */
 		uint8_t interp;    /* MP_RF_INTERP blocks (kept apart: interpreter state) */
-		uint8_t pad[3];
+		uint8_t held;      /* at the end of the main module: held by a frame
+				      still running in another thread
+				      (replay_snapshot_main_end) */
+		uint8_t pad[2];
 	} key;
 	uint64_t blocks, bytes;
 };
@@ -226,6 +243,15 @@ void replay_adopt(struct replay *r, const struct replay *from);
 
 /* Live bytes and blocks per (stack, kind, func) now; free with replay_live_free. */
 struct replay_live *replay_snapshot(const struct replay *r);
+/*
+ * The same, for a verdict on what is live at the end of the main module
+ * (in the callback of its mark): it keeps apart (key.held) the blocks
+ * that a thread still running then allocated in a frame still running
+ * then: their Python frames, from the outermost to the one that
+ * allocated, are the thread's outermost frames at the mark (at the same
+ * lines but in the allocating frame, which has moved on).
+ */
+struct replay_live *replay_snapshot_main_end(const struct replay *r);
 /* The same for the blocks of one enum mp_reach_class only. */
 struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls);
 void replay_live_free(struct replay_live **live);

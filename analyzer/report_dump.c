@@ -152,6 +152,10 @@ static void dump_record(const struct mp_rec_head *h)
 		printf("fork child=%d", ((const struct mp_rec_fork *)h)->child_pid);
 		break;
 	case MP_REC_REACH: dump_reach((const void *)h); break;
+	case MP_REC_PYTHREAD:
+		printf("pythread tid=%u stack=0x%" PRIx64, ((const struct mp_rec_pythread *)h)->tid,
+		       ((const struct mp_rec_pythread *)h)->stack);
+		break;
 	case MP_REC_REACH_BLOCKS: {
 		const struct mp_rec_reach_blocks *b = (const void *)h;
 		uint32_t i;

@@ -51,7 +51,7 @@ static int leaks_on_mark(struct replay *r, const struct replay_mark *m, void *ar
 	if (!(m->flags & MP_RF_MAIN_END))
 		return 0;
 	replay_live_free(&lk->at_main_end);
-	lk->at_main_end = replay_snapshot(r);
+	lk->at_main_end = replay_snapshot_main_end(r);
 	lk->main_end_ts = m->ts;
 	return 0;
 }

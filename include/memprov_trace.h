@@ -294,6 +294,7 @@ enum mp_rec_type {
 	MP_REC_FORK = 14,       /* this process forked: child pid */
 	MP_REC_REACH = 15,      /* the reachability scan at exit: status, totals */
 	MP_REC_REACH_BLOCKS = 16, /* lost blocks of one kind and class, by address */
+	MP_REC_PYTHREAD = 17,   /* a Python thread still running at the next mark */
 	MP_REC_TYPE_COUNT
 };
 
@@ -514,6 +515,26 @@ struct mp_rec_mark {
 	char label[];
 };
 _Static_assert(sizeof(struct mp_rec_mark) == 24, "mark record layout");
+
+/*
+ * MP_REC_PYTHREAD, 32 bytes: a thread that was still running Python code
+ * when the main module ended (a daemon thread: the others have been
+ * joined by then), written by the main thread just before the MARK with
+ * MP_RF_MAIN_END, one per such thread. Its frames then, as an MP_REC_STACK
+ * with Python frames only: what its running frames allocated and still
+ * hold is not left behind by the program. An older reader skips it.
+ *
+ *   16 tid    the thread's kernel thread id; 0: not known (CPython 3.10)
+ *   20 reserved, 0
+ *   24 stack  its Python stack then (an MP_REC_STACK id, no native frames)
+ */
+struct mp_rec_pythread {
+	struct mp_rec_head h;
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t stack;
+};
+_Static_assert(sizeof(struct mp_rec_pythread) == 32, "pythread record layout");
 
 /*
  * MP_REC_PYCODE, 32 + names (padded to 8): a Python code object, by id.

@@ -485,6 +485,34 @@ static void py_push(struct py_thread *t, PyFrameObject *frame, int seed)
 	t->depth++;
 }
 
+/*
+ * Just before the main module's end is marked: every other thread still
+ * running Python code then (a daemon thread: the others have been
+ * joined), with its frames (MP_REC_PYTHREAD), so that what its running
+ * frames hold is not taken for memory left behind. Walk mode, whose walk
+ * reads any thread's frames without allocating; GIL held (atexit).
+ */
+static void py_record_running(void)
+{
+	struct mp_pyframe fr[MP_MAX_PYFRAMES];
+	PyThreadState *me, *ts;
+
+	if (!py_walk_on || !api.PyInterpreterState_ThreadHead || !api.PyThreadState_Next)
+		return;
+	me = api.PyThreadState_Get();
+	for (ts = api.PyInterpreterState_ThreadHead(py_main_interp); ts;
+	     ts = api.PyThreadState_Next(ts)) {
+		uint32_t tid;
+		int n;
+
+		if (ts == me)
+			continue;
+		n = pywalk_capture_thread(ts, fr, MP_MAX_PYFRAMES, &tid);
+		if (n > 0)
+			mp_write_pythread(tid, mp_stack_python(fr, n));
+	}
+}
+
 static void py_main_end(void)
 {
 	int g;
@@ -493,8 +521,10 @@ static void py_main_end(void)
 		return;
 	py_main_ended = 1;
 	g = py_guard();
-	if (py_can_record())
+	if (py_can_record()) {
+		py_record_running();
 		mp_record_mark("__main__ end", MP_RF_MAIN_END);
+	}
 	py_unguard(g);
 }
 

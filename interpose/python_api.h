@@ -121,6 +121,11 @@ struct py_api {
 int pywalk_setup(const struct py_api *api, int minor) MP_HIDDEN;
 int pywalk_verify(void) MP_HIDDEN;
 int pywalk_capture(struct mp_pyframe *out, int max) MP_HIDDEN;
+/*
+ * The frames of thread state ts (any thread's; GIL held, not in a hook),
+ * innermost first, and its kernel thread id in *tid (0: not known).
+ */
+int pywalk_capture_thread(const void *ts, struct mp_pyframe *out, int max, uint32_t *tid) MP_HIDDEN;
 void pywalk_fork_child(void) MP_HIDDEN;
 
 /*

@@ -43,10 +43,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "elfsym.h"
 #include "levels.h"
 #include "python_api.h"
+#include "sys.h"
 
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
 /*
@@ -84,6 +86,7 @@ struct pw_layout {
 	uint16_t co_firsttraceable; /* int _co_firsttraceable (3.11+) */
 	uint16_t s_ascii_size;    /* sizeof(PyASCIIObject): compact ASCII data */
 	uint16_t s_compact_size;  /* sizeof(PyCompactUnicodeObject): other data */
+	uint16_t ts_native_tid;   /* unsigned long tstate->native_thread_id (3.11+), or 0 */
 };
 
 #define PY_FRAME_OWNED_BY_GENERATOR 1
@@ -98,19 +101,22 @@ static const struct pw_layout pw_layouts[] = {
 	  .owner_cstack = -1,
 	  .co_firstlineno = 72, .co_filename = 112, .co_name = 128, .co_linetable = 136,
 	  .co_code = 184, .co_firsttraceable = 168,
-	  .s_ascii_size = 48, .s_compact_size = 72 },
+	  .s_ascii_size = 48, .s_compact_size = 72,
+	  .ts_native_tid = 160 },
 	{ .minor = 12, .kind = PW_CFRAME, .ts_frame = 56, .cf_current = 0,
 	  .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
 	  .owner_cstack = 3,
 	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128, .co_linetable = 136,
 	  .co_code = 192, .co_firsttraceable = 176,
-	  .s_ascii_size = 40, .s_compact_size = 56 },
+	  .s_ascii_size = 40, .s_compact_size = 56,
+	  .ts_native_tid = 144 },
 	{ .minor = 13, .kind = PW_CURRENT, .ts_frame = 72,
 	  .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
 	  .owner_cstack = 3,
 	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128, .co_linetable = 136,
 	  .co_code = 200, .co_firsttraceable = 184,
-	  .s_ascii_size = 40, .s_compact_size = 56 },
+	  .s_ascii_size = 40, .s_compact_size = 56,
+	  .ts_native_tid = 160 },
 };
 
 /* PyASCIIObject: length at 16, state bits at 32 (same in 3.10 .. 3.13). */
@@ -123,6 +129,7 @@ static const struct pw_layout pw_layouts[] = {
 
 static const struct pw_layout *L;
 static const struct py_api *pw_api;
+static int pw_tid_ok;             /* ts_native_tid checked against the kernel's */
 static void *pw_code_type, *pw_str_type;
 
 struct pw_ptr_slot {
@@ -472,6 +479,27 @@ int pywalk_capture(struct mp_pyframe *out, int max)
 	return n > 0 ? n : 0;
 }
 
+int pywalk_capture_thread(const void *ts, struct mp_pyframe *out, int max, uint32_t *tid)
+{
+	struct pw_frame fr[MP_MAX_PYFRAMES];
+	unsigned long v = 0;
+	int n, i;
+
+	if (!L || !ts)
+		return 0;
+	if (pw_tid_ok)
+		memcpy(&v, (const char *)ts + L->ts_native_tid, sizeof(v));
+	*tid = v <= UINT32_MAX ? (uint32_t)v : 0;
+	if (max > MP_MAX_PYFRAMES)
+		max = MP_MAX_PYFRAMES;
+	n = pw_walk((const char *)ts, fr, max);
+	for (i = 0; i < n; i++) {
+		out[i].code_id = pw_code_id(fr[i].code);
+		out[i].line = pw_line(&fr[i]);
+	}
+	return n > 0 ? n : 0;
+}
+
 void pywalk_fork_child(void)
 {
 	__atomic_add_fetch(&pw_gen, 1, __ATOMIC_RELAXED);
@@ -559,6 +587,12 @@ int pywalk_verify(void)
 	pw_api->PyErr_Clear();
 	if (!ok || i != n)
 		return -1;
+	if (L->ts_native_tid) {
+		unsigned long v;
+
+		memcpy(&v, (const char *)me + L->ts_native_tid, sizeof(v));
+		pw_tid_ok = v == (unsigned long)mp_syscall(SYS_gettid);
+	}
 	if (mp_as_limited())
 		pw_ptr_bits = pw_code_bits = 16;
 	pw_ptrs = calloc(mp_levels_slots(pw_ptr_bits), sizeof(*pw_ptrs));

@@ -217,6 +217,22 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 	return first;
 }
 
+/* The id of the stack of that hash, its MP_REC_STACK written the first time. */
+static inline __attribute__((always_inline)) uint64_t
+intern(uint64_t hash, void *const *ip, int n, const struct mp_pyframe *py, int npy)
+{
+	int is_new;
+	uint64_t id = mp_intern_id(hash, &is_new);
+
+	if (MP_UNLIKELY(!id)) {
+		id = hash | MP_STACK_HASHED; /* no room for an id: written each time */
+		is_new = 1;
+	}
+	if (is_new)
+		mp_write_stack(id, ip, n, py, npy);
+	return id;
+}
+
 /*
  * Python frames first: when the thread runs Python code, native frames
  * stop before the first frame in the interpreter's text (reports cut
@@ -231,8 +247,7 @@ capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int
 {
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
-	uint64_t hash, id;
-	int is_new;
+	uint64_t hash;
 
 	if (pycap) {
 		npy = pycap(py, MP_MAX_PYFRAMES);
@@ -267,14 +282,12 @@ capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int
 		}
 	}
 	hash = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
-	id = mp_intern_id(hash, &is_new);
-	if (MP_UNLIKELY(!id)) {
-		id = hash | MP_STACK_HASHED; /* no room for an id: written each time */
-		is_new = 1;
-	}
-	if (is_new)
-		mp_write_stack(id, buf + first, n, py, npy);
-	return id;
+	return intern(hash, buf + first, n, py, npy);
+}
+
+uint64_t mp_stack_python(const struct mp_pyframe *py, int npy)
+{
+	return intern(hash_finish(mp_unwind_hash_frames(NULL, 0), 0, py, npy), NULL, 0, py, npy);
 }
 
 /*

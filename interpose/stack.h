@@ -21,6 +21,8 @@ void mp_stack_reset(void) MP_HIDDEN;        /* in a forked child */
  * dropped by address).
  */
 uint64_t mp_capture_stack(int skip) MP_HIDDEN;
+/* The id of a stack of these Python frames (innermost first) and no native ones. */
+uint64_t mp_stack_python(const struct mp_pyframe *py, int npy) MP_HIDDEN;
 
 /*
  * Set by python.c once it finds CPython in the process: fills out[] with

@@ -512,6 +512,16 @@ MP_REALIGN void mp_write_ctx_reset(enum mp_func fn, int device)
 	mp_write_record(&r.h);
 }
 
+void mp_write_pythread(uint32_t tid, uint64_t stack)
+{
+	struct mp_rec_pythread r;
+
+	REC_INIT(r, MP_REC_PYTHREAD, 0, 0, 0);
+	r.tid = tid;
+	r.stack = stack;
+	mp_write_record(&r.h);
+}
+
 void mp_record_mark(const char *label, unsigned flags)
 {
 	size_t n = label ? strnlen(label, 255) : 0;
