@@ -512,7 +512,7 @@ MP_REALIGN void mp_write_ctx_reset(enum mp_func fn, int device)
 	mp_write_record(&r.h);
 }
 
-void mp_write_pythread(uint32_t tid, uint64_t stack)
+MP_REALIGN void mp_write_pythread(uint32_t tid, uint64_t stack)
 {
 	struct mp_rec_pythread r;
 
