@@ -105,16 +105,19 @@ static void handler_seen(void)
 static int ours(const struct sigaction *a);
 static int quiet_abort_begin(int sig, const siginfo_t *si);
 static void quiet_abort_end(void);
+static void rewatch_oneshot(int sig, int wrapped, int flags);
 
 static void call_user(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a;
-	int quiet;
+	int quiet, wrapped = 0;
 
 	a.sa_flags = __atomic_load_n(&user[sig].act.sa_flags, __ATOMIC_ACQUIRE);
 	a.sa_sigaction = __atomic_load_n(&user[sig].act.sa_sigaction, __ATOMIC_ACQUIRE);
 	if (!is_handler(&a))
 		return;
+	if (MP_UNLIKELY(a.sa_flags & SA_RESETHAND))
+		wrapped = __atomic_load_n(&user[sig].wrapped, __ATOMIC_RELAXED);
 	quiet = quiet_abort_begin(sig, si);
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
@@ -122,6 +125,8 @@ static void call_user(int sig, siginfo_t *si, void *uc)
 		a.sa_handler(sig);
 	if (quiet)
 		quiet_abort_end();
+	if (MP_UNLIKELY(a.sa_flags & SA_RESETHAND))
+		rewatch_oneshot(sig, wrapped, a.sa_flags);
 }
 
 /* The alternate signal stack this frame runs on, if it does. */
@@ -463,6 +468,32 @@ static void read_back(const struct sigaction *kern, const struct user_action *u,
 	if (u->wrapped && kern->sa_handler == SIG_DFL && (u->act.sa_flags & SA_RESETHAND) &&
 	    !(u->act.sa_flags & SA_SIGINFO))
 		old->sa_flags &= ~SA_SIGINFO;
+}
+
+/*
+ * A handler installed with SA_RESETHAND (sysv_signal's too) for a signal
+ * whose default action ends the process has returned: the kernel made the
+ * action the default again as it ran it. Unless the handler installed an
+ * action of its own, on_death watches the signal again, so that a second
+ * delivery, or one the handler raised (pending until it returned), is
+ * recorded as the death it is (it said "killed or still running"); the
+ * program reads back the default action, as it would have. wrapped,
+ * flags: the handler's entry in the table when it ran.
+ */
+MP_REALIGN static void rewatch_oneshot(int sig, int wrapped, int flags)
+{
+	struct sigaction cur, view;
+	struct user_action was;
+
+	if (!is_deadly(sig) || !mp_tracing || mp_sandboxed || in_vfork_child() ||
+	    mp_real_sigaction(sig, NULL, &cur) || cur.sa_handler != SIG_DFL)
+		return;
+	memset(&was, 0, sizeof(was));
+	was.wrapped = wrapped;
+	was.act.sa_flags = flags;
+	read_back(&cur, &was, &view);
+	if (!watch_death(sig, &view, NULL))
+		as_kept(sig, &user[sig].act, 0);
 }
 
 /* sigaction in a vfork child, or once the program is sandboxed (no

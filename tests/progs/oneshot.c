@@ -1,0 +1,67 @@
+/*
+ * oneshot.c - a handler that runs once (SA_RESETHAND, or sysv_signal) for
+ * SIGTERM, then a block kept, then the same signal again: the default
+ * action ends the process (t2142).
+ *
+ *   oneshot resethand|sysv|reraise
+ *
+ * resethand, sysv: the handler prints "handled" and returns; the program
+ * prints what sigaction reads back then, keeps 4096 B, raises SIGTERM.
+ * reraise: the handler keeps the block and raises SIGTERM itself (pending
+ * until it returns, since it is blocked while the handler runs).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *keep;
+
+static void handled(int sig)
+{
+	(void)sig;
+	if (write(1, "handled\n", 8) < 0)
+		_exit(3);
+}
+
+static void reraise(int sig)
+{
+	keep = malloc(4096);
+	memset(keep, 1, 4096);
+	raise(sig);
+	if (write(1, "handled\n", 8) < 0)
+		_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 1 ? argv[1] : "resethand";
+	struct sigaction a, o;
+
+	memset(&a, 0, sizeof(a));
+	a.sa_flags = SA_RESETHAND;
+	sigemptyset(&a.sa_mask);
+	if (!strcmp(how, "sysv")) {
+		sysv_signal(SIGTERM, handled);
+	} else if (!strcmp(how, "reraise")) {
+		a.sa_handler = reraise;
+		sigaction(SIGTERM, &a, NULL);
+		raise(SIGTERM);
+		puts("not reached");
+		return 0;
+	} else {
+		a.sa_handler = handled;
+		sigaction(SIGTERM, &a, NULL);
+	}
+	raise(SIGTERM);
+	sigaction(SIGTERM, NULL, &o);
+	printf("after: %s flags=%#x\n", o.sa_handler == SIG_DFL ? "SIG_DFL" : "a handler",
+	       (unsigned)o.sa_flags);
+	fflush(stdout);
+	keep = malloc(4096);
+	memset(keep, 1, 4096);
+	raise(SIGTERM);
+	puts("not reached");
+	return 0;
+}
