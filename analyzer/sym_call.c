@@ -97,14 +97,13 @@ static GElf_Addr plt_slot(Elf *elf, GElf_Addr target)
 	return target + k + 6 + (GElf_Addr)(int64_t)rel32(p + k + 2);
 }
 
-const char *sym_call_target(Dwfl_Module *mod, Dwarf_Addr ip)
+const char *sym_call_target(Dwfl_Module *mod, struct sym_spans *sp, Dwarf_Addr ip)
 {
 	GElf_Addr bias, a, target;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	const unsigned char *p;
 	const char *sec = NULL, *name;
 	GElf_Off off;
-	GElf_Sym sym;
 	GElf_Ehdr eh;
 
 	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 || ip - bias < 6)
@@ -125,6 +124,6 @@ const char *sym_call_target(Dwfl_Module *mod, Dwarf_Addr ip)
 
 		return slot ? slot_symbol(elf, slot) : NULL;
 	}
-	name = dwfl_module_addrinfo(mod, target + bias, &off, &sym, NULL, NULL, NULL);
+	name = sym_spans_addrinfo(sp, mod, target + bias, &off);
 	return name && off == 0 ? name : NULL;
 }

@@ -11,11 +11,14 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "sym_spans.h"
+
 /*
  * The name (raw, not demangled) of the function called by the x86-64
  * call instruction that ends at ip (an address in mod, as libdwfl takes
- * them), or NULL when that is not a call whose target can be read.
+ * them), or NULL when that is not a call whose target can be read. sp:
+ * mod's spans (sym_spans.h), or NULL.
  */
-const char *sym_call_target(Dwfl_Module *mod, Dwarf_Addr ip);
+const char *sym_call_target(Dwfl_Module *mod, struct sym_spans *sp, Dwarf_Addr ip);
 
 #endif /* MEMPROV_SYM_CALL_H */

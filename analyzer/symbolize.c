@@ -15,6 +15,7 @@
 #include "debuginfo.h"
 #include "sym_call.h"
 #include "sym_dwarf.h"
+#include "sym_spans.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -23,6 +24,8 @@ struct sym_module {
 	Dwfl_Module *mod;
 	Dwarf *dw;         /* usable DWARF (lines, inlined frames), or NULL */
 	struct sym_dwarf *inlined; /* its index of inlined subroutines */
+	struct sym_spans *spans;   /* its symbols' answers per span of addresses */
+	int spans_built;
 	Dwarf_Addr bias;
 	int state;         /* 0 not tried, 1 usable, -1 not usable, -2 build-id differs */
 	int interpreter;   /* -1 not known yet */
@@ -216,6 +219,15 @@ static int module_is_interpreter(struct symbolizer *s, size_t i)
 	return sm->interpreter;
 }
 
+static struct sym_spans *module_spans(struct sym_module *sm)
+{
+	if (!sm->spans_built) {
+		sm->spans = sym_spans_new(sm->mod);
+		sm->spans_built = 1;
+	}
+	return sm->spans;
+}
+
 /*
  * The frames of ip in module i into out[0..max): the inlined ones (from
  * DWARF), then the function they are in, named by its symbol (else by
@@ -228,7 +240,6 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 	struct sym_where w;
 	Dwarf_Addr pc = base.ip - 1; /* a return address: the call is before it */
 	GElf_Off off = 0;
-	GElf_Sym sym;
 	const char *name;
 	size_t n = 0, k;
 
@@ -254,7 +265,7 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 		out[k].memprov = base.memprov;
 		out[k].inlined = k < n;
 	}
-	name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
+	name = sym_spans_addrinfo(module_spans(sm), sm->mod, pc, &off);
 	if (name && !strncmp(name, "__GI_", 5)) {
 		/*
 		 * glibc's internal alias of the function at the same address
@@ -323,7 +334,8 @@ const char *sym_callee(struct symbolizer *s, uint64_t ip, uint64_t ts)
 	if (!e->callee_done) {
 		e->callee_done = 1;
 		if (e->key.module >= 0 && s->mods[e->key.module].state == 1) {
-			name = sym_call_target(s->mods[e->key.module].mod, ip);
+			name = sym_call_target(s->mods[e->key.module].mod,
+					       module_spans(&s->mods[e->key.module]), ip);
 			e->callee = name ? sym_demangle(name) : NULL;
 		}
 	}
@@ -374,6 +386,7 @@ void sym_free(struct symbolizer *s)
 	}
 	for (i = 0; i < s->r->n_modules; i++) {
 		sym_dwarf_free(s->mods[i].inlined);
+		sym_spans_free(s->mods[i].spans);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 	}

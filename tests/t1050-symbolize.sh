@@ -3,7 +3,9 @@
 # at the recorded load bias; a rebuilt module (build-id differs) is not
 # trusted; a missing module gives module+0xOFF; a real run under
 # libmemprov.so names the allocating lines of a -g program; source paths
-# come out normalized; memprov's own frames never show.
+# come out normalized; memprov's own frames never show; the symbol of an
+# address found per span of addresses (analyzer/sym_spans.c) is libdwfl's
+# own answer, name and offset, in every module tried.
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
 
@@ -108,6 +110,18 @@ test_expect_success 'memprov'"'"'s own frames appear nowhere, even with --native
 	memprov leaks --native --all run.trace >out &&
 	memprov leaks --json --native --all run.trace >out.json &&
 	! grep -i "memprov\.so\|main_wrapper\|interpose/" out out.json
+'
+
+test_expect_success 'the symbol of an address per span of addresses: libdwfl'"'"'s answer in every module' '
+	test -x "$BIN/test-sym-spans" &&
+	files="/lib/x86_64-linux-gnu/libc.so.6 $MEMPROV_CLI $TOP/interpose/libmemprov-syms.so $PROG" &&
+	for f in /usr/bin/python3.11 /usr/bin/node /usr/bin/perl /usr/bin/gdb; do
+		test -e "$f" && files="$files $(readlink -f "$f")"
+	done &&
+	"$BIN/test-sym-spans" $files >spans.out &&
+	cat spans.out &&
+	test $(grep -c ": [0-9]* addresses, [0-9]* named, 0 differ" spans.out) = $(echo $files | wc -w) &&
+	! grep -q ": [0-9]* addresses, 0 named" spans.out
 '
 
 test_done

@@ -57,3 +57,10 @@ tests/bin/test-sort: tests/helper/test-sort.c interpose/reach_mem.o interpose/sy
 
 TEST_BUILD += tests/bin/test-unwind tests/bin/test-cfi tests/bin/test-intern tests/bin/test-sample
 TEST_BUILD += tests/bin/test-iter tests/bin/test-seccomp tests/bin/test-sort
+
+# analyzer/sym_spans.c against libdwfl's own answers (t1050).
+tests/bin/test-sym-spans: tests/helper/test-sym-spans.c analyzer/sym_spans.o analyzer/util.o
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CLI_CFLAGS) -Ianalyzer $(CLI_LDFLAGS) -o $@ $^ -ldw -lelf -lm
+
+TEST_BUILD += tests/bin/test-sym-spans
