@@ -36,14 +36,6 @@
 #define LIB_STATE_BLOCKS 4
 #define LIB_STATE_BLOCK 4096
 
-/*
- * What a frame still running in a daemon thread holds of one line: its
- * locals (an object, its buffer), overwritten on the next pass of its
- * loop. More blocks of one line than this are a loop that keeps what it
- * makes (cache.append(...)): the program's.
- */
-#define RUNNING_BLOCKS 4
-
 /* What one stack's frames say. */
 struct cat_stack {
 	UT_hash_handle hh;
@@ -317,8 +309,7 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 			*why = WHY_INTERPRETER;
 		return CAT_STATE;
 	}
-	if (l->key.held && l->blocks <= RUNNING_BLOCKS && (c->flags & CAT_RUNNING) &&
-	    !(c->flags & CAT_ALL)) {
+	if (l->key.held && (c->flags & CAT_RUNNING) && !(c->flags & CAT_ALL)) {
 		if (rule)
 			*rule = NULL;
 		if (why)

@@ -581,30 +581,39 @@ static int do_mark(struct replay *r, const struct mp_rec_mark *m)
 	return stop;
 }
 
-/* A thread still running Python code at the next mark: which one, its frames. */
+/*
+ * A thread still running Python code at the next mark: which one, its
+ * frames. Only a thread told by its tid (CPython 3.11 and later), whose
+ * serial mod 2^16 (what a block keeps) no other thread of the trace has.
+ */
 static void do_pythread(struct replay *r, const struct mp_rec_pythread *p)
 {
 	const struct replay_thread *t, *tt, *found = NULL;
 	struct replay_running *e;
 
-	if (p->tid)
-		HASH_ITER(hh, r->threads, t, tt) /* a tid reused: the latest thread */
-			if (t->tid == p->tid && (!found || t->serial > found->serial))
-				found = t;
-	if (p->tid && !found)
+	if (!p->tid)
+		return; /* 3.10: which thread is not known */
+	HASH_ITER(hh, r->threads, t, tt) /* a tid reused: the latest thread */
+		if (t->tid == p->tid && (!found || t->serial > found->serial))
+			found = t;
+	if (!found)
 		return; /* it wrote nothing: it holds nothing */
+	HASH_ITER(hh, r->threads, t, tt)
+		if (t != found && (uint16_t)t->serial == (uint16_t)found->serial)
+			return;
 	ALLOC_GROW(r->running, r->n_running, r->alloc_running);
 	e = &r->running[r->n_running++];
 	e->stack = p->stack;
-	e->any = !found;
-	e->thread = found ? (uint16_t)found->serial : 0;
+	e->thread = (uint16_t)found->serial;
+	e->since = found->first_ts;
 }
 
 /*
  * Was b allocated in a frame still running at the main module's end, by
- * a thread still running then (replay.h, replay_snapshot)?
+ * a thread still running then (replay.h, replay_snapshot_main_end)? The
+ * running thread's entry + 1, or 0.
  */
-static int block_held(const struct replay *r, const struct replay_block *b)
+static size_t block_running(const struct replay *r, const struct replay_block *b)
 {
 	const struct replay_stack *bs = b->stack ? replay_find_stack(r, b->stack) : NULL;
 	size_t i;
@@ -616,7 +625,7 @@ static int block_held(const struct replay *r, const struct replay_block *b)
 		const struct replay_stack *ts;
 		unsigned n = bs->n_python, m, k;
 
-		if (!e->any && e->thread != b->thread)
+		if (e->thread != b->thread || b->ts < e->since)
 			continue;
 		ts = replay_find_stack(r, e->stack);
 		m = ts ? ts->n_python : 0;
@@ -630,9 +639,72 @@ static int block_held(const struct replay *r, const struct replay_block *b)
 				break;
 		}
 		if (k == n)
-			return 1;
+			return i + 1;
 	}
 	return 0;
+}
+
+/* Per (running thread, stack): its newest live block's time. */
+struct held_key {
+	UT_hash_handle hh;
+	struct held_id {
+		uint64_t stack;
+		uint64_t entry;
+	} id;
+	uint64_t newest;
+};
+
+/*
+ * The blocks a running frame holds as its locals: of those that match
+ * (block_running), the newest of each stack and thread only. A local
+ * holds the last thing its line made; older blocks of the same line
+ * that are still live were kept elsewhere (cache.append(...) on each
+ * pass of the loop, or by an earlier call of the same function).
+ */
+static struct held_key *held_newest(const struct replay *r)
+{
+	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
+	struct held_key *keys = NULL, *k;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const struct replay_block *b, *tmp;
+
+		HASH_ITER(hh, tables[i], b, tmp) {
+			struct held_id id;
+
+			memset(&id, 0, sizeof(id));
+			id.entry = block_running(r, b);
+			if (!id.entry)
+				continue;
+			id.stack = b->stack;
+			HASH_FIND(hh, keys, &id, sizeof(id), k);
+			if (!k) {
+				k = xcalloc(1, sizeof(*k));
+				k->id = id;
+				HASH_ADD(hh, keys, id, sizeof(k->id), k);
+			}
+			if (b->ts > k->newest)
+				k->newest = b->ts;
+		}
+	}
+	return keys;
+}
+
+static int block_held(const struct replay *r, const struct replay_block *b, struct held_key *keys)
+{
+	struct held_id id;
+	struct held_key *k;
+
+	if (!keys)
+		return 0;
+	memset(&id, 0, sizeof(id));
+	id.entry = block_running(r, b);
+	if (!id.entry)
+		return 0;
+	id.stack = b->stack;
+	HASH_FIND(hh, keys, &id, sizeof(id), k);
+	return k && b->ts == k->newest;
 }
 
 static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
@@ -756,6 +828,7 @@ struct replay_live *replay_snapshot_main_end(const struct replay *r)
 static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held)
 {
 	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
+	struct held_key *keys = held ? held_newest(r) : NULL, *k, *ktmp;
 	struct replay_live *live = NULL;
 	size_t i;
 
@@ -774,7 +847,7 @@ static struct replay_live *snapshot(const struct replay *r, unsigned cls, int he
 			key.kind = b->key.kind;
 			key.inherited = b->inherited;
 			key.interp = b->interp;
-			key.held = held && block_held(r, b);
+			key.held = (uint8_t)block_held(r, b, keys);
 			HASH_FIND(hh, live, &key, sizeof(key), l);
 			if (!l) {
 				l = xcalloc(1, sizeof(*l));
@@ -784,6 +857,10 @@ static struct replay_live *snapshot(const struct replay *r, unsigned cls, int he
 			l->blocks += b->weight;
 			l->bytes += block_bytes(b);
 		}
+	}
+	HASH_ITER(hh, keys, k, ktmp) {
+		HASH_DEL(keys, k);
+		free(k);
 	}
 	return live;
 }

@@ -190,13 +190,13 @@ struct replay {
 	/*
 	 * The threads still running Python code when the main module ended
 	 * (MP_REC_PYTHREAD, written just before its mark): the thread (its
-	 * serial mod 2^16; any: its tid was not known) and its Python stack,
-	 * until the callbacks of that mark have run.
+	 * serial mod 2^16, and when it started) and its Python stack, until
+	 * the callbacks of that mark have run.
 	 */
 	struct replay_running {
 		uint64_t stack;
+		uint64_t since;
 		uint16_t thread;
-		uint8_t any;
 	} *running;
 	size_t n_running, alloc_running;
 	int have_reach;                   /* an MP_REC_REACH was seen: reach holds it */
@@ -245,11 +245,13 @@ void replay_adopt(struct replay *r, const struct replay *from);
 struct replay_live *replay_snapshot(const struct replay *r);
 /*
  * The same, for a verdict on what is live at the end of the main module
- * (in the callback of its mark): it keeps apart (key.held) the blocks
- * that a thread still running then allocated in a frame still running
- * then: their Python frames, from the outermost to the one that
- * allocated, are the thread's outermost frames at the mark (at the same
- * lines but in the allocating frame, which has moved on).
+ * (in the callback of its mark): it keeps apart (key.held) what a frame
+ * still running then in another thread holds as its locals: a block
+ * that thread allocated (a thread told by its tid: CPython 3.11 and
+ * later) whose Python frames, from the outermost to the one that
+ * allocated it, are the thread's outermost frames at the mark (at the
+ * same lines but in the allocating frame, which has moved on), the
+ * newest such block of its stack.
  */
 struct replay_live *replay_snapshot_main_end(const struct replay *r);
 /* The same for the blocks of one enum mp_reach_class only. */

@@ -524,7 +524,8 @@ _Static_assert(sizeof(struct mp_rec_mark) == 24, "mark record layout");
  * with Python frames only: what its running frames allocated and still
  * hold is not left behind by the program. An older reader skips it.
  *
- *   16 tid    the thread's kernel thread id; 0: not known (CPython 3.10)
+ *   16 tid    the thread's kernel thread id; 0: not known (CPython 3.10:
+ *             readers set nothing apart for it)
  *   20 reserved, 0
  *   24 stack  its Python stack then (an MP_REC_STACK id, no native frames)
  */
