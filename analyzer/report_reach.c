@@ -42,7 +42,11 @@ const char *reach_why_not(const struct replay *r)
 	}
 	switch (r->reach.status) {
 	case MP_REACH_DONE: return NULL;
-	case MP_REACH_OFF: return "the scan was switched off (MEMPROV_REACH=0)";
+	case MP_REACH_OFF:
+		if (r->reach.notes & MP_REACH_N_PYTHON)
+			return "no scan at exit: a Python program, judged on what is live at the "
+			       "end of its main module";
+		return "the scan was switched off (MEMPROV_REACH=0)";
 	case MP_REACH_TIMEOUT:
 		return "the scan did not finish within its time bound (MEMPROV_REACH_TIMEOUT_MS)";
 	case MP_REACH_NOMEM:
@@ -316,7 +320,8 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 {
 	const struct mp_rec_reach *s = &r->reach;
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
-					     "no-main-arena", "files", "seccomp", "inherited" };
+					     "no-main-arena", "files", "seccomp", "inherited",
+					     "python" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

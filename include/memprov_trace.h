@@ -709,6 +709,10 @@ enum mp_reach_notes {
 	MP_REACH_N_INHERITED = 1 << 6,  /* a forked child: the blocks it inherited (its
 					   parent's trace read up to the fork) were in the
 					   live set, and are classified like its own */
+	MP_REACH_N_PYTHON = 1 << 7,     /* with status OFF: CPython's own executable, judged
+					   on what is live at the end of its main module:
+					   no scan at exit (its threads would run on, on the
+					   interpreter's freed state, while it ran) */
 };
 
 /*

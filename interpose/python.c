@@ -56,6 +56,7 @@
 #include "config.h"
 #include "elfsym.h"
 #include "python_api.h"
+#include "reach.h"
 #include "recorder.h"
 
 static struct py_api api;
@@ -928,12 +929,13 @@ static void py_parse_marks(void)
 	}
 }
 
-static int exe_is_cpython(void)
+static int exe_is_cpython(int *known)
 {
 	char path[512];
 	const char *b;
 
-	if (!mp_self_exe(path, sizeof(path)))
+	*known = mp_self_exe(path, sizeof(path)) != 0;
+	if (!*known)
 		return 1; /* not known: as before */
 	b = strrchr(path, '/');
 	return !strncmp(b ? b + 1 : path, "python", 6);
@@ -944,7 +946,7 @@ static int py_install(void *arg)
 {
 	PyObject *et, *ev, *tb;
 	PyThreadState *ts, *me;
-	int g = py_guard();
+	int g = py_guard(), known;
 
 	(void)arg;
 	if (!mp_tracing || py_state != PY_SCHEDULED)
@@ -955,7 +957,11 @@ static int py_install(void *arg)
 	if (py_main_interp != api.PyInterpreterState_Main())
 		goto out; /* not the main interpreter: leave it alone */
 	py_main_thread = pthread_self();
-	py_cpython_exe = exe_is_cpython();
+	py_cpython_exe = exe_is_cpython(&known);
+	if (py_cpython_exe && known)
+		/* judged at the end of its main module (the analyzer's rule):
+		 * no scan at exit, after the interpreter is gone (reach.c) */
+		mp_reach_not_needed(MP_REACH_N_PYTHON);
 	if (pthread_key_create(&py_key, py_thread_free) ||
 	    pthread_atfork(NULL, NULL, py_fork_child))
 		goto out;

@@ -24,6 +24,12 @@
 void mp_reach_at_exit(void) MP_HIDDEN;
 
 /*
+ * No scan at exit in this process, for the reason note says
+ * (MP_REACH_N_PYTHON): mp_reach_at_exit records status OFF with it.
+ */
+void mp_reach_not_needed(unsigned note) MP_HIDDEN;
+
+/*
  * Keep the calling thread's registers and stack pointer as the program
  * had them at its call into memprov's exit hook (exit, the return from
  * main), for a scan that mp_reach_at_exit makes later on the same thread:
