@@ -29,12 +29,15 @@
 
 /*
  * What library code makes for itself on first use (a cache, a registry,
- * a class made for the program's object, a thread's state) is one block,
- * or a few small ones: what a program keeps of what libraries made for it
- * (parsed documents, arrays) grows past that.
+ * a class made for the program's object, a thread's state) is one block
+ * of moderate size (asyncio's set of all tasks: 32 KiB), or a few small
+ * ones: what a program keeps of what libraries made for it (parsed
+ * documents, arrays, a 2.5 MB string json.dumps returned, which was
+ * taken for library state and passed the gate) grows past that.
  */
 #define LIB_STATE_BLOCKS 4
 #define LIB_STATE_BLOCK 4096
+#define LIB_STATE_ONE_MAX (64u << 10)
 
 /* What one stack's frames say. */
 struct cat_stack {
@@ -57,7 +60,8 @@ struct cat_key {
 	struct cat_key_id {
 		uint64_t stack;
 		uint8_t kind, small, arena;
-		uint8_t one;          /* one block, or LIB_STATE_BLOCKS small ones at most */
+		uint8_t one;          /* one block up to LIB_STATE_ONE_MAX, or LIB_STATE_BLOCKS
+					 small ones at most */
 		uint8_t freelist, pad[3];
 	} id;
 	enum category cat;
@@ -322,7 +326,7 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 	id.small = l->bytes <= l->blocks * SUPP_SMALL_BLOCK;
 	id.arena = l->key.kind == MP_KIND_MMAP && l->blocks &&
 		   (l->bytes == l->blocks * ARENA_SIZE || l->bytes == l->blocks * ARENA_SIZE_OLD);
-	id.one = l->blocks == 1 ||
+	id.one = (l->blocks == 1 && l->bytes <= LIB_STATE_ONE_MAX) ||
 		 (l->blocks <= LIB_STATE_BLOCKS && l->bytes <= l->blocks * LIB_STATE_BLOCK);
 	id.freelist = l->key.kind == MP_KIND_HEAP && l->blocks <= FREELIST_BLOCKS &&
 		      l->bytes <= l->blocks * FREELIST_BLOCK;

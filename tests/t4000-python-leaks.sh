@@ -72,4 +72,25 @@ for v in 3.11.7 3.12.1 3.10.13 3.13.0; do
 	'
 done
 
+# One big block a library call made and returned, kept by the program
+# (a string json.dumps made, one base64.b64encode made): the program's,
+# not library state (one block of any size was taken for a library's
+# cache and passed the gate, 2.5 MB of it). Library state is one block
+# of at most 64 KiB, or a few small ones.
+cat >"$TRASH/keep_big.py" <<\EOF
+import base64, json
+KEEP = {}
+def main():
+    KEEP["b64"] = base64.b64encode(bytes(1_000_000))
+    KEEP["json"] = json.dumps(list(range(100_000)))
+main()
+EOF
+test_expect_success 'one big string a library call returned, kept in a global, fails the gate' '
+	rm -rf kb &&
+	"$MEMPROV_CLI" run -d kb -- /usr/bin/python3 keep_big.py >/dev/null 2>&1 &&
+	! "$MEMPROV_CLI" check kb >kb.check &&
+	grep "#1 heap realloc: 1.3 MiB in 1 block live at the end of the main module in b64encode at .*base64.py:[0-9]*$" kb.check &&
+	grep "#2 heap malloc: 672.8 KiB in 1 block live at the end of the main module in JSONEncoder.encode at .*encoder.py:[0-9]*$" kb.check
+'
+
 test_done
