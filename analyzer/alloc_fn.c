@@ -65,6 +65,13 @@ static const struct builtin { const char *name, *api; enum scope scope; } builti
 	{ "default_malloc", "PyDataMem_UserNEW", NUMPY },
 	{ "default_calloc", "PyDataMem_UserNEW_ZEROED", NUMPY },
 	{ "default_realloc", "PyDataMem_UserRENEW", NUMPY },
+	/* OpenSSL's allocation functions (OPENSSL_malloc and its kin are
+	 * macros over these) */
+	{ "CRYPTO_malloc", NULL, ANY }, { "CRYPTO_zalloc", NULL, ANY },
+	{ "CRYPTO_realloc", NULL, ANY }, { "CRYPTO_clear_realloc", NULL, ANY },
+	{ "CRYPTO_strdup", NULL, ANY }, { "CRYPTO_strndup", NULL, ANY },
+	{ "CRYPTO_memdup", NULL, ANY }, { "CRYPTO_secure_malloc", NULL, ANY },
+	{ "CRYPTO_secure_zalloc", NULL, ANY },
 	/* CUDA runtime and driver entry points (the static runtime's
 	 * cudaMalloc lives in the program and reaches the driver through
 	 * cuGetProcAddress) */
