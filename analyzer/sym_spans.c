@@ -24,14 +24,17 @@
 
 #include "sym_spans.h"
 #include "util.h"
+#include <uthash.h>
 
 /* Fewer symbols than this: libdwfl's own scan is as quick. */
 #define SPANS_MIN_SYMBOLS 64
 
+/* libdwfl's answer for one slot, asked once (few slots need it). */
 struct span_answer {
+	UT_hash_handle hh;
+	size_t slot;
 	const char *name;   /* libdwfl's, valid while the module is */
 	GElf_Addr base;     /* the address less its offset: the symbol's start */
-	int done;
 };
 
 /* Where a sized symbol starts (+) or ends (-), or a sizeless one is (0). */
@@ -47,7 +50,7 @@ struct sym_spans {
 	uint32_t *cover;         /* per bound: sized symbols covering it and the span after */
 	uint32_t *xor;           /* per bound: the XOR of their indices */
 	uint8_t *sizeless;       /* per bound: a sizeless symbol is there */
-	struct span_answer *ans; /* 2n + 1 slots */
+	struct span_answer *ans; /* by slot */
 };
 
 struct events {
@@ -152,19 +155,23 @@ struct sym_spans *sym_spans_new(Dwfl_Module *mod)
 		sp->xor[sp->n - 1] = x;
 	}
 	free(ev.e);
-	sp->ans = xcalloc(2 * sp->n + 1, sizeof(*sp->ans));
 	return sp;
 }
 
 void sym_spans_free(struct sym_spans *sp)
 {
+	struct span_answer *a, *tmp;
+
 	if (!sp)
 		return;
+	HASH_ITER(hh, sp->ans, a, tmp) {
+		HASH_DEL(sp->ans, a);
+		free(a);
+	}
 	free(sp->b);
 	free(sp->cover);
 	free(sp->xor);
 	free(sp->sizeless);
-	free(sp->ans);
 	free(sp);
 }
 
@@ -190,7 +197,7 @@ const char *sym_spans_addrinfo(struct sym_spans *sp, Dwfl_Module *mod, GElf_Addr
 	struct span_answer *ans;
 	const char *name;
 	GElf_Sym sym;
-	size_t k;
+	size_t k, slot;
 	int at;
 
 	if (!sp)
@@ -207,13 +214,16 @@ const char *sym_spans_addrinfo(struct sym_spans *sp, Dwfl_Module *mod, GElf_Addr
 			return name;
 		}
 	}
-	ans = &sp->ans[at ? 2 * k - 1 : 2 * k];
-	if (!ans->done) {
+	slot = at ? 2 * k - 1 : 2 * k;
+	HASH_FIND(hh, sp->ans, &slot, sizeof(slot), ans);
+	if (!ans) {
 		GElf_Off o = 0;
 
+		ans = xcalloc(1, sizeof(*ans));
+		ans->slot = slot;
 		ans->name = dwfl_module_addrinfo(mod, a, &o, &sym, NULL, NULL, NULL);
 		ans->base = a - o;
-		ans->done = 1;
+		HASH_ADD(hh, sp->ans, slot, sizeof(ans->slot), ans);
 	}
 	name = ans->name;
 	*off = name ? a - ans->base : 0;
