@@ -50,7 +50,10 @@ LIB_LIBS := -ldl -lpthread
 CLI := analyzer/memprov
 CLI_SRC := $(wildcard analyzer/*.c)
 CLI_OBJ := $(CLI_SRC:.c=.o)
-CLI_CFLAGS := $(BASE_CFLAGS)
+# Hidden: a function of the analyzer's that a library also calls by name
+# (libdw calls glibc's error(3) when it runs out of memory) must not take
+# its place; ours, error(fmt, ...), exported, did and crashed there.
+CLI_CFLAGS := $(BASE_CFLAGS) -fvisibility=hidden
 CLI_LDFLAGS :=
 ifneq ($(SANITIZE),)
 CLI_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all

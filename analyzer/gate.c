@@ -808,6 +808,7 @@ static int cmd_check(int argc, char **argv)
 	int c, ret;
 
 	gate_opts_init(&o);
+	error_exit_status_set(2); /* 1 says "over budget" */
 	/* options may follow the traces */
 	while ((c = cmdline_next(&cl, &arg)) > 0) {
 		if (c == 'R') { /* a forked child's parent trace, as for the reports */

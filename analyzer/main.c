@@ -76,6 +76,15 @@ static int show_version(int argc)
 	return EXIT_OK;
 }
 
+/* `memprov version --help`, `memprov help version`. */
+static int version_help(void)
+{
+	printf("usage: memprov version (or memprov --version)\n\n"
+	       "memprov's version, the trace format it writes and reads, and the\n"
+	       "schema version of its JSON reports.\n");
+	return EXIT_OK;
+}
+
 /*
  * A report that could not be written (a full disk, a closed pipe with
  * SIGPIPE ignored) fails with the system's reason, as a trace that could
@@ -112,13 +121,19 @@ int main(int argc, char **argv)
 		show_usage(stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(argv[1], "version") && argc == 3 &&
+	    (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))
+		return version_help();
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
 		return show_version(argc - 2);
 	if (!strcmp(argv[1], "help")) {
-		if (argc < 3) {
+		if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") ||
+		    !strcmp(argv[2], "help")) {
 			show_usage(stdout);
 			return EXIT_OK;
 		}
+		if (!strcmp(argv[2], "version"))
+			return version_help();
 		c = find_command(argv[2]);
 		if (!c)
 			return main_usage_error("unknown subcommand '%s'", argv[2]);

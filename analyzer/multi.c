@@ -328,10 +328,10 @@ int multi_map(const struct report_args *a, multi_one_fn one, struct merge *m, si
 	fflush(NULL);
 	for (k = 0; k < jobs; k++) {
 		if (!(out[k] = tmpfile()))
-			die(1, "cannot make a temporary file for a worker: %s", strerror(errno));
+			die(error_exit_status(), "cannot make a temporary file for a worker: %s", strerror(errno));
 		pids[k] = fork();
 		if (pids[k] < 0)
-			die(1, "cannot start a worker: %s", strerror(errno));
+			die(error_exit_status(), "cannot start a worker: %s", strerror(errno));
 		if (!pids[k])
 			worker(a, paths, n, k, jobs, one, out[k]);
 	}

@@ -987,6 +987,7 @@ static int run_gate(const struct run_args *a, int json_fd, const char *tmpl, con
 	int ret, err, saved = -1;
 
 	run_traces_find(&t, tmpl, before, pid);
+	error_exit_status_set(2); /* not the command's status, nor the gate's */
 	fflush(stdout);
 	saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
 	if (json_fd >= 0)

@@ -158,7 +158,7 @@ static char *site_key(const struct frames *fr, unsigned kind, unsigned func, siz
 	FILE *k = open_memstream(&key, len);
 
 	if (!k)
-		die(1, "out of memory building a site key");
+		die(error_exit_status(), "out of memory building a site key");
 	fprintf(k, "%u %u %s\n", kind, func, fr->api ? fr->api : "");
 	key_frames(k, fr);
 	fclose(k);

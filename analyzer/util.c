@@ -119,6 +119,18 @@ void note_written(const char *what, const char *path)
 	fputc('\n', stderr);
 }
 
+static int error_status = 1; /* error_exit_status */
+
+void error_exit_status_set(int status)
+{
+	error_status = status;
+}
+
+int error_exit_status(void)
+{
+	return error_status;
+}
+
 void die(int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -132,7 +144,7 @@ void die(int status, const char *fmt, ...)
 /* Out of memory: the one way the analyzer ends outside main(). */
 static void *oom(size_t n)
 {
-	die(1, "out of memory allocating %zu bytes", n);
+	die(error_status, "out of memory allocating %zu bytes", n);
 }
 
 void *xmalloc(size_t n)

@@ -37,6 +37,13 @@ int stdout_flush_take(void);
  */
 void die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+/*
+ * The status an error that ends the analyzer outside main() exits with
+ * (running out of memory, a worker that cannot start): 1, or what the
+ * subcommand set (check and run --check: 2, since 1 says "over budget").
+ */
+void error_exit_status_set(int status);
+int error_exit_status(void);
 
 /*
  * Colour: escape sequences for f, or "" when f gets no colour. --color=WHEN

@@ -22,10 +22,10 @@ bench/bin/%-lsan: bench/%.c | bench-deps
 .PHONY: bench-progs bench-clean bench-deps
 
 # heaptrack, perf, clang and its sanitizer runtimes, sqlite3: when absent.
-bench-deps:
+bench-deps: ## install what make bench needs (heaptrack, perf, clang, sqlite3) when absent
 	$(Q)scripts/install-deps.sh bench
 
-bench-progs: $(BENCH_PROGS)
+bench-progs: $(BENCH_PROGS) ## build the benchmark programs (bench/bin/), for bench/profile.sh
 
 bench: all $(BENCH_PROGS) bench-deps ## run the benchmarks, write bench/RESULTS.md and RESULTS-many.md (BENCH_RUNS=5, BENCH_QUICK=1, BENCH_TASKS=255)
 	$(Q)$(MAKE) --no-print-directory $(BENCH_LSAN_PROGS) || \
@@ -33,7 +33,7 @@ bench: all $(BENCH_PROGS) bench-deps ## run the benchmarks, write bench/RESULTS.
 	$(Q)bench/run.sh
 	$(Q)bench/many.sh
 
-bench-clean:
+bench-clean: ## remove the benchmark programs and outputs (bench/bin, bench/out)
 	rm -rf bench/bin bench/out
 
 clean: bench-clean

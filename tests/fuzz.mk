@@ -22,7 +22,7 @@ FUZZ_TARGETS := fuzz/build/fuzz_trace fuzz/build/fuzz_options fuzz/build/fuzz_su
 .PHONY: fuzz-build fuzz-deps
 
 # clang-14 and its libFuzzer runtime, installed when absent.
-fuzz-deps:
+fuzz-deps: ## install clang-14 and its libFuzzer runtime when absent
 	$(Q)scripts/install-deps.sh fuzz
 
 $(FUZZ_AN_OBJ) $(FUZZ_TARGETS): | fuzz-deps

@@ -156,4 +156,25 @@ test_expect_success 'conflicting options, empty windows and a full stdout are er
 	! grep "written to /dev/full" err
 '
 
+# Running out of memory: the analyzer exported its error(fmt, ...), which
+# took the place of glibc's error(3) that libdw calls when it runs out of
+# memory: SIGSEGV under a 20 MB address-space limit. And check exited 1
+# ("over budget") when it ran out of memory itself; errors are 2.
+test_expect_success 'out of memory: no signal at any address-space limit; check says 2 for its own' '
+	! nm -D --defined-only "$MEMPROV_CLI" | grep -v "@" &&
+	"$MEMPROV_CLI" run -o oom.trace -- /bin/ls / >/dev/null 2>&1 &&
+	ours=0 &&
+	for mb in 14 16 18 20 22 24 26 28 30 34 40; do
+		rc=0 && prlimit --as=$((mb * 1000000)) "$MEMPROV_CLI" check --max-leak 10G oom.trace \
+			>/dev/null 2>oom.$mb.err || rc=$? &&
+		echo "$mb MB: $rc $(head -c 100 oom.$mb.err)" &&
+		test $rc -lt 128 || exit 1
+		if grep -q "^memprov: out of memory" oom.$mb.err; then
+			test $rc = 2 || exit 1
+			ours=1
+		fi
+	done &&
+	test $ours = 1
+'
+
 test_done
