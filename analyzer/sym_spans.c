@@ -109,6 +109,7 @@ struct sym_spans *sym_spans_new(Dwfl_Module *mod)
 	Dwarf_Addr bias = 0;
 	uint32_t cover = 0, x = 0;
 	Dwarf *dw;
+	Elf *elf;
 	size_t k;
 
 	if (n < SPANS_MIN_SYMBOLS)
@@ -130,7 +131,8 @@ struct sym_spans *sym_spans_new(Dwfl_Module *mod)
 			push(&ev, addr, i, 2);
 		}
 	}
-	push_sections(&ev, dwfl_module_getelf(mod, &bias), bias);
+	elf = dwfl_module_getelf(mod, &bias); /* sets bias: not in the same call */
+	push_sections(&ev, elf, bias);
 	dw = dwfl_module_getdwarf(mod, &bias);
 	if (dw)
 		push_sections(&ev, dwarf_getelf(dw), bias);
