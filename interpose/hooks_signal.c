@@ -65,6 +65,31 @@ struct user_action {
 static struct user_action user[_NSIG] MP_BIG_BSS;
 
 /*
+ * The table and the kernel's actions change together, one thread at a
+ * time: a thread that put memprov's death recorder back after a one-shot
+ * handler (rewatch_oneshot) could otherwise overwrite a handler another
+ * thread installed between its check and its install (the handler lost:
+ * the next signal killed the process). Signals are held off meanwhile, so
+ * that a handler on the same thread never waits for its own thread.
+ */
+static int table_busy;
+
+static int table_enter(mp_sigset *mask)
+{
+	int blocked = mp_signals_block(mask);
+
+	while (__atomic_exchange_n(&table_busy, 1, __ATOMIC_ACQUIRE))
+		mp_syscall(SYS_sched_yield);
+	return blocked;
+}
+
+static void table_leave(const mp_sigset *mask, int blocked)
+{
+	__atomic_store_n(&table_busy, 0, __ATOMIC_RELEASE);
+	mp_signals_restore(mask, blocked);
+}
+
+/*
  * A handler running on a writer context of its own: what the thread had
  * before (restored when the handler returns, or when a longjmp leaves it)
  * and where the trampoline's frame is, to tell which levels a longjmp
@@ -346,11 +371,14 @@ static int quiet_abort_begin(int sig, const siginfo_t *si)
 static void quiet_abort_end(void)
 {
 	struct sigaction cur;
+	mp_sigset mask;
+	int blocked = table_enter(&mask);
 
 	/* unless the handler installed an action of its own meanwhile */
 	if (!mp_real_sigaction(SIGABRT, NULL, &cur) && !(cur.sa_flags & SA_SIGINFO) &&
 	    cur.sa_handler == SIG_DFL)
 		watch_death(SIGABRT, &cur, NULL);
+	table_leave(&mask, blocked);
 }
 
 void mp_signal_watch_deaths(void)
@@ -484,16 +512,22 @@ MP_REALIGN static void rewatch_oneshot(int sig, int wrapped, int flags)
 {
 	struct sigaction cur, view;
 	struct user_action was;
+	mp_sigset mask;
+	int blocked;
 
-	if (!is_deadly(sig) || !mp_tracing || mp_sandboxed || in_vfork_child() ||
-	    mp_real_sigaction(sig, NULL, &cur) || cur.sa_handler != SIG_DFL)
+	if (!is_deadly(sig) || !mp_tracing || mp_sandboxed || in_vfork_child())
 		return;
-	memset(&was, 0, sizeof(was));
-	was.wrapped = wrapped;
-	was.act.sa_flags = flags;
-	read_back(&cur, &was, &view);
-	if (!watch_death(sig, &view, NULL))
-		as_kept(sig, &user[sig].act, 0);
+	/* another thread may install a handler meanwhile: not between the two */
+	blocked = table_enter(&mask);
+	if (!mp_real_sigaction(sig, NULL, &cur) && cur.sa_handler == SIG_DFL) {
+		memset(&was, 0, sizeof(was));
+		was.wrapped = wrapped;
+		was.act.sa_flags = flags;
+		read_back(&cur, &was, &view);
+		if (!watch_death(sig, &view, NULL))
+			as_kept(sig, &user[sig].act, 0);
+	}
+	table_leave(&mask, blocked);
 }
 
 /* sigaction in a vfork child, or once the program is sandboxed (no
@@ -514,16 +548,29 @@ static int install_in_child(int sig, const struct sigaction *act, struct sigacti
  * installed before. The table is updated before the kernel, so that a
  * signal delivered at once finds the new handler.
  */
+static int install_locked(int sig, const struct sigaction *act, struct sigaction *old);
+
 MP_REALIGN static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	struct sigaction mine, prev;
-	struct user_action before;
-	int r, wrap;
+	mp_sigset mask;
+	int r, blocked;
 
 	if (sig <= 0 || sig >= _NSIG)
 		return mp_real_sigaction(sig, act, old);
 	if (MP_UNLIKELY(mp_sandboxed || in_vfork_child()))
 		return install_in_child(sig, act, old);
+	blocked = table_enter(&mask);
+	r = install_locked(sig, act, old);
+	table_leave(&mask, blocked);
+	return r;
+}
+
+MP_REALIGN static int install_locked(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction mine, prev;
+	struct user_action before;
+	int r, wrap;
+
 	before = user[sig];
 	wrap = act && is_handler(act);
 	if (act && (ours(act) || (void *)act->sa_handler == (void *)trampoline ||
@@ -632,6 +679,10 @@ static sighandler_t wrap_signal(int sig, sighandler_t h, sighandler_t prev,
 
 MP_SIGNAL_HOOK(signal)
 MP_SIGNAL_HOOK(sysv_signal)
+/* what signal() is in a strict ISO C program (-std=c99, c11): unhooked, it
+ * returned memprov's death recorder as the previous action, and a handler
+ * that chained to it killed the process (the second review) */
+MP_SIGNAL_HOOK(__sysv_signal)
 MP_SIGNAL_HOOK(bsd_signal)
 
 /*

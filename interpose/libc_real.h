@@ -58,6 +58,7 @@
 	X(int, sigaction, (int, const struct sigaction *, struct sigaction *)) \
 	X(sighandler_t, signal, (int, sighandler_t))                      \
 	X(sighandler_t, sysv_signal, (int, sighandler_t))                 \
+	X(sighandler_t, __sysv_signal, (int, sighandler_t))               \
 	X(sighandler_t, bsd_signal, (int, sighandler_t))                  \
 	X(int, sigtimedwait, (const sigset_t *, siginfo_t *, const struct timespec *)) \
 	X(void, longjmp, (struct __jmp_buf_tag *, int))                   \

@@ -7,6 +7,8 @@
 # handler installed an action of its own); the program reads back the
 # default action as without memprov, and dies of the same signal. (The
 # shell that runs it may say "Terminated" on the stderr given to it.)
+# Putting the recorder back takes the table's lock: a handler another
+# thread installed meanwhile was overwritten (the second review).
 . "$(dirname "$0")/test-lib.sh"
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" && test -x "$BIN/oneshot" ||
 	test_skip "libmemprov.so, memprov or tests/bin/oneshot not built"
@@ -31,6 +33,23 @@ done
 test_expect_success "resethand: the handler runs, then sigaction reads back SIG_DFL" '
 	grep "^handled$" traced.resethand.out &&
 	grep "^after: SIG_DFL flags=" traced.resethand.out
+'
+
+test_expect_success "signal() of a strict ISO C program (__sysv_signal) returns SIG_DFL as bare; chaining to it survives" '
+	"$BIN/oneshot" strict >bare.strict.out &&
+	env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=strict.trace "$BIN/oneshot" strict >traced.strict.out &&
+	printf "previous: SIG_DFL\nsurvived\n" >want.strict &&
+	test_cmp want.strict bare.strict.out &&
+	test_cmp want.strict traced.strict.out
+'
+
+test_expect_success 'a one-shot handler installed again by another thread as it runs is never lost' '
+	test -x "$BIN/oneshot_race" &&
+	for i in 1 2; do
+		env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=race.$i.trace "$BIN/oneshot_race" 20000 >race.$i.out &&
+		cat race.$i.out &&
+		grep -x "iterations=20000 lost=0" race.$i.out || exit 1
+	done
 '
 
 test_done

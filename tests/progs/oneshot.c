@@ -3,12 +3,15 @@
  * SIGTERM, then a block kept, then the same signal again: the default
  * action ends the process (t2142).
  *
- *   oneshot resethand|sysv|reraise
+ *   oneshot resethand|sysv|reraise|strict
  *
  * resethand, sysv: the handler prints "handled" and returns; the program
  * prints what sigaction reads back then, keeps 4096 B, raises SIGTERM.
  * reraise: the handler keeps the block and raises SIGTERM itself (pending
  * until it returns, since it is blocked while the handler runs).
+ * strict: signal() as a strict ISO C program calls it (__sysv_signal),
+ * for SIGUSR1, whose handler chains to the action it replaced unless that
+ * was SIG_DFL or SIG_IGN; prints "previous: SIG_DFL" and "survived".
  */
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +26,15 @@ static void handled(int sig)
 	(void)sig;
 	if (write(1, "handled\n", 8) < 0)
 		_exit(3);
+}
+
+extern sighandler_t __sysv_signal(int sig, sighandler_t h);
+static sighandler_t previous;
+
+static void chained(int sig)
+{
+	if (previous != SIG_DFL && previous != SIG_IGN && previous != SIG_ERR)
+		previous(sig);
 }
 
 static void reraise(int sig)
@@ -42,6 +54,13 @@ int main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.sa_flags = SA_RESETHAND;
 	sigemptyset(&a.sa_mask);
+	if (!strcmp(how, "strict")) {
+		previous = __sysv_signal(SIGUSR1, chained);
+		printf("previous: %s\n", previous == SIG_DFL ? "SIG_DFL" : "a handler");
+		raise(SIGUSR1);
+		puts("survived");
+		return 0;
+	}
 	if (!strcmp(how, "sysv")) {
 		sysv_signal(SIGTERM, handled);
 	} else if (!strcmp(how, "reraise")) {
