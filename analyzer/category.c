@@ -338,7 +338,8 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 		k->id = id;
 		k->cat = frames_category(c, cs, &id, &k->why);
 		if (k->cat == CAT_PROGRAM) {
-			k->rule = supp_match_stack(c->supp, c->flags & CAT_GROWTH ? SUPP_GROWTH : SUPP_LEAK,
+			k->rule = supp_match_stack(c->supp, (c->flags & CAT_GROWTH ? SUPP_GROWTH : SUPP_LEAK) |
+							    (c->flags & CAT_LOST ? SUPP_LOST : 0),
 						   id.kind, id.small, c->r, c->sym,
 						   replay_find_stack(c->r, id.stack));
 			if (k->rule)

@@ -66,6 +66,8 @@ enum cat_flags {
 	CAT_LIB_STATE = 1 << 5,   /* a block or a few that library code made for itself is state */
 	CAT_FREELIST = 1 << 6,    /* CPython <= 3.10: a few small blocks of its free lists */
 	CAT_RUNNING = 1 << 7,     /* what a daemon thread's running frames held (key.held) is state */
+	CAT_LOST = 1 << 8,        /* the memory is what the scan at exit found lost: rules for
+				     state kept until exit (SUPP_KEPT) do not hide it */
 };
 
 /* What live memory at the end is judged by: leaks and the gate. */

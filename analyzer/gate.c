@@ -448,6 +448,7 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 	} else if (res->rule == GATE_RULE_LOST) {
 		struct replay_live *lost = snapshot_classes(&g.r, GATE_LOST_CLASSES);
 
+		cat.flags |= CAT_LOST; /* nothing classified yet: no answer cached without it */
 		check_leaks(o, &cat, res, &lost);
 		replay_live_free(&lost);
 	} else {

@@ -30,6 +30,7 @@
 enum supp_type {
 	SUPP_LEAK = 1 << 0,
 	SUPP_GROWTH = 1 << 1,
+	SUPP_LOST = 1 << 2,     /* with SUPP_LEAK: blocks the scan at exit found lost */
 };
 
 enum supp_flags {
@@ -38,6 +39,8 @@ enum supp_flags {
 	SUPP_SMALL = 1 << 2,    /* blocks of at most SUPP_SMALL_BLOCK bytes (on average) */
 	SUPP_FIRST = 1 << 3,    /* match only the innermost frame outside the allocator,
 				   libc and the loader included */
+	SUPP_KEPT = 1 << 4,     /* state a library keeps reachable until exit: not a
+				   block the scan found lost (SUPP_LOST), which is a leak */
 };
 
 #define SUPP_SMALL_BLOCK 1024
