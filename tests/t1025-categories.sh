@@ -20,7 +20,7 @@ prelude() {
 	pycode ts=1002 id=2 file=/app/main.py name=work
 	pycode ts=1002 id=3 file="<frozen importlib._bootstrap>" name=_find_and_load
 	pycode ts=1002 id=4 file=/app/helper.py name=<module>
-	pycode ts=1002 id=5 file=/usr/lib/python3.$1/_weakrefset.py name=WeakSet.add
+	pycode ts=1002 id=5 file=/usr/lib/python3.$1/json/decoder.py name=JSONDecoder.raw_decode
 	pycode ts=1002 id=6 file=/usr/lib/python3.$1/threading.py name=Thread.start
 	pycode ts=1002 id=7 file=/app/main.py name=<listcomp>
 	stack ts=1003 id=1 python=4:3,3:1178,1:1
@@ -67,7 +67,7 @@ test_expect_success 'leaks: the program'"'"'s sites listed, the rest one line ea
 	      work /app/main.py:10
 	      <module> /app/main.py:20
 	  #2 heap malloc: 3 blocks, 58.6 KiB (60,000 B)
-	      WeakSet.add /usr/lib/python3.11/_weakrefset.py:88
+	      JSONDecoder.raw_decode /usr/lib/python3.11/json/decoder.py:88
 	      work /app/main.py:14
 	      <module> /app/main.py:20
 	EOF
