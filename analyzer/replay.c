@@ -644,22 +644,26 @@ static size_t block_running(const struct replay *r, const struct replay_block *b
 	return 0;
 }
 
-/* Per (running thread, stack): its newest live block's time. */
+/* Per (running thread, stack): its two newest live blocks' times. */
 struct held_key {
 	UT_hash_handle hh;
 	struct held_id {
 		uint64_t stack;
 		uint64_t entry;
 	} id;
-	uint64_t newest;
+	uint64_t newest, second;
 };
 
 /*
  * The blocks a running frame holds as its locals: of those that match
- * (block_running), the newest of each stack and thread only. A local
- * holds the last thing its line made; older blocks of the same line
- * that are still live were kept elsewhere (cache.append(...) on each
- * pass of the loop, or by an earlier call of the same function).
+ * (block_running), the two newest of each stack and thread only. A
+ * local holds the last thing its line made, and the thing the line is
+ * making now until it is stored (a thread that let the interpreter lock
+ * go between the two: `buf = bytearray(n)` in a loop with no sleep had
+ * both live at the mark), or two things made at once (`a, b = ...`);
+ * older blocks of the same line that are still live were kept elsewhere
+ * (cache.append(...) on each pass of the loop, or by an earlier call of
+ * the same function).
  */
 static struct held_key *held_newest(const struct replay *r)
 {
@@ -684,8 +688,12 @@ static struct held_key *held_newest(const struct replay *r)
 				k->id = id;
 				HASH_ADD(hh, keys, id, sizeof(k->id), k);
 			}
-			if (b->ts > k->newest)
+			if (b->ts > k->newest) {
+				k->second = k->newest;
 				k->newest = b->ts;
+			} else if (b->ts > k->second) {
+				k->second = b->ts;
+			}
 		}
 	}
 	return keys;
@@ -704,7 +712,7 @@ static int block_held(const struct replay *r, const struct replay_block *b, stru
 		return 0;
 	id.stack = b->stack;
 	HASH_FIND(hh, keys, &id, sizeof(id), k);
-	return k && b->ts == k->newest;
+	return k && b->ts >= k->second;
 }
 
 static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)

@@ -250,8 +250,8 @@ struct replay_live *replay_snapshot(const struct replay *r);
  * that thread allocated (a thread told by its tid: CPython 3.11 and
  * later) whose Python frames, from the outermost to the one that
  * allocated it, are the thread's outermost frames at the mark (at the
- * same lines but in the allocating frame, which has moved on), the
- * newest such block of its stack.
+ * same lines but in the allocating frame, which has moved on), the two
+ * newest such blocks of its stack.
  */
 struct replay_live *replay_snapshot_main_end(const struct replay *r);
 /* The same for the blocks of one enum mp_reach_class only. */
