@@ -110,7 +110,7 @@ EOF2
 			! "$MEMPROV_CLI" check o.$w >o.$w.check || exit 1
 		done &&
 		grep "#1 heap malloc: 4.9 KiB in 1 block definitely lost at exit in my_init at .*own.c:10$" o.once.check &&
-		grep "lost at exit (definitely and indirectly): [0-9]* B in [0-9]* blocks" o.fetch.check &&
+		grep "lost at exit (definitely and indirectly): [1-9][0-9]* B in [1-9][0-9]* blocks" o.fetch.check &&
 		grep "#1 heap CRYPTO_zalloc: 200 B in 2 blocks lost at exit (1 definitely, 1 indirectly) in main at .*own.c:20$" o.lh.check
 	'
 
