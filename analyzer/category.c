@@ -56,12 +56,12 @@ struct cat_stack {
 	uint8_t fork_reinit;      /* threading's after-fork hook remaking its locks */
 };
 
-/* One answer: the stack, the kind, small blocks, arena-sized blocks. */
+/* One answer: the stack, the kind, the blocks' shape (supp_shape), arena-sized blocks. */
 struct cat_key {
 	UT_hash_handle hh;
 	struct cat_key_id {
 		uint64_t stack;
-		uint8_t kind, small, arena;
+		uint8_t kind, shape, arena;
 		uint8_t one;          /* one block up to LIB_STATE_ONE_MAX, or LIB_STATE_BLOCKS
 					 small ones at most */
 		uint8_t freelist, pad[3];
@@ -325,7 +325,7 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 	memset(&id, 0, sizeof(id));
 	id.stack = l->key.stack;
 	id.kind = l->key.kind;
-	id.small = l->bytes <= l->blocks * SUPP_SMALL_BLOCK;
+	id.shape = supp_shape(l->blocks, l->bytes, l->one_size);
 	id.arena = l->key.kind == MP_KIND_MMAP && l->blocks &&
 		   (l->bytes == l->blocks * ARENA_SIZE || l->bytes == l->blocks * ARENA_SIZE_OLD);
 	id.one = (l->blocks == 1 && l->bytes <= LIB_STATE_ONE_MAX) ||
@@ -342,7 +342,7 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 		if (k->cat == CAT_PROGRAM) {
 			k->rule = supp_match_stack(c->supp, (c->flags & CAT_GROWTH ? SUPP_GROWTH : SUPP_LEAK) |
 							    (c->flags & CAT_LOST ? SUPP_LOST : 0),
-						   id.kind, id.small, c->r, c->sym,
+						   id.kind, id.shape, c->r, c->sym,
 						   replay_find_stack(c->r, id.stack));
 			if (k->rule)
 				k->cat = CAT_SUPPRESSED;

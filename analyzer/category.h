@@ -10,7 +10,7 @@
  *               for a verdict on what is live at the end, by a module's
  *               top-level code (the main module's included), by library
  *               code with no frame of the program's own, or in one block
- *               of at most 64 KiB (or a few small ones) by library code
+ *               of at most 256 KiB (or a few small ones) by library code
  *               for itself (the innermost Python frame is
  *               the standard library's or an installed package's, and the
  *               interpreter or a standard extension module asked: a

@@ -200,6 +200,7 @@ static struct replay_live *snapshot_classes(const struct replay *r, unsigned mas
 			if (have) {
 				have->blocks += l->blocks;
 				have->bytes += l->bytes;
+				have->one_size += l->one_size;
 				free(l);
 			} else {
 				HASH_ADD(hh, live, key, sizeof(l->key), l);

@@ -564,6 +564,7 @@ static void classify_keys(struct growth *g)
 		l.key = k->key;
 		l.blocks = gkey_at(k, last, 1);
 		l.bytes = gkey_at(k, last, 0);
+		l.one_size = l.blocks; /* sizes are not kept per point */
 		k->why = WHY_IMPORT;
 		k->cat = cat_of(&g->cat, &l, &k->rule, &k->why);
 	}

@@ -47,6 +47,8 @@ static struct replay_live *grown_since(struct replay_live *start, const struct r
 		}
 		l->bytes -= s->bytes;
 		l->blocks = l->blocks > s->blocks ? l->blocks - s->blocks : 0;
+		if (l->one_size > l->blocks)
+			l->one_size = l->blocks;
 	}
 	return now;
 }

@@ -833,11 +833,41 @@ struct replay_live *replay_snapshot_main_end(const struct replay *r)
 }
 
 /* cls MP_REACH_CLASS_COUNT: every block; held: tell key.held. */
+/* Blocks of one size in one set of a snapshot. */
+struct size_count {
+	UT_hash_handle hh;
+	struct size_id {
+		struct replay_live *live;
+		uint64_t size;
+	} id;
+	uint64_t blocks;
+};
+
+static void count_size(struct size_count **counts, struct replay_live *l, const struct replay_block *b)
+{
+	struct size_count *c;
+	struct size_id id;
+
+	memset(&id, 0, sizeof(id));
+	id.live = l;
+	id.size = b->size;
+	HASH_FIND(hh, *counts, &id, sizeof(id), c);
+	if (!c) {
+		c = xcalloc(1, sizeof(*c));
+		c->id = id;
+		HASH_ADD(hh, *counts, id, sizeof(c->id), c);
+	}
+	c->blocks += b->weight;
+	if (c->blocks > l->one_size)
+		l->one_size = c->blocks;
+}
+
 static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held)
 {
 	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
 	struct held_key *keys = held ? held_newest(r) : NULL, *k, *ktmp;
 	struct replay_live *live = NULL;
+	struct size_count *counts = NULL, *c, *ctmp;
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
@@ -864,7 +894,12 @@ static struct replay_live *snapshot(const struct replay *r, unsigned cls, int he
 			}
 			l->blocks += b->weight;
 			l->bytes += block_bytes(b);
+			count_size(&counts, l, b);
 		}
+	}
+	HASH_ITER(hh, counts, c, ctmp) {
+		HASH_DEL(counts, c);
+		free(c);
 	}
 	HASH_ITER(hh, keys, k, ktmp) {
 		HASH_DEL(keys, k);

@@ -227,6 +227,10 @@ struct replay_live {
 		uint8_t pad[2];
 	} key;
 	uint64_t blocks, bytes;
+	/* the most of them that have one size: numpy's cache keeps at most
+	 * 7 freed blocks of each size (SUPP_FEW); where a report adds up or
+	 * subtracts sets, a bound above it (blocks, or a sum) */
+	uint64_t one_size;
 };
 
 void replay_init(struct replay *r, struct trace *t);

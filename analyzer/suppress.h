@@ -41,9 +41,16 @@ enum supp_flags {
 				   libc and the loader included */
 	SUPP_KEPT = 1 << 4,     /* state a library keeps reachable until exit: not a
 				   block the scan found lost (SUPP_LOST), which is a leak */
+	SUPP_FEW = 1 << 5,      /* at most SUPP_FEW_OF_A_SIZE blocks of any one size: a
+				   cache that keeps a few freed blocks of each size */
 };
 
 #define SUPP_SMALL_BLOCK 1024
+/* numpy's cache of freed data and shape blocks: 7 of each size (NCACHE) */
+#define SUPP_FEW_OF_A_SIZE 7
+
+/* The shape of a set of blocks, as SUPP_SMALL and SUPP_FEW rules ask (a mask of both). */
+unsigned supp_shape(uint64_t blocks, uint64_t bytes, uint64_t one_size);
 
 struct supp_rule {
 	char *pattern;
@@ -74,10 +81,11 @@ int supp_load(struct suppressions *s, const char *path);
 
 /*
  * The first rule of the given type matching any frame of the stack (every
- * native frame, interpreter ones included, and every Python frame), or NULL.
+ * native frame, interpreter ones included, and every Python frame), or NULL;
+ * shape: supp_shape() of the blocks.
  */
 struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsigned kind,
-				   int small, const struct replay *r, struct symbolizer *sym,
+				   unsigned shape, const struct replay *r, struct symbolizer *sym,
 				   const struct replay_stack *st);
 
 /*

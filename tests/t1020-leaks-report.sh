@@ -68,6 +68,40 @@ test_expect_success 'the default suppressions hide numpy'"'"'s small blocks, in 
 	grep -Fx "kept until exit on purpose (default suppressions), 2 sites:" all
 '
 
+# numpy's cache keeps at most 7 freed blocks of each size: a line with 8
+# blocks of one size keeps arrays (the rule once hid any number of them),
+# one with 7 of a size and many sizes may be the cache.
+test_expect_success 'numpy'"'"'s rule hides at most 7 blocks of one size at a line' '
+	{
+		echo "header pid=99 state=running cmd=\"python3 app.py\" start=1000" &&
+		echo "thread 1" &&
+		echo "module ts=1001 base=0x7e0000000000 lo=0x7e0000000000 hi=0x7e0000400000 path=/nonexistent/libpython3.11.so.1.0" &&
+		echo "module ts=1001 base=0x7d0000000000 lo=0x7d0000000000 hi=0x7d0000100000 path=/nonexistent/_multiarray_umath.so" &&
+		echo "pycode ts=1002 id=1 file=/app/app.py name=keep" &&
+		echo "pycode ts=1002 id=2 file=/app/app.py name=temps" &&
+		echo "stack ts=1003 id=1 native=0x7d0000000010,0x7e0000000100 python=1:5" &&
+		echo "stack ts=1003 id=2 native=0x7d0000000010,0x7e0000000100 python=2:9" &&
+		i=1 && while [ $i -le 8 ]; do
+			echo "alloc ts=$((2000 + i)) addr=$((4096 * i)) size=800 stack=1"
+			i=$((i + 1))
+		done &&
+		i=1 && while [ $i -le 42 ]; do
+			echo "alloc ts=$((3000 + i)) addr=$((1048576 + 4096 * i)) size=$((100 + 8 * (i % 6))) stack=2"
+			i=$((i + 1))
+		done
+	} >few.txt &&
+	gen few <few.txt &&
+	memprov leaks --json few.trace >few.json &&
+	jget few.json "=len(j[\"sites\"])" sites.0.blocks sites.0.bytes sites.0.python.0.function \
+		set_apart.suppressed.blocks >out &&
+	printf "1\n8\n6400\nkeep\n42\n" >expect && test_cmp expect out &&
+	sed "/size=800 stack=1/{/ts=2008/d}" few.txt >seven.txt &&
+	gen seven <seven.txt &&
+	memprov leaks --json seven.trace >seven.json &&
+	jget seven.json "=len(j[\"sites\"])" set_apart.suppressed.blocks >out &&
+	printf "0\n49\n" >expect && test_cmp expect out
+'
+
 test_expect_success '--native keeps interpreter frames: the stacks stay apart' '
 	memprov leaks --native --json --no-default-suppressions py.trace >n.json &&
 	jget n.json "=len(j[\"sites\"])" sites.0.frames.2.function sites.0.frames.2.module \
