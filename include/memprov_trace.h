@@ -374,7 +374,9 @@ enum mp_rec_flags {
 				   no such flag) */
 	MP_RF_INTERP = 1 << 7,  /* ALLOC: made by CPython for itself in a forked
 				   child, before it ran Python code there (its
-				   locks and thread states, remade after fork) */
+				   locks and thread states, remade after fork),
+				   or for memprov's profile function (3.11: a
+				   code object's line table) */
 };
 
 /*

@@ -1040,6 +1040,30 @@ static void py_try_arm(void)
 		py_state = PY_WAITING; /* queue full: try again later */
 }
 
+/*
+ * CPython 3.11 gives a code object its line table (2 bytes a code unit,
+ * PyMem_Malloc) when it first calls a profile function for it, before the
+ * call, with tstate->tracing raised, and frees it with the code object:
+ * in profile mode, memprov's doing, charged to the line that made the
+ * call (argparse.ArgumentParser() left 796 B at the program's line; only
+ * tables over 512 B, past pymalloc, are blocks). With our profile
+ * function set and no trace function, nothing else runs with tracing
+ * raised while an allocation hook records (our own calls pass untraced).
+ * Offsets of 3.11's PyThreadState: tracing 44, c_profilefunc 64,
+ * c_tracefunc 72 (offsetof against its headers).
+ */
+#define PY311_PROFILE_OFF 64
+#define PY311_TRACING_OFF 44
+#define PY311_TRACEFUNC_OFF 72
+
+static int py_tracing_for_us(const PyThreadState *ts)
+{
+	const char *p = (const char *)ts;
+
+	return *(const int *)(p + PY311_TRACING_OFF) > 0 &&
+	       !*(void *const *)(p + PY311_TRACEFUNC_OFF);
+}
+
 /* mp_python_capture: the calling thread's Python frames, innermost first. */
 static int py_capture(struct mp_pyframe *out, int max)
 {
@@ -1063,6 +1087,8 @@ static int py_capture(struct mp_pyframe *out, int max)
 		t->seeded = 0;
 		return 0;
 	}
+	if (py_minor == 11 && py_profile_off == PY311_PROFILE_OFF)
+		mp_self.py_tracing = py_tracing_for_us(t->tstate);
 	i = t->depth < t->cap ? t->depth : t->cap;
 	while (i > 0 && n < max) {
 		struct py_ent *e = &t->ent[--i];

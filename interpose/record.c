@@ -13,7 +13,8 @@
 /*
  * ALLOCs still to flag MP_RF_INTERP (python.c, in a forked child: from
  * the fork until CPython calls the after-fork hooks). The child has one
- * thread then.
+ * thread then. An ALLOC whose Python capture finds CPython working for
+ * memprov's profile function (mp_self.py_tracing) is flagged too.
  */
 static unsigned interp_left;
 
@@ -25,6 +26,8 @@ void mp_record_interp(unsigned n)
 void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 		     size_t size, unsigned flags)
 {
+	uint64_t stack;
+
 	if (MP_UNLIKELY(__atomic_load_n(&interp_left, __ATOMIC_RELAXED))) {
 		flags |= MP_RF_INTERP;
 		__atomic_store_n(&interp_left, interp_left - 1, __ATOMIC_RELAXED);
@@ -36,7 +39,11 @@ void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 			return;
 		flags |= sf & MP_RF_SAMPLED;
 	}
-	mp_write_alloc(fn, kind, addr, size, flags, mp_capture_stack(1));
+	mp_self.py_tracing = 0;
+	stack = mp_capture_stack(1);
+	if (MP_UNLIKELY(mp_self.py_tracing))
+		flags |= MP_RF_INTERP;
+	mp_write_alloc(fn, kind, addr, size, flags, stack);
 	if (kind == MP_KIND_HEAP) /* a fresh mapping's first block has its address */
 		mp_self.last_alloc = ~(uintptr_t)addr;
 }

@@ -69,6 +69,9 @@ struct mp_thread {
 	uintptr_t last_alloc;   /* this thread's last heap ALLOC record's address
 				 * (hooks_cxx.c), inverted: the scan at exit reads
 				 * TLS as a root */
+	int py_tracing;         /* set by the Python capture: CPython is making
+				 * something for memprov's profile function
+				 * (python.c), an MP_RF_INTERP block */
 	struct mp_writer w;     /* where this thread's records go */
 };
 

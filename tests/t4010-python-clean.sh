@@ -232,4 +232,38 @@ test_expect_success 'asyncio with 20,000 tasks at once and fnmatch with 5,000 pa
 	grep "[0-9.]* MiB .* leak:^WeakSet.add\$ (default: " g.check
 '
 
+# Profile mode (MEMPROV_PYTHON_MODE=profile, --mark-on): CPython 3.11
+# makes a code object's line table (2 bytes a code unit) the first time it
+# calls memprov's profile function for it, with the caller's line on the
+# stack: a function of 400 code units left 800 B at the line that called
+# it (argparse.ArgumentParser() 796 B). It is the interpreter's, for
+# memprov; the same function kept by the program still fails.
+/usr/bin/python3 - >"$TRASH/bigfn.py" <<\EOF
+print("keep = []")
+print("def big(k):")
+for i in range(200):
+    print("    x%d = %d" % (i, i))
+print("    if k:")
+print("        keep.append(bytearray(5000))")
+print("    return x0")
+print("def main():")
+print("    import sys")
+print("    print(big(len(sys.argv) > 1))")
+print("main()")
+EOF
+for py in /usr/bin/python3 $PYENV/3.11.7/bin/python3 $PYENV/3.12.1/bin/python3 $PYENV/3.10.13/bin/python3; do
+	command -v "$py" >/dev/null || continue
+	export py
+	test_expect_success "profile mode: the line table of a function called for memprov is not the program's ($py)" '
+		rm -rf bf bfk &&
+		MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d bf -- "$py" bigfn.py >bf.out 2>bf.err ||
+			{ cat bf.err; exit 1; } &&
+		echo 0 >expect && test_cmp expect bf.out &&
+		grep "live at the end of the main module: 0 B in 0 blocks" bf.err &&
+		{ MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d bfk -- "$py" bigfn.py keep \
+			>/dev/null 2>bfk.err; test $? = 23; } &&
+		grep "#1 heap malloc: 4.9 KiB in 1 block live at the end of the main module in big at .*bigfn.py:204$" bfk.err
+	'
+done
+
 test_done
