@@ -52,7 +52,7 @@ struct cat_stack {
 	uint8_t top_level;        /* the program's innermost frame is a module's top level */
 	uint8_t library;          /* no Python frame of the program's own */
 	uint8_t lib_inner;        /* the innermost Python frame is library code */
-	uint8_t lib_asked;        /* the interpreter or a standard extension module asked */
+	uint8_t lib_asked;        /* the interpreter or library native code asked */
 	uint8_t fork_reinit;      /* threading's after-fork hook remaking its locks */
 };
 
@@ -148,6 +148,21 @@ static int is_library_file(const char *file)
 	return strstr(file, "/lib/python2") || strstr(file, "/lib/python3") ||
 	       strstr(file, "/lib64/python") || strstr(file, "/lib/pypy") ||
 	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
+}
+
+/*
+ * A shared object that is no program's own: a standard or installed
+ * extension module (lib-dynload, site-packages, dist-packages) or a system
+ * library (libfreetype under matplotlib's font cache, libgomp's thread
+ * pool under scikit-learn, libffi's closure pages under ctypes). A
+ * program's own extension, built in its tree, is none of these.
+ */
+static int is_library_module(const char *path)
+{
+	return strstr(path, "/lib-dynload/") || strstr(path, "/site-packages/") ||
+	       strstr(path, "/dist-packages/") || !strncmp(path, "/usr/lib/", 9) ||
+	       !strncmp(path, "/usr/lib64/", 11) || !strncmp(path, "/lib/", 5) ||
+	       !strncmp(path, "/lib64/", 7);
 }
 
 int cat_generated_file(const char *file)
@@ -264,7 +279,7 @@ static const struct cat_stack *stack_info(struct classifier *c, uint64_t id)
 			cs->interp |= f[k].interpreter;
 	asker = supp_asker(c->sym, st, &cut);
 	cs->asked = asker ? asker->interpreter : cut;
-	cs->lib_asked = cs->asked || (asker && asker->module && strstr(asker->module, "/lib-dynload/"));
+	cs->lib_asked = cs->asked || (asker && asker->module && is_library_module(asker->module));
 	return cs;
 }
 

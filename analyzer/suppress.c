@@ -88,6 +88,13 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	 * most members it had at once (asyncio's set of all tasks: 128 KiB
 	 * after 3,000 tasks at once, 2 MiB after 20,000) */
 	{ "^WeakSet.add$", ANY, "a WeakSet's table (asyncio's set of all tasks): weak references hold nothing" },
+	/* matplotlib: the fonts its font cache keeps (FreeType faces, each
+	 * font's glyphs and kerning as text is drawn: 1.4 MiB in 10,889
+	 * blocks after one PDF with text; its cache holds 64 fonts) */
+	{ "ft2font", ANY | HOST, "matplotlib's fonts (FreeType faces and glyphs), kept by its font cache" },
+	/* scipy: HiGHS (linprog, milp) makes its task executor and each
+	 * thread's task queue on first use (512 KiB) and keeps them */
+	{ "_highs_wrapper", OWNER | HOST, "scipy's HiGHS solver: its task executor and queues, made on first use" },
 	/* libstdc++ */
 	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },
 	{ "__cxa_get_globals", ANY, "libstdc++ per-thread exception globals" },

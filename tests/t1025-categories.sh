@@ -161,4 +161,70 @@ test_expect_success 'growth: state is never a suspect; --all shows it apart' '
 	grep -F "      <module> /app/helper.py:3" all
 '
 
+# Library state asked for by library native code: a system library or an
+# installed extension module under library Python code (matplotlib's
+# fonts, libgomp's thread pool, a pandas cache of numpy arrays) is set
+# apart, one block; an extension built in the program's own tree is the
+# program's, and so are 8 blocks at one line.
+test_expect_success 'library state asked for by a system library or an installed extension, not the program'"'"'s own' '
+	{
+		echo "header pid=7 state=exited exit=0 cmd=\"python3 main.py\" start=1000"
+		prelude 11
+		cat <<-EOF
+		module ts=1001 base=0x7a0000000000 lo=0x7a0000000000 hi=0x7a0000100000 path=/usr/lib/x86_64-linux-gnu/libnotthere.so.1
+		module ts=1001 base=0x790000000000 lo=0x790000000000 hi=0x790000100000 path=/home/u/app/build/_own.cpython-311-x86_64-linux-gnu.so
+		module ts=1001 base=0x780000000000 lo=0x780000000000 hi=0x780000100000 path=/usr/lib/python3/dist-packages/pkg/_native.cpython-311-x86_64-linux-gnu.so
+		pycode ts=1002 id=20 file=/usr/lib/python3/dist-packages/pkg/cache.py name=get_font
+		stack ts=1003 id=20 native=0x7a0000000010 python=20:5,2:10,1:20
+		stack ts=1003 id=21 native=0x790000000010 python=20:5,2:11,1:20
+		stack ts=1003 id=22 native=0x780000000010 python=20:5,2:12,1:20
+		stack ts=1003 id=23 native=0x7a0000000010 python=20:6,2:13,1:20
+		alloc ts=1010 addr=0x1000 size=30000 stack=20
+		alloc ts=1011 addr=0x10000 size=20000 stack=21
+		alloc ts=1012 addr=0x20000 size=10000 stack=22
+		EOF
+		i=0
+		while [ $i -lt 8 ]; do
+			echo "alloc ts=$((1020 + i)) addr=$((0x100000 + 4096 * i)) size=2000 stack=23"
+			i=$((i + 1))
+		done
+		echo "mark ts=1030 serial=1 label=\"__main__ end\" flags=main-end"
+	} | "$TRACEGEN" -o libasked.trace &&
+	memprov leaks --json libasked.trace >la.json &&
+	jget la.json set_apart.state.library.bytes "=len(j[\"sites\"])" sites.0.bytes sites.0.python.0.line \
+		sites.1.bytes sites.1.python.0.line >out &&
+	printf "40000\n2\n20000\n5\n16000\n6\n" >expect && test_cmp expect out
+'
+
+# matplotlib's fonts (FreeType under its ft2font module: 1.4 MiB in
+# 10,889 blocks after one PDF) and scipy's HiGHS executor (512 KiB made on
+# the first linprog) are kept by default rules, whatever line drew text or
+# solved; the program's own blocks beside them still show.
+test_expect_success 'default rules: matplotlib'"'"'s fonts (ft2font) and scipy'"'"'s HiGHS executor' '
+	{
+		echo "header pid=7 state=exited exit=0 cmd=\"python3 main.py\" start=1000"
+		prelude 11
+		cat <<-EOF
+		module ts=1001 base=0x7a0000000000 lo=0x7a0000000000 hi=0x7a0000100000 path=/usr/lib/x86_64-linux-gnu/libfreetype.so.6
+		module ts=1001 base=0x790000000000 lo=0x790000000000 hi=0x790000100000 path=/usr/lib/python3/dist-packages/matplotlib/ft2font.cpython-311-x86_64-linux-gnu.so
+		module ts=1001 base=0x780000000000 lo=0x780000000000 hi=0x780000100000 path=/usr/lib/python3/dist-packages/scipy/optimize/_highs/_highs_wrapper.cpython-311-x86_64-linux-gnu.so
+		stack ts=1003 id=30 native=0x7a0000000010,0x790000000010 python=2:15,1:20
+		stack ts=1003 id=31 native=0x780000000010 python=2:16,1:20
+		stack ts=1003 id=32 python=2:17,1:20
+		alloc ts=1010 addr=0x100000 size=524608 stack=31
+		alloc ts=1011 addr=0x1000 size=777 stack=32
+		EOF
+		i=0
+		while [ $i -lt 50 ]; do
+			echo "alloc ts=$((1020 + i)) addr=$((0x200000 + 4096 * i)) size=140 stack=30"
+			i=$((i + 1))
+		done
+		echo "mark ts=1080 serial=1 label=\"__main__ end\" flags=main-end"
+	} | "$TRACEGEN" -o mplhighs.trace &&
+	memprov leaks --json mplhighs.trace >mh.json &&
+	jget mh.json "=len(j[\"sites\"])" sites.0.bytes set_apart.suppressed.blocks \
+		"=sorted(r[\"pattern\"] for r in j[\"set_apart\"][\"suppressed\"][\"rules\"] if r[\"blocks\"])" >out &&
+	printf "1\n777\n51\n[\"_highs_wrapper\", \"ft2font\"]\n" >expect && test_cmp expect out
+'
+
 test_done
