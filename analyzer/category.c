@@ -150,6 +150,11 @@ static int is_library_file(const char *file)
 	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
 }
 
+int cat_library_file(const char *file)
+{
+	return is_library_file(file) != 0;
+}
+
 /*
  * A shared object that is no program's own: a standard or installed
  * extension module (lib-dynload, site-packages, dist-packages) or a system

@@ -102,6 +102,9 @@ struct classifier {
  * the standard library's.
  */
 int cat_generated_file(const char *file);
+/* A file of the standard library or an installed package (lib/pythonX.Y,
+ * site-packages, dist-packages, a frozen module): not the program's own. */
+int cat_library_file(const char *file);
 
 /*
  * supp: the rules to apply (the caller keeps them), or NULL for the
