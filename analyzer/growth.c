@@ -107,7 +107,7 @@ static void gset_take(struct gset *s, const struct replay *r, uint64_t ts, uint6
 	s->ordinal[p] = ordinal;
 	if (with_labels)
 		s->label[p] = xstrdup(label ? label : "");
-	live = replay_snapshot(r);
+	live = replay_snapshot_counts(r);
 	HASH_ITER(hh, live, l, ltmp) {
 		HASH_FIND(hh, s->keys, &l->key, sizeof(l->key), k);
 		if (!k) {
@@ -550,9 +550,16 @@ static void choose_window(struct growth *g)
 	g->n_window = s->n && g->w0 <= g->w1 ? g->w1 - g->w0 + 1 : 0;
 }
 
-/* Classify every key of the set, by what its stack is. */
+/*
+ * Classify every key of the set, by what its stack is. Points keep no
+ * sizes: how many blocks of one size a key has (numpy's cache keeps 7 of
+ * a size) is taken from the end of the replay, as leaks and check see it
+ * (a line that makes temporaries of many sizes, each kept by numpy's
+ * cache, is not growth: t1020); a key gone by then counts its blocks.
+ */
 static void classify_keys(struct growth *g)
 {
+	struct replay_live *end = g->end_live ? g->end_live : replay_snapshot(&g->r), *e;
 	struct gkey *k, *tmp;
 	struct replay_live l;
 
@@ -564,10 +571,13 @@ static void classify_keys(struct growth *g)
 		l.key = k->key;
 		l.blocks = gkey_at(k, last, 1);
 		l.bytes = gkey_at(k, last, 0);
-		l.one_size = l.blocks; /* sizes are not kept per point */
+		HASH_FIND(hh, end, &l.key, sizeof(l.key), e);
+		l.one_size = e && e->one_size < l.blocks ? e->one_size : l.blocks;
 		k->why = WHY_IMPORT;
 		k->cat = cat_of(&g->cat, &l, &k->rule, &k->why);
 	}
+	if (end != g->end_live)
+		replay_live_free(&end);
 }
 
 /* Count what is set apart at the window's end, and the sites that would grow. */

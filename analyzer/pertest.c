@@ -66,7 +66,7 @@ static void test_start(struct pertest *p, const struct replay *r, const struct r
 	t->nodeid = xstrdup(m->label + strlen(PERTEST_START));
 	t->start_ts = m->ts;
 	replay_live_free(&p->start);
-	p->start = replay_snapshot(r);
+	p->start = replay_snapshot_counts(r);
 	p->running = 1;
 }
 

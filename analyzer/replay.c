@@ -815,24 +815,28 @@ int replay_run(struct replay *r)
 	return 0;
 }
 
-static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held);
+static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held, int sizes);
 
 struct replay_live *replay_snapshot(const struct replay *r)
 {
-	return snapshot(r, MP_REACH_CLASS_COUNT, 0);
+	return snapshot(r, MP_REACH_CLASS_COUNT, 0, 1);
+}
+
+struct replay_live *replay_snapshot_counts(const struct replay *r)
+{
+	return snapshot(r, MP_REACH_CLASS_COUNT, 0, 0);
 }
 
 struct replay_live *replay_snapshot_reach(const struct replay *r, unsigned cls)
 {
-	return snapshot(r, cls, 0);
+	return snapshot(r, cls, 0, 1);
 }
 
 struct replay_live *replay_snapshot_main_end(const struct replay *r)
 {
-	return snapshot(r, MP_REACH_CLASS_COUNT, r->n_running > 0);
+	return snapshot(r, MP_REACH_CLASS_COUNT, r->n_running > 0, 1);
 }
 
-/* cls MP_REACH_CLASS_COUNT: every block; held: tell key.held. */
 /* Blocks of one size in one set of a snapshot. */
 struct size_count {
 	UT_hash_handle hh;
@@ -862,7 +866,8 @@ static void count_size(struct size_count **counts, struct replay_live *l, const 
 		l->one_size = c->blocks;
 }
 
-static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held)
+/* cls MP_REACH_CLASS_COUNT: every block; held: tell key.held; sizes: count one_size. */
+static struct replay_live *snapshot(const struct replay *r, unsigned cls, int held, int sizes)
 {
 	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
 	struct held_key *keys = held ? held_newest(r) : NULL, *k, *ktmp;
@@ -894,7 +899,10 @@ static struct replay_live *snapshot(const struct replay *r, unsigned cls, int he
 			}
 			l->blocks += b->weight;
 			l->bytes += block_bytes(b);
-			count_size(&counts, l, b);
+			if (sizes)
+				count_size(&counts, l, b);
+			else
+				l->one_size = l->blocks;
 		}
 	}
 	HASH_ITER(hh, counts, c, ctmp) {

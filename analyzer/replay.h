@@ -247,6 +247,9 @@ void replay_adopt(struct replay *r, const struct replay *from);
 
 /* Live bytes and blocks per (stack, kind, func) now; free with replay_live_free. */
 struct replay_live *replay_snapshot(const struct replay *r);
+/* The same without one_size (set to blocks): a series of points (growth,
+ * a test's start) that never asks for sizes, at a third of the cost. */
+struct replay_live *replay_snapshot_counts(const struct replay *r);
 /*
  * The same, for a verdict on what is live at the end of the main module
  * (in the callback of its mark): it keeps apart (key.held) what a frame

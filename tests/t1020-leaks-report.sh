@@ -102,6 +102,37 @@ test_expect_success 'numpy'"'"'s rule hides at most 7 blocks of one size at a li
 	printf "0\n49\n" >expect && test_cmp expect out
 '
 
+# Growth: points keep no sizes; a line whose blocks numpy's cache keeps
+# (many sizes, at most 7 of each at the end) is not growth, as leaks says;
+# the same line keeping 8 blocks of one size a step is.
+test_expect_success 'numpy'"'"'s rule in growth: sizes as the end of the run has them' '
+	for same in 0 1; do
+		{
+			echo "header pid=99 state=exited exit=0 cmd=\"python3 app.py\" start=1000" &&
+			echo "thread 1" &&
+			echo "module ts=1001 base=0x7e0000000000 lo=0x7e0000000000 hi=0x7e0000400000 path=/nonexistent/libpython3.11.so.1.0" &&
+			echo "module ts=1001 base=0x7d0000000000 lo=0x7d0000000000 hi=0x7d0000100000 path=/nonexistent/_multiarray_umath.so" &&
+			echo "pycode ts=1002 id=1 file=/app/app.py name=step" &&
+			echo "stack ts=1003 id=1 native=0x7d0000000010,0x7e0000000100 python=1:5" &&
+			m=0 && while [ $m -lt 10 ]; do
+				j=0 && while [ $j -lt 8 ]; do
+					echo "alloc ts=$((2000 + 100 * m + j)) addr=$((4096 * (8 * m + j + 1))) size=$((same ? 400 : 100 + 8 * (8 * m + j))) stack=1"
+					j=$((j + 1))
+				done
+				echo "mark ts=$((2000 + 100 * m + 50)) serial=$((m + 1)) label=step"
+				m=$((m + 1))
+			done &&
+			echo "mark ts=3500 serial=11 label=\"__main__ end\" flags=main-end"
+		} >grow$same.txt &&
+		gen grow$same <grow$same.txt || return 1
+	done &&
+	memprov check --max-growth 100 grow0.trace >g0.out &&
+	grep "1 growing site by growth:_multiarray_umath (default)" g0.out &&
+	memprov leaks grow0.trace >l0.out && grep -x "no site of the program'"'"'s own" l0.out &&
+	! memprov check --max-growth 100 grow1.trace >g1.out &&
+	grep "grows 3.1 KiB per mark" g1.out
+'
+
 test_expect_success '--native keeps interpreter frames: the stacks stay apart' '
 	memprov leaks --native --json --no-default-suppressions py.trace >n.json &&
 	jget n.json "=len(j[\"sites\"])" sites.0.frames.2.function sites.0.frames.2.module \
