@@ -1042,26 +1042,50 @@ static void py_try_arm(void)
 
 /*
  * CPython 3.11 gives a code object its line table (2 bytes a code unit,
- * PyMem_Malloc) when it first calls a profile function for it, before the
- * call, with tstate->tracing raised, and frees it with the code object:
- * in profile mode, memprov's doing, charged to the line that made the
- * call (argparse.ArgumentParser() left 796 B at the program's line; only
- * tables over 512 B, past pymalloc, are blocks). With our profile
- * function set and no trace function, nothing else runs with tracing
- * raised while an allocation hook records (our own calls pass untraced).
- * Offsets of 3.11's PyThreadState: tracing 44, c_profilefunc 64,
- * c_tracefunc 72 (offsetof against its headers).
+ * 4 past line 65,535; PyMem_Malloc) when it first calls a profile
+ * function for it, before the call, with tstate->tracing raised, and
+ * frees it with the code object: in profile mode, memprov's doing,
+ * charged to the line that made the call (argparse.ArgumentParser() left
+ * 796 B at the program's line; only tables over 512 B, past pymalloc,
+ * are blocks). The allocation is told by all of: tracing raised, no
+ * trace function, the current frame's code still without its table, and
+ * a size of 2 or 4 bytes per code unit of it (record.c compares: the
+ * code units go in mp_self.py_tracing). A trace function that removed
+ * itself (sys.settrace(None)) also runs with tracing raised and none
+ * set: what it keeps is the program's (the review's one-shot tracer).
+ * Offsets of 3.11 (offsetof against its headers, Py_BUILD_CORE):
+ * PyThreadState tracing 44, cframe 56, c_profilefunc 64, c_tracefunc 72;
+ * _PyCFrame current_frame 8; _PyInterpreterFrame f_code 32;
+ * PyVarObject ob_size 16; PyCodeObject _co_linearray 160.
  */
 #define PY311_PROFILE_OFF 64
 #define PY311_TRACING_OFF 44
 #define PY311_TRACEFUNC_OFF 72
+#define PY311_CFRAME_OFF 56
+#define PY311_CF_CURRENT_OFF 8
+#define PY311_F_CODE_OFF 32
+#define PY311_OB_SIZE_OFF 16
+#define PY311_LINEARRAY_OFF 160
 
-static int py_tracing_for_us(const PyThreadState *ts)
+static const void *py_code_type;      /* &PyCode_Type, found at load */
+
+/* The code units of the code whose line table CPython is making now, or 0. */
+static uint32_t py_line_table_units(const PyThreadState *ts)
 {
-	const char *p = (const char *)ts;
+	const char *p = (const char *)ts, *cf, *frame, *code;
+	intptr_t units;
 
-	return *(const int *)(p + PY311_TRACING_OFF) > 0 &&
-	       !*(void *const *)(p + PY311_TRACEFUNC_OFF);
+	if (*(const int *)(p + PY311_TRACING_OFF) <= 0 || *(void *const *)(p + PY311_TRACEFUNC_OFF))
+		return 0;
+	cf = *(const char *const *)(p + PY311_CFRAME_OFF);
+	frame = cf && !((uintptr_t)cf & 7) ? *(const char *const *)(cf + PY311_CF_CURRENT_OFF) : NULL;
+	code = frame && !((uintptr_t)frame & 7) ? *(const char *const *)(frame + PY311_F_CODE_OFF) : NULL;
+	if (!code || ((uintptr_t)code & 7) || !py_code_type ||
+	    *(const void *const *)(code + sizeof(intptr_t)) != py_code_type ||
+	    *(void *const *)(code + PY311_LINEARRAY_OFF))
+		return 0;
+	units = *(const intptr_t *)(code + PY311_OB_SIZE_OFF);
+	return units > 0 && units < (1 << 28) ? (uint32_t)units : 0;
 }
 
 /* mp_python_capture: the calling thread's Python frames, innermost first. */
@@ -1088,7 +1112,7 @@ static int py_capture(struct mp_pyframe *out, int max)
 		return 0;
 	}
 	if (py_minor == 11 && py_profile_off == PY311_PROFILE_OFF)
-		mp_self.py_tracing = py_tracing_for_us(t->tstate);
+		mp_self.py_tracing = py_line_table_units(t->tstate);
 	i = t->depth < t->cap ? t->depth : t->cap;
 	while (i > 0 && n < max) {
 		struct py_ent *e = &t->ent[--i];
@@ -1143,6 +1167,7 @@ __attribute__((constructor)) static void py_init(void)
 	api.none = py_sym("_Py_NoneStruct");
 	if (!api.none)
 		goto out;
+	py_code_type = py_sym("PyCode_Type");
 	*(void **)&api.request_extra = py_sym("PyUnstable_Eval_RequestCodeExtraIndex");
 	*(void **)&api.get_extra = py_sym("PyUnstable_Code_GetExtra");
 	*(void **)&api.set_extra = py_sym("PyUnstable_Code_SetExtra");

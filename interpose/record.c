@@ -41,7 +41,10 @@ void mp_record_alloc(enum mp_func fn, enum mp_kind kind, const void *addr,
 	}
 	mp_self.py_tracing = 0;
 	stack = mp_capture_stack(1);
-	if (MP_UNLIKELY(mp_self.py_tracing))
+	/* the line table of a code object with that many code units, 2 or 4
+	 * bytes each, made for memprov's profile function (python.c) */
+	if (MP_UNLIKELY(mp_self.py_tracing) &&
+	    (size == 2 * (size_t)mp_self.py_tracing || size == 4 * (size_t)mp_self.py_tracing))
 		flags |= MP_RF_INTERP;
 	mp_write_alloc(fn, kind, addr, size, flags, stack);
 	if (kind == MP_KIND_HEAP) /* a fresh mapping's first block has its address */

@@ -69,9 +69,10 @@ struct mp_thread {
 	uintptr_t last_alloc;   /* this thread's last heap ALLOC record's address
 				 * (hooks_cxx.c), inverted: the scan at exit reads
 				 * TLS as a root */
-	int py_tracing;         /* set by the Python capture: CPython is making
-				 * something for memprov's profile function
-				 * (python.c), an MP_RF_INTERP block */
+	uint32_t py_tracing;    /* set by the Python capture: CPython may be
+				 * making the line table of a code object of
+				 * this many code units for memprov's profile
+				 * function (python.c), an MP_RF_INTERP block */
 	struct mp_writer w;     /* where this thread's records go */
 };
 

@@ -266,4 +266,28 @@ for py in /usr/bin/python3 $PYENV/3.11.7/bin/python3 $PYENV/3.12.1/bin/python3 $
 	'
 done
 
+# A trace function that removes itself (sys.settrace(None)) runs on with
+# CPython's tracing raised and no trace function set, as the line table's
+# maker does: what it keeps is still the program's (the review).
+cat >"$TRASH/oneshot.py" <<\EOF
+import sys
+LOG = []
+def tracer(frame, event, arg):
+    sys.settrace(None)
+    LOG.append(bytearray(100000))
+def work(i):
+    return i * 2
+def main():
+    for i in range(20):
+        sys.settrace(tracer)
+        work(i)
+main()
+EOF
+test_expect_success 'profile mode: what a one-shot trace function keeps is the program'"'"'s' '
+	rm -rf os &&
+	{ MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d os -- /usr/bin/python3 oneshot.py \
+		>/dev/null 2>os.err; test $? = 23; } &&
+	grep "#1 heap malloc: 1.9 MiB in 20 blocks live at the end of the main module" os.err
+'
+
 test_done
