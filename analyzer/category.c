@@ -362,7 +362,8 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 		if (k->cat == CAT_PROGRAM) {
 			k->rule = supp_match_stack(c->supp, (c->flags & CAT_GROWTH ? SUPP_GROWTH : SUPP_LEAK) |
 							    (c->flags & CAT_LOST ? SUPP_LOST : 0),
-						   id.kind, id.shape, c->r, c->sym,
+						   id.kind, id.shape | (cs->lib_inner ? SUPP_UNDER_LIB : 0),
+						   c->r, c->sym,
 						   replay_find_stack(c->r, id.stack));
 			if (k->rule)
 				k->cat = CAT_SUPPRESSED;

@@ -31,7 +31,7 @@
  * pymalloc's arenas) is not here: category.c sets it apart in every report.
  */
 enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST, SMALL = SUPP_SMALL, FIRST = SUPP_FIRST,
-       KEPT = SUPP_KEPT, FEW = SUPP_FEW };
+       KEPT = SUPP_KEPT, FEW = SUPP_FEW, NATIVE = SUPP_NATIVE, UNDER_LIB = SUPP_UNDER_LIB };
 
 static const struct { const char *pattern; unsigned flags; const char *why; } defaults[] = {
 	/* numpy keeps up to 7 freed blocks of each size under 1 KiB (data,
@@ -90,8 +90,12 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	{ "^WeakSet.add$", ANY, "a WeakSet's table (asyncio's set of all tasks): weak references hold nothing" },
 	/* matplotlib: the fonts its font cache keeps (FreeType faces, each
 	 * font's glyphs and kerning as text is drawn: 1.4 MiB in 10,889
-	 * blocks after one PDF with text; its cache holds 64 fonts) */
-	{ "ft2font", ANY | HOST, "matplotlib's fonts (FreeType faces and glyphs), kept by its font cache" },
+	 * blocks after one PDF with text; its cache holds 64 fonts): a frame
+	 * of its ft2font module under matplotlib's own code. Fonts the
+	 * program makes and keeps itself (ft2font.FT2Font in a list) are
+	 * its own, and so is a Python file of the program's named so */
+	{ "ft2font", NATIVE | UNDER_LIB | HOST,
+	  "matplotlib's fonts (FreeType faces and glyphs), kept by its font cache" },
 	/* scipy: HiGHS (linprog, milp) makes its task executor and each
 	 * thread's task queue on first use (512 KiB) and keeps them */
 	{ "_highs_wrapper", OWNER | HOST, "scipy's HiGHS solver: its task executor and queues, made on first use" },
@@ -291,7 +295,7 @@ unsigned supp_shape(uint64_t blocks, uint64_t bytes, uint64_t one_size)
 static int rule_applies(const struct supp_rule *rule, unsigned type, unsigned kind, unsigned shape)
 {
 	return (rule->type & type) && (!(rule->flags & SUPP_HOST) || is_host(kind)) &&
-	       !(rule->flags & (SUPP_SMALL | SUPP_FEW) & ~shape) &&
+	       !(rule->flags & (SUPP_SMALL | SUPP_FEW | SUPP_UNDER_LIB) & ~shape) &&
 	       !((rule->flags & SUPP_KEPT) && (type & SUPP_LOST));
 }
 
@@ -365,7 +369,7 @@ struct supp_rule *supp_match_stack(struct suppressions *s, unsigned type, unsign
 				return rule;
 			continue;
 		}
-		for (j = 0; j < st->n_python; j++) {
+		for (j = 0; j < st->n_python && !(rule->flags & SUPP_NATIVE); j++) {
 			const struct replay_pycode *pc = replay_find_pycode(r, st->python[j].code_id);
 
 			if (pc && rule_matches_python(rule, pc->name, pc->file))
@@ -399,7 +403,7 @@ struct supp_rule *supp_match_site(struct suppressions *s, unsigned type, const s
 				return rule;
 			continue;
 		}
-		for (j = 0; j < site->n_python; j++)
+		for (j = 0; j < site->n_python && !(rule->flags & SUPP_NATIVE); j++)
 			if (rule_matches_python(rule, site->python[j].function, site->python[j].file))
 				return rule;
 		for (j = 0; j < site->n_native; j++)

@@ -43,13 +43,17 @@ enum supp_flags {
 				   block the scan found lost (SUPP_LOST), which is a leak */
 	SUPP_FEW = 1 << 5,      /* at most SUPP_FEW_OF_A_SIZE blocks of any one size: a
 				   cache that keeps a few freed blocks of each size */
+	SUPP_NATIVE = 1 << 6,   /* match native frames only, never a Python file or function */
+	SUPP_UNDER_LIB = 1 << 7,/* only where the innermost Python frame is library code
+				   (the standard library's, an installed package's) */
 };
 
 #define SUPP_SMALL_BLOCK 1024
 /* numpy's cache of freed data and shape blocks: 7 of each size (NCACHE) */
 #define SUPP_FEW_OF_A_SIZE 7
 
-/* The shape of a set of blocks, as SUPP_SMALL and SUPP_FEW rules ask (a mask of both). */
+/* The shape of a set of blocks, as SUPP_SMALL and SUPP_FEW rules ask (a mask
+ * of both); the caller adds SUPP_UNDER_LIB where it holds (category.c). */
 unsigned supp_shape(uint64_t blocks, uint64_t bytes, uint64_t one_size);
 
 struct supp_rule {
