@@ -43,13 +43,29 @@ static int in_cuda_lib(const struct sym_frame *f)
  * called b64encode; the frames still show the library's); with no frame
  * of its own, the innermost not of generated code.
  */
+/* Frame j is "<string>" code that library code ran (a dataclass's or a
+ * namedtuple's generated __init__): its nearest caller with a file of
+ * its own is the library's. */
+static int string_of_library(const struct site *s, size_t j)
+{
+	if (!s->python[j].file || strcmp(s->python[j].file, "<string>"))
+		return 0;
+	for (j++; j < s->n_python; j++) {
+		const char *f = s->python[j].file;
+
+		if (f && !cat_generated_file(f) && strcmp(f, "<string>"))
+			return cat_library_file(f);
+	}
+	return 0;
+}
+
 static size_t site_py_frame(const struct site *s)
 {
 	size_t j;
 
 	for (j = 0; j < s->n_python; j++)
 		if (s->python[j].file && !cat_generated_file(s->python[j].file) &&
-		    !cat_library_file(s->python[j].file))
+		    !cat_library_file(s->python[j].file) && !string_of_library(s, j))
 			return j;
 	for (j = 0; j < s->n_python; j++)
 		if (s->python[j].file && !cat_generated_file(s->python[j].file))

@@ -101,4 +101,27 @@ test_expect_success 'one big string a library call returned, kept in a global, f
 	printf "4\nb64encode\n" >expect && test_cmp expect out
 '
 
+# Code a library generated from a string (a dataclass's __init__, run by
+# dataclasses.replace) is not where the program can act: the site is
+# named at the program's own line (the review).
+/usr/bin/python3 - >"$TRASH/dcl.py" <<\EOF
+print("import dataclasses")
+print("@dataclasses.dataclass")
+print("class Big:")
+for i in range(100):
+    print("    f%d: int = 0" % i)
+print("KEEP = []")
+print("def main():")
+print("    b = Big()")
+print("    for i in range(50):")
+print("        KEEP.append(dataclasses.replace(b, f1=i))")
+print("main()")
+EOF
+test_expect_success 'a dataclass a library made kept by the program: named at the program'"'"'s line' '
+	rm -rf dcl &&
+	{ "$MEMPROV_CLI" run --check -d dcl -- /usr/bin/python3 dcl.py >/dev/null 2>dcl.err; test $? = 23; } &&
+	grep "#1 heap malloc: .* in 50 blocks live at the end of the main module in main at .*dcl.py:108$" dcl.err &&
+	grep "^      __create_fn__.<locals>.__init__ <string>:[0-9]*$" dcl.err
+'
+
 test_done
