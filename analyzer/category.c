@@ -348,8 +348,13 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 	id.shape = supp_shape(l->blocks, l->bytes, l->one_size);
 	id.arena = l->key.kind == MP_KIND_MMAP && l->blocks &&
 		   (l->bytes == l->blocks * ARENA_SIZE || l->bytes == l->blocks * ARENA_SIZE_OLD);
-	id.one = (l->blocks == 1 && l->bytes <= LIB_STATE_ONE_MAX) ||
-		 (l->blocks <= LIB_STATE_BLOCKS && l->bytes <= l->blocks * LIB_STATE_BLOCK);
+	{
+		uint64_t wb = l->whole_blocks ? l->whole_blocks : l->blocks;
+		uint64_t wy = l->whole_blocks ? l->whole_bytes : l->bytes;
+
+		id.one = (wb == 1 && wy <= LIB_STATE_ONE_MAX) ||
+			 (wb <= LIB_STATE_BLOCKS && wy <= wb * LIB_STATE_BLOCK);
+	}
 	id.freelist = l->key.kind == MP_KIND_HEAP && l->blocks <= FREELIST_BLOCKS &&
 		      l->bytes <= l->blocks * FREELIST_BLOCK;
 	HASH_FIND(hh, c->keys, &id, sizeof(id), k);

@@ -231,6 +231,9 @@ struct replay_live {
 	 * 7 freed blocks of each size (SUPP_FEW); where a report adds up or
 	 * subtracts sets, a bound above it (blocks, or a sum) */
 	uint64_t one_size;
+	/* a part of a stack's blocks (what a test added): the whole then,
+	 * for "one block of library state" (category.c); 0: blocks, bytes */
+	uint64_t whole_blocks, whole_bytes;
 };
 
 void replay_init(struct replay *r, struct trace *t);

@@ -154,4 +154,24 @@ test_expect_success 'failing and xfail tests, cycles old enough to be in the old
 	grep "FAIL test_fx.py::test_keeps_too: kept 68.4 KiB" fx.check
 '
 
+# One string a library call made, kept by each test in a global: test by
+# test it is one block of library state, but the line holds one from each
+# test; judged on what the line holds then, every test after the first
+# fails (all 10 passed: the review).
+cat >"$TRASH/test_keep_each.py" <<\EOF
+import base64, pytest
+KEEP = []
+@pytest.mark.parametrize("i", range(10))
+def test_keep(i):
+    KEEP.append(base64.b64encode(bytes(150000 + i)))
+EOF
+test_expect_success 'per test: one library-made block a test, kept by every test, fails after the first' '
+	rm -rf ke &&
+	timeout 120 "$MEMPROV_CLI" run --pytest -d ke -- \
+		/usr/bin/python3 -m pytest -q -p no:cacheprovider test_keep_each.py >ke.out 2>&1 &&
+	! "$MEMPROV_CLI" check ke >ke.check &&
+	grep "per test: 10 tests, 9 over budget" ke.check &&
+	grep "FAIL test_keep_each.py::test_keep\[9\]: kept 195.4 KiB in 1 block" ke.check
+'
+
 test_done
