@@ -376,13 +376,19 @@ static void reset_counts(struct suppressions *supp)
 		supp->rules[i].bytes = supp->rules[i].blocks = supp->rules[i].sites = 0;
 }
 
-/* Say on stderr that growth without marks is judged over time, and how to add marks. */
-static void note_no_marks(const struct result *res)
+/*
+ * Say on stderr that growth without marks (or with one: a step needs two)
+ * is judged over time, and how to add marks.
+ */
+static void note_no_marks(const struct result *res, uint64_t marks)
 {
-	warning("'%s' has no marks: growth is judged per second (%s); to judge it per "
+	warning("'%s' has %s: growth is judged per second (%s); to judge it per "
 		"iteration, put a mark in the loop: memprov_mark(\"LABEL\") (include/memprov.h, "
 		"or from Python through ctypes) or `memprov run --mark-on MODULE:FUNCTION`",
-		res->path, res->growth_why);
+		res->path,
+		marks == 1 ? "one mark (a function --mark-on names that ran once?), and a step needs two" :
+			     "no marks",
+		res->growth_why);
 }
 
 static void free_result(struct result *res)
@@ -433,7 +439,7 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 		}
 		check_growth(o, res, &g);
 		if (g.set == &g.times)
-			note_no_marks(res);
+			note_no_marks(res, g.n_marks);
 	} else {
 		sym = sym_new(&g.r, 1);
 	}

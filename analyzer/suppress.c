@@ -99,6 +99,9 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	/* scipy: HiGHS (linprog, milp) makes its task executor and each
 	 * thread's task queue on first use (512 KiB) and keeps them */
 	{ "_highs_wrapper", OWNER | HOST, "scipy's HiGHS solver: its task executor and queues, made on first use" },
+	/* scipy.fft keeps the plans of the last 16 lengths it transformed
+	 * (8-32 KiB each: 446 KiB after 100 lengths); its results are numpy's */
+	{ "pypocketfft", OWNER | HOST, "scipy.fft's plans of the last 16 lengths (pocketfft), kept for reuse" },
 	/* libstdc++ */
 	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },
 	{ "__cxa_get_globals", ANY, "libstdc++ per-thread exception globals" },

@@ -197,9 +197,9 @@ test_expect_success 'library state asked for by a system library or an installed
 '
 
 # matplotlib's fonts (FreeType under its ft2font module, under
-# matplotlib's code: 1.4 MiB in 10,889 blocks after one PDF) and scipy's
-# HiGHS executor (512 KiB made on the first linprog) are kept by default
-# rules, whatever line drew text or solved; fonts the program's own line
+# matplotlib's code: 1.4 MiB in 10,889 blocks after one PDF), scipy's
+# HiGHS executor (512 KiB made on the first linprog) and scipy.fft's plans
+# (446 KiB after 100 lengths) are kept by default rules, whatever line drew text or solved; fonts the program's own line
 # made with ft2font, and a file of its own named test_ft2font.py, are the
 # program's (the review: 22.7 MiB of kept fonts passed).
 test_expect_success 'default rules: matplotlib'"'"'s fonts (ft2font) and scipy'"'"'s HiGHS executor' '
@@ -210,6 +210,7 @@ test_expect_success 'default rules: matplotlib'"'"'s fonts (ft2font) and scipy'"
 		module ts=1001 base=0x7a0000000000 lo=0x7a0000000000 hi=0x7a0000100000 path=/usr/lib/x86_64-linux-gnu/libfreetype.so.6
 		module ts=1001 base=0x790000000000 lo=0x790000000000 hi=0x790000100000 path=/usr/lib/python3/dist-packages/matplotlib/ft2font.cpython-311-x86_64-linux-gnu.so
 		module ts=1001 base=0x780000000000 lo=0x780000000000 hi=0x780000100000 path=/usr/lib/python3/dist-packages/scipy/optimize/_highs/_highs_wrapper.cpython-311-x86_64-linux-gnu.so
+		module ts=1001 base=0x770000000000 lo=0x770000000000 hi=0x770000100000 path=/usr/lib/python3/dist-packages/scipy/fft/_pocketfft/pypocketfft.cpython-311-x86_64-linux-gnu.so
 		pycode ts=1002 id=31 file=/usr/lib/python3/dist-packages/matplotlib/font_manager.py name=_get_font
 		pycode ts=1002 id=32 file=/app/test_ft2font.py name=test_keep
 		stack ts=1003 id=30 native=0x7a0000000010,0x790000000010 python=31:1550,2:15,1:20
@@ -217,6 +218,10 @@ test_expect_success 'default rules: matplotlib'"'"'s fonts (ft2font) and scipy'"
 		stack ts=1003 id=32 python=2:17,1:20
 		stack ts=1003 id=33 native=0x7a0000000010,0x790000000010 python=2:18,1:20
 		stack ts=1003 id=34 python=32:5,1:21
+		stack ts=1003 id=35 native=0x770000000010 python=2:19,1:20
+		alloc ts=1015 addr=0x20000 size=16000 stack=35
+		alloc ts=1016 addr=0x30000 size=24000 stack=35
+		alloc ts=1017 addr=0x40000 size=32000 stack=35
 		alloc ts=1010 addr=0x100000 size=524608 stack=31
 		alloc ts=1011 addr=0x1000 size=777 stack=32
 		alloc ts=1012 addr=0x2000 size=600 stack=33
@@ -233,7 +238,7 @@ test_expect_success 'default rules: matplotlib'"'"'s fonts (ft2font) and scipy'"
 	memprov leaks --json mplhighs.trace >mh.json &&
 	jget mh.json "=len(j[\"sites\"])" sites.0.bytes set_apart.suppressed.blocks \
 		"=sorted(r[\"pattern\"] for r in j[\"set_apart\"][\"suppressed\"][\"rules\"] if r[\"blocks\"])" >out &&
-	printf "3\n5000\n51\n[\"_highs_wrapper\", \"ft2font\"]\n" >expect && test_cmp expect out
+	printf "3\n5000\n54\n[\"_highs_wrapper\", \"ft2font\", \"pypocketfft\"]\n" >expect && test_cmp expect out
 '
 
 test_done
