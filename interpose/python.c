@@ -32,10 +32,13 @@
  * Python code). Everything that allocates or calls into the interpreter
  * happens in the profile function or the pending call, never in a hook.
  *
- * Also here: the "__main__ end" mark (profile mode: the main module's
- * outermost frame returns in the main thread; walk mode, and whenever that
- * was not seen: an atexit callback, which runs before finalization frees
- * module globals) and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
+ * Also here: the "__main__ end" mark (in both modes an atexit callback,
+ * which runs after non-daemon threads are joined and the program's own
+ * atexit callbacks, before finalization frees module globals; profile
+ * mode once marked when the main module's outermost frame returned, with
+ * its cyclic garbage not yet collected: clean flask, pandas, matplotlib
+ * and scikit-learn programs failed the gate under --mark-on) and
+ * MEMPROV_MARK_ON=MODULE:FUNCTION marks.
  *
  * At load it also has python_alloc.c wrap pymalloc's arena allocator, and
  * with MEMPROV_PYTHON_OBJECTS=1 the pending call has it hook the "mem" and
@@ -66,7 +69,6 @@ enum py_state { PY_ABSENT, PY_WAITING, PY_SCHEDULED, PY_ARMED, PY_OFF };
 static volatile int py_state = PY_ABSENT;
 
 static PyInterpreterState *py_main_interp;
-static pthread_t py_main_thread;
 static Py_ssize_t py_extra_index = -1;
 static int py_profile_off = -1;      /* offset of c_profilefunc in PyThreadState */
 static PyObject *py_hook;            /* threading._profile_hook we install */
@@ -86,7 +88,7 @@ static pthread_key_t py_key;
 /* Code ids: content-interned (file, name, first line), by the profile
  * function only, with the main interpreter's GIL held. */
 enum py_code_flags {
-	PYC_MODULE = 1 << 0,    /* "<module>": may be __main__'s body */
+	PYC_MODULE = 1 << 0,    /* "<module>": a module's body */
 	PYC_THREADING = 1 << 1, /* threading.py's body: set _profile_hook after */
 	PYC_MARK = 1 << 2,      /* MEMPROV_MARK_ON names it */
 	PYC_GEN = 1 << 3,       /* generator/coroutine: marks once per frame */
@@ -121,12 +123,9 @@ static struct py_mark *py_marks;
 static int py_nmarks;
 
 /* The per-thread shadow stack. */
-enum py_ent_flags { ENT_MAIN = 1 << 0 };
-
 struct py_ent {
 	PyFrameObject *frame;     /* alive while it is on the stack */
 	uint32_t code_id;
-	uint32_t flags;
 };
 
 struct py_thread {
@@ -392,20 +391,6 @@ out:
 	return id;
 }
 
-static int py_is_main_module(PyFrameObject *frame)
-{
-	PyObject *hold;
-	const char *mod;
-	int r;
-	int g = py_guard();
-
-	mod = py_module_name(frame, &hold);
-	r = mod && !strcmp(mod, "__main__");
-	py_xdecref(hold);
-	py_unguard(g);
-	return r;
-}
-
 static int py_grow(struct py_thread *t)
 {
 	uint32_t cap = t->cap ? t->cap * 2 : 256;
@@ -449,7 +434,7 @@ static void py_push(struct py_thread *t, PyFrameObject *frame, int seed)
 {
 	PyObject *code = api.PyFrame_GetCode(frame);
 	void *v = NULL;
-	uint32_t id, flags = 0, cf;
+	uint32_t id, cf;
 	struct py_ent *e;
 
 	if (!code)
@@ -460,20 +445,8 @@ static void py_push(struct py_thread *t, PyFrameObject *frame, int seed)
 		id = (uint32_t)(uintptr_t)v;
 	api.Py_DecRef(code);
 	cf = id ? py_codes[id].flags : 0;
-	if (MP_UNLIKELY(cf)) {
-		if (cf & PYC_MODULE && !py_main_ended &&
-		    pthread_equal(pthread_self(), py_main_thread) &&
-		    py_is_main_module(frame)) {
-			uint32_t i;
-
-			flags = ENT_MAIN;
-			for (i = 0; i < t->depth && i < t->cap; i++)
-				if (t->ent[i].flags & ENT_MAIN)
-					flags = 0; /* only the outermost one */
-		}
-		if (cf & PYC_MARK && !seed)
-			py_mark(id, frame);
-	}
+	if (MP_UNLIKELY(cf & PYC_MARK) && !seed)
+		py_mark(id, frame);
 	if (MP_UNLIKELY(t->depth >= t->cap) && py_grow(t)) {
 		t->depth++; /* beyond the stored entries: counted only */
 		return;
@@ -481,7 +454,6 @@ static void py_push(struct py_thread *t, PyFrameObject *frame, int seed)
 	e = &t->ent[t->depth];
 	e->frame = frame;
 	e->code_id = id;
-	e->flags = flags;
 	__atomic_signal_fence(__ATOMIC_RELEASE);
 	t->depth++;
 }
@@ -569,8 +541,6 @@ static void py_pop(struct py_thread *t, PyFrameObject *frame)
 	if (!i)
 		return;
 	i--;
-	if (MP_UNLIKELY(t->ent[i].flags & ENT_MAIN))
-		py_main_end();
 	if (MP_UNLIKELY(t->ent[i].code_id &&
 			py_codes[t->ent[i].code_id].flags & PYC_THREADING))
 		py_threading_loaded(frame);
@@ -851,9 +821,8 @@ static void py_free_garbage(void)
 }
 
 /*
- * atexit callback: the main module's end when the profile function could
- * not see it (someone replaced it with sys.setprofile). atexit callbacks
- * run before finalization clears module globals.
+ * atexit callback: the main module's end, in both modes. atexit
+ * callbacks run before finalization clears module globals.
  */
 static PyObject *py_atexit_call(PyObject *self, PyObject *unused)
 {
@@ -868,7 +837,7 @@ static PyObject *py_atexit_call(PyObject *self, PyObject *unused)
 
 static struct py_methoddef py_atexit_def = {
 	"memprov_main_end", py_atexit_call, PY_METH_NOARGS,
-	"memprov: marks the end of the main module if not seen before",
+	"memprov: marks the end of the main module",
 };
 
 static void py_register_atexit(void)
@@ -956,7 +925,6 @@ static int py_install(void *arg)
 	py_main_interp = api.PyThreadState_GetInterpreter(me);
 	if (py_main_interp != api.PyInterpreterState_Main())
 		goto out; /* not the main interpreter: leave it alone */
-	py_main_thread = pthread_self();
 	py_cpython_exe = exe_is_cpython(&known);
 	if (py_cpython_exe && known)
 		/* judged at the end of its main module (the analyzer's rule):
