@@ -17,9 +17,7 @@
  *
  * Never roots: the malloc arenas (the rest of the [heap] of brk, glibc's other arenas,
  * which glibc maps with calls memprov does not see, and glibc's main_arena
- * with its free lists, found in libc's data by its top chunk; any other
- * anonymous mapping that holds a live heap block: a malloc replacement's
- * arena, whose thread caches and free regions name blocks let go), the stacks
+ * with its free lists, found in libc's data by its top chunk), the stacks
  * of threads that have exited (glibc keeps them for reuse), the tracked
  * blocks themselves (they are scanned only when reached), and memprov's
  * own mappings (the trace, its tables, the scan's memory). Pointers found
@@ -559,25 +557,6 @@ static void thread_roots(struct ctx *c, const struct rthread *th, size_t nth)
 	}
 }
 
-/* Does a live heap block start in [a, b)? */
-static int holds_heap_block(const struct rlive *l, uint64_t a, uint64_t b)
-{
-	size_t lo = l->first[RG_HOST], hi = l->first[RG_HOST + 1];
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->b[mid].addr < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < l->first[RG_HOST + 1] && l->b[lo].addr < b; lo++)
-		if (l->b[lo].kind == MP_KIND_HEAP)
-			return 1;
-	return 0;
-}
-
 /* Everything that is never a root (but the loaded objects and live stacks). */
 static void exclusions(struct ctx *c, uint64_t trace_inode)
 {
@@ -589,18 +568,8 @@ static void exclusions(struct ctx *c, uint64_t trace_inode)
 	for (i = 0; i < c->m->n; i++) {
 		const struct rvma *v = &c->m->v[i];
 
-		/*
-		 * An anonymous mapping that holds a live heap block is an
-		 * allocator's: a replacement's arena (jemalloc, tcmalloc,
-		 * mimalloc map theirs with raw system calls), or a big block
-		 * glibc mapped for itself. Its free regions, thread caches and
-		 * headers keep the addresses of blocks the program let go
-		 * (jemalloc: every one of 3 dropped blocks of 100 B stayed
-		 * reachable); the blocks in it are scanned when reached.
-		 */
 		if (v->type == RV_HEAP || v->type == RV_SKIP ||
-		    (trace_inode && v->type == RV_FILE && v->inode == trace_inode) ||
-		    (v->type == RV_ANON && holds_heap_block(c->l, v->start, v->end)))
+		    (trace_inode && v->type == RV_FILE && v->inode == trace_inode))
 			add(c, &c->ex, v->start, v->end, 0);
 	}
 	for (i = 0; i < c->l->first[RG_REG]; i++)

@@ -484,19 +484,4 @@ test_expect_success 'a killed process has no scan, and leaks says so' '
 	memprov leaks killed.trace | grep -q "not computed: no scan: the process did not exit normally"
 '
 
-# A malloc replacement (tests/corpus/cachealloc.c, in jemalloc's manner)
-# maps its arena with a raw system call and keeps the last addresses it
-# handed out there: those words kept every dropped block "still
-# reachable" (jemalloc: 3 of 3 dropped blocks of 100 B, the gate passed).
-# An anonymous mapping that holds heap blocks is an allocator's, never a
-# root: the classes are those of glibc's malloc.
-test_expect_success 'a malloc replacement'"'"'s arena is not a root: 3 dropped blocks are lost, as with glibc' '
-	test -e "$BIN/libcorpus-cachealloc.so" &&
-	timeout 120 env MEMPROV_OUTPUT="$TRASH/cache.trace" \
-		LD_PRELOAD="$MEMPROV_LIB:$BIN/libcorpus-cachealloc.so" "$BIN/reach" basic return >cache.out &&
-	memprov leaks --json cache.trace >cache.json &&
-	test "$(classes cache)" = "3 300 0 0 0 0 5 1000" &&
-	jget --check cache.json sites.0.frames.0.function=drop3 sites.0.reach.definitely_lost.blocks=3
-'
-
 test_done

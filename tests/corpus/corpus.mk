@@ -38,7 +38,7 @@ tests/bin/corpus-nodwarf: tests/corpus/nodwarf.c tests/bin/libcorpus-nodwarf.so
 # RTLD_DEEPBIND, how a process dies, the heap before main.
 CORPUS_PROGS2 := tests/bin/corpus-dlrel tests/bin/libcorpus-dlrel.so \
 	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths tests/bin/libcorpus-fakealloc.so \
-	tests/bin/corpus-cxxreplace tests/bin/libcorpus-cachealloc.so
+	tests/bin/corpus-cxxreplace
 TEST_BUILD += $(CORPUS_PROGS2)
 
 tests/bin/corpus-dlrel: tests/corpus/dlrel.c
@@ -61,10 +61,6 @@ tests/bin/corpus-deaths: tests/corpus/deaths.c
 tests/bin/libcorpus-fakealloc.so: tests/corpus/fakealloc.cc
 	@mkdir -p tests/bin
 	$(call quiet,CXX,$@)$(CXX) -g -O2 -fPIC -shared -std=c++17 -Wall -Wextra -o $@ $<
-
-tests/bin/libcorpus-cachealloc.so: tests/corpus/cachealloc.c
-	@mkdir -p tests/bin
-	$(call quiet,CC,$@)$(CC) -g -O2 -fPIC -shared -std=gnu11 $(WARN) -o $@ $<
 
 tests/bin/corpus-cxxreplace: tests/corpus/cxxreplace.cc
 	@mkdir -p tests/bin
