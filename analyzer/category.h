@@ -13,8 +13,11 @@
  *               of at most 256 KiB (or a few small ones) by library code
  *               for itself (the innermost Python frame is
  *               the standard library's or an installed package's, and the
- *               interpreter or a standard extension module asked: a
- *               cache, a registry, a thread's state made on first use)
+ *               interpreter or library native code asked: an extension
+ *               under lib-dynload, site-packages or dist-packages, or a
+ *               system library; a cache, a registry, a thread's state made
+ *               on first use; judged on all the stack holds, a test's part
+ *               too: replay_live.whole_blocks)
  *               On CPython 3.10 and older, also a few small blocks that the
  *               interpreter keeps on its free lists under the line that
  *               needed them (a frame per function, deque blocks). And,
