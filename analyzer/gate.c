@@ -23,6 +23,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -350,6 +351,7 @@ static void check_growth(const struct gate_opts *o, struct result *res, struct g
 	res->unit = growth_unit(g);
 	res->window = g->n_window;
 	growth_window_why(g, res->growth_why, sizeof(res->growth_why));
+	res->marks = g->n_marks;
 	for (i = 0; i < g->n_sites; i++) {
 		struct gsite *gs = &g->sites[i];
 		struct offender *off;
@@ -380,13 +382,13 @@ static void reset_counts(struct suppressions *supp)
  * Say on stderr that growth without marks (or with one: a step needs two)
  * is judged over time, and how to add marks.
  */
-static void note_no_marks(const struct result *res, uint64_t marks)
+static void note_no_marks(const struct result *res)
 {
 	warning("'%s' has %s: growth is judged per second (%s); to judge it per "
 		"iteration, put a mark in the loop: memprov_mark(\"LABEL\") (include/memprov.h, "
 		"or from Python through ctypes) or `memprov run --mark-on MODULE:FUNCTION`",
 		res->path,
-		marks == 1 ? "one mark (a function --mark-on names that ran once?), and a step needs two" :
+		res->marks == 1 ? "one mark (a function --mark-on names that ran once?), and a step needs two" :
 			     "no marks",
 		res->growth_why);
 }
@@ -439,7 +441,7 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 		}
 		check_growth(o, res, &g);
 		if (g.set == &g.times)
-			note_no_marks(res, g.n_marks);
+			note_no_marks(res);
 	} else {
 		sym = sym_new(&g.r, 1);
 	}
@@ -522,12 +524,36 @@ static int alive_since(pid_t pid, uint64_t start_mono_ns)
 	return ticks * tick_ns <= start_mono_ns + offset + tick_ns;
 }
 
+/* Does pid map the file want is (memprov keeps its trace mapped)? */
+static int maps_file(pid_t pid, const struct stat *want)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	unsigned int maj, min;
+	unsigned long long ino;
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && getline(&line, &cap, f) > 0)
+		found = sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &ino) == 3 &&
+			ino == (unsigned long long)want->st_ino && makedev(maj, min) == want->st_dev;
+	free(line);
+	fclose(f);
+	return found;
+}
+
 /*
  * Is the process of this running trace still alive, writing it (a
  * daemon, `cmd &`)? Gating it now would count all it holds as if it had
- * died there. The pid alone may have been reused: the process must also
- * hold the trace open, or, where its descriptors cannot be read, have
- * started before the trace did; and the trace must be this host's.
+ * died there. The trace must be this host's; the pid alive and not
+ * started after the trace (the pid may have been given again, even to a
+ * descendant that holds the trace open as its ancestor's); and it must
+ * hold the trace open or mapped (a program may close memprov's
+ * descriptor: the mapping stays), where its descriptors can be read.
  */
 static int still_running(const struct trace *t, const char *path)
 {
@@ -542,11 +568,12 @@ static int still_running(const struct trace *t, const char *path)
 	if (t->hdr.host[0] &&
 	    (gethostname(host, sizeof(host) - 1) < 0 || strcmp(host, t->hdr.host)))
 		return 0;
+	if (!alive_since((pid_t)t->hdr.pid, t->hdr.start_mono_ns))
+		return 0;
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)t->hdr.pid);
 	d = opendir(dir);
 	if (!d)
-		return (errno == EACCES || errno == EPERM) &&
-		       alive_since((pid_t)t->hdr.pid, t->hdr.start_mono_ns);
+		return errno == EACCES || errno == EPERM;
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -554,7 +581,7 @@ static int still_running(const struct trace *t, const char *path)
 		found = !stat(link, &st) && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
 	}
 	closedir(d);
-	return found;
+	return found || maps_file((pid_t)t->hdr.pid, &want);
 }
 
 /* Gate one trace; print its report; add it to the JUnit cases. */

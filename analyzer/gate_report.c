@@ -349,7 +349,9 @@ static void budget_text(FILE *f, const struct gate_opts *o, const struct result 
 			fprintf(f, "  growth over %zu %ss: %zu site%s over %s per %s (%s%s)\n", res->window,
 				!strcmp(res->unit, "s") ? "instant" : res->unit, res->growth_fail,
 				res->growth_fail == 1 ? "" : "s", human_bytes(b3, sizeof(b3), o->max_growth),
-				res->unit, !strcmp(res->unit, "s") ? "no marks: " : "", res->growth_why);
+				res->unit,
+				strcmp(res->unit, "s") ? "" : res->marks == 1 ? "one mark: " : "no marks: ",
+				res->growth_why);
 	}
 	if (res->cat)
 		cat_text(f, res->cat, "  ", "gates them");

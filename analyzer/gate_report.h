@@ -81,6 +81,7 @@ struct result {
 	const char *unit;         /* "mark", "test" or "s" */
 	size_t window;            /* points in the growth window */
 	char growth_why[512];     /* why the window is what it is */
+	uint64_t marks;           /* the step marks the trace has (per second below 2) */
 	size_t growth_fail;
 	struct offender *off;
 	size_t n_off;

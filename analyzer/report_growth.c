@@ -31,7 +31,8 @@ static void window_text(const struct growth *g)
 	       g->set != &g->marks ? "instant" : g->o.step_unit ? g->o.step_unit : "mark", n - 1,
 	       n == 2 ? "" : "s",
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
-	printf("  (%s%s)\n", g->set == &g->marks ? "" : "no marks: ", growth_window_why(g, why, sizeof(why)));
+	printf("  (%s%s)\n", g->set == &g->marks ? "" : g->n_marks == 1 ? "one mark: " : "no marks: ",
+	       growth_window_why(g, why, sizeof(why)));
 	if (g->main_end_ts)
 		printf("window ends at the end of the Python main module\n");
 }

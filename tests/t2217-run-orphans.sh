@@ -122,6 +122,40 @@ test_expect_success 'check DIR while a child of the run still writes its trace: 
 	test $(grep -c "(pid [0-9]*: ./outlive): ok$" later.txt) = 2
 '
 
+test_expect_success 'check DIR while a process that closed memprov'"'"'s descriptor runs: still not gated (the trace stays mapped)' '
+	# a raw close_range(3, ~0) memprov cannot see: the gate took the
+	# process for dead and failed it on all it held (the last review)
+	cat >rawclose.c <<-\EOC &&
+	#include <stdlib.h>
+	#include <string.h>
+	#include <unistd.h>
+	static char *keep[10];
+	int main(void)
+	{
+		long r;
+		int i;
+		for (i = 0; i < 10; i++) {
+			keep[i] = malloc(1000);
+			memset(keep[i], 1, 1000);
+		}
+		__asm__ volatile("syscall" : "=a"(r) : "a"(436L), "D"(3L), "S"(~0UL), "d"(0L)
+				 : "rcx", "r11", "memory");
+		(void)r;
+		usleep(1500000);
+		return 0;
+	}
+	EOC
+	cc -O0 -o rawclose rawclose.c &&
+	{ timeout 30 "$MEMPROV_CLI" run -d o5 -- ./rawclose >/dev/null 2>&1 & } &&
+	n=0 && while ! ls o5/*.trace >/dev/null 2>&1 && test $n -lt 100; do sleep 0.02; n=$((n + 1)); done &&
+	sleep 0.5 &&
+	"$MEMPROV_CLI" check o5 >now5.txt &&
+	grep "(pid [0-9]*: ./rawclose): not gated: still running (the process writes its trace now)" now5.txt &&
+	wait &&
+	"$MEMPROV_CLI" check o5 >later5.txt &&
+	grep "(pid [0-9]*: ./rawclose): ok$" later5.txt
+'
+
 test_expect_success 'two runs given the same new -d DIR: the second is refused' '
 	MEMPROV_DISABLE=1 timeout 30 "$MEMPROV_CLI" run -d same -- sleep 1 >out1 2>err1 &
 	n=0 && while ! test -d same && test $n -lt 100; do sleep 0.01; n=$((n + 1)); done &&

@@ -364,7 +364,10 @@ test_expect_success 'growth with one mark (--mark-on a function that ran once): 
 	printf "def main():\n    return sum(range(10))\nmain()\n" >once.py &&
 	timeout 120 "$MEMPROV_CLI" run --mark-on __main__:main -o "$TRASH/once.trace" -- $PY once.py >/dev/null 2>&1 &&
 	memprov check --max-growth 1M once.trace >out 2>err &&
-	grep -q "^memprov: warning: '"'"'once.trace'"'"' has one mark (a function --mark-on names that ran once?), and a step needs two: growth is judged per second (" err
+	grep -q "^memprov: warning: '"'"'once.trace'"'"' has one mark (a function --mark-on names that ran once?), and a step needs two: growth is judged per second (" err &&
+	grep -q "^  growth over [0-9]* instants: 0 sites over 1.0 MiB per s (one mark: " out &&
+	memprov growth once.trace >g.out 2>/dev/null &&
+	grep -q "^  (one mark: " g.out
 '
 
 test_done
