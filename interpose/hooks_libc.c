@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -235,6 +236,46 @@ MP_ALIGNED_HOOK(valloc, (size_t n), (n), n)
 MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
 
 /*
+ * A malloc replacement (jemalloc, tcmalloc, mimalloc: the object whose
+ * malloc memprov forwards to, when that is not libc's nor the program's)
+ * maps its arenas, their metadata and its caches with mmap, through
+ * these hooks. Those mappings are its heap, as glibc's arenas (mapped
+ * with calls no hook sees) are glibc's: not blocks of their own, and not
+ * roots of the scan at exit (mp_reach_allocator_map). As blocks, they
+ * were mimalloc's 32 MiB reservation "possibly lost" at exit in every
+ * program, and a large allocation counted twice (the heap block and its
+ * mapping); as roots, jemalloc's thread cache and freed regions kept
+ * every one of 3 dropped blocks of 100 B reachable. Told by the caller:
+ * a call from the replacement's code. The object is looked for once,
+ * at the first call that asks (never on the allocation path).
+ */
+static uintptr_t rep_lo, rep_hi;
+static int rep_state; /* 0: not looked for; 1: looked (rep_hi 0: no replacement) */
+
+static void find_replacement(void)
+{
+	uintptr_t lo, hi, llo, lhi, plo, phi;
+
+	mp_hooks_need();
+	if (!mp_real_malloc || !mp_real_mmap)
+		return; /* not known yet: asked again at the next call */
+	if (!mp_elf_text_of((const void *)mp_real_malloc, &lo, &hi) &&
+	    !mp_elf_text_of((const void *)mp_real_mmap, &llo, &lhi) && lo != llo &&
+	    (mp_elf_text_of((const void *)getauxval(AT_ENTRY), &plo, &phi) || plo != lo)) {
+		rep_lo = lo;
+		rep_hi = hi;
+	}
+	__atomic_store_n(&rep_state, 1, __ATOMIC_RELEASE);
+}
+
+static int by_replacement(const void *ra)
+{
+	if (MP_UNLIKELY(!__atomic_load_n(&rep_state, __ATOMIC_ACQUIRE)))
+		find_replacement();
+	return (uintptr_t)ra >= rep_lo && (uintptr_t)ra < rep_hi;
+}
+
+/*
  * Anonymous mappings are MP_KIND_MMAP blocks; file mappings are not
  * recorded. MAP_FIXED replaces whatever was mapped there: recorded as an
  * unmap of the range first, flagged MP_RF_FIXED when the new mapping is
@@ -242,12 +283,14 @@ MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
  * piece of what it replaced (a reservation committed part by part). A
  * mapping at the address the program gave (MAP_FIXED, MAP_FIXED_NOREPLACE)
  * is flagged MP_RF_PLACED: the program may name it by that address alone.
+ * A malloc replacement's own mappings are not recorded (see above).
  */
 static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int, int, off_t),
-			 void *a, size_t len, int prot, int flags, int fd, off_t off)
+			 const void *ra, void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
 	int anon = (flags & MAP_ANONYMOUS) != 0;
-	int rec = mmap_enter(fn);
+	int own = anon && by_replacement(ra);
+	int rec = !own && mmap_enter(fn);
 	void *q;
 
 	if (rec) {
@@ -255,7 +298,11 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 			mp_record_unmap(a, len, anon ? MP_RF_FIXED : 0);
 		mp_leave();
 	}
+	if ((flags & MAP_FIXED) && !own)
+		mp_reach_allocator_map((uintptr_t)a, (uintptr_t)a + len, 0);
 	q = real ? real(a, len, prot, flags, fd, off) : mp_sys_mmap(a, len, prot, flags, fd, off);
+	if (own && q != MAP_FAILED)
+		mp_reach_allocator_map((uintptr_t)q, (uintptr_t)q + len, 1);
 	if (rec && anon && mp_enter_fn(fn)) {
 		if (q == MAP_FAILED)
 			mp_record_alloc(fn, MP_KIND_MMAP, NULL, len, MP_RF_FAILED);
@@ -271,19 +318,22 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 MP_EXPORT void *mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
 	mp_hooks_need();
-	return mmap_common(MP_FN_mmap, mp_real_mmap, a, len, prot, flags, fd, off);
+	return mmap_common(MP_FN_mmap, mp_real_mmap, __builtin_return_address(0), a, len, prot,
+			   flags, fd, off);
 }
 
 MP_EXPORT void *mmap64(void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
 	mp_hooks_need();
-	return mmap_common(MP_FN_mmap64, mp_real_mmap64, a, len, prot, flags, fd, off);
+	return mmap_common(MP_FN_mmap64, mp_real_mmap64, __builtin_return_address(0), a, len,
+			   prot, flags, fd, off);
 }
 
 MP_EXPORT int munmap(void *a, size_t len)
 {
 	mp_hooks_need();
-	if (mmap_enter(MP_FN_munmap)) {
+	mp_reach_allocator_map((uintptr_t)a, (uintptr_t)a + len, 0);
+	if (!by_replacement(__builtin_return_address(0)) && mmap_enter(MP_FN_munmap)) {
 		mp_record_unmap(a, len, 0);
 		mp_leave();
 	}
@@ -307,7 +357,7 @@ MP_EXPORT void *sbrk(intptr_t incr)
 		return (void *)-1;
 	}
 	old = mp_real_sbrk(incr);
-	if (old != (void *)-1 && incr)
+	if (old != (void *)-1 && incr && !by_replacement(__builtin_return_address(0)))
 		mp_reach_program_break(incr > 0 ? (uintptr_t)old : (uintptr_t)old + (uintptr_t)incr,
 				       (uintptr_t)old + (uintptr_t)incr, incr > 0);
 	return old;
@@ -325,7 +375,7 @@ MP_EXPORT int brk(void *addr)
 	}
 	old = mp_real_sbrk(0);
 	r = mp_real_brk(addr);
-	if (!r && old != (void *)-1 && addr != old)
+	if (!r && old != (void *)-1 && addr != old && !by_replacement(__builtin_return_address(0)))
 		mp_reach_program_break(addr > old ? (uintptr_t)old : (uintptr_t)addr,
 				       (uintptr_t)addr, addr > old);
 	return r;
@@ -335,7 +385,7 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 {
 	void *na = NULL, *q;
 	va_list ap;
-	int rec;
+	int rec, own;
 
 	if (flags & MREMAP_FIXED) {
 		va_start(ap, flags);
@@ -343,7 +393,8 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		va_end(ap);
 	}
 	mp_hooks_need();
-	rec = mmap_enter(MP_FN_mremap);
+	own = by_replacement(__builtin_return_address(0));
+	rec = !own && mmap_enter(MP_FN_mremap);
 	if (rec) {
 		mp_record_free(MP_FN_mremap, MP_KIND_MMAP, old, MP_RF_REALLOC);
 		mp_leave();
@@ -352,6 +403,12 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		q = (void *)mp_syscall(SYS_mremap, old, oldlen, newlen, flags, na);
 	else
 		q = mp_real_mremap(old, oldlen, newlen, flags, na);
+	if (q != MAP_FAILED) { /* the old range moved or grew, over what lay at the new one */
+		mp_reach_allocator_map((uintptr_t)old, (uintptr_t)old + oldlen, 0);
+		mp_reach_allocator_map((uintptr_t)q, (uintptr_t)q + newlen, 0);
+		if (own)
+			mp_reach_allocator_map((uintptr_t)q, (uintptr_t)q + newlen, 1);
+	}
 	if (rec && mp_enter_fn(MP_FN_mremap)) {
 		if (q == MAP_FAILED)
 			mp_record_alloc(MP_FN_mremap, MP_KIND_MMAP, NULL, newlen,

@@ -294,6 +294,111 @@ void mp_reach_program_break(uint64_t lo, uint64_t hi, int add)
 	}
 }
 
+/* A malloc replacement's own mappings (mp_reach_allocator_map), sorted by start, apart. */
+static uint64_t alloc_maps[MP_REACH_ALLOC_MAX][2];
+static size_t n_alloc_maps;
+static int alloc_lock, alloc_lost; /* alloc_lost: a range could not be taken out */
+
+static int alloc_take(void)
+{
+	unsigned spins;
+
+	for (spins = 0; spins < (1u << 20); spins++)
+		if (!__atomic_exchange_n(&alloc_lock, 1, __ATOMIC_ACQUIRE))
+			return 1;
+		else
+			__builtin_ia32_pause();
+	return 0; /* held at a fork by a thread the child does not have */
+}
+
+/* Take [lo, hi) out of every range (a split with no slot left keeps its left part). */
+static void alloc_cut(uint64_t lo, uint64_t hi)
+{
+	size_t i, k, n = n_alloc_maps;
+
+	for (i = 0; i < n; i++) {
+		uint64_t a = alloc_maps[i][0], b = alloc_maps[i][1];
+
+		if (b <= lo || a >= hi)
+			continue;
+		if (a < lo && b > hi) { /* the middle goes: the right part needs a slot */
+			if (n_alloc_maps >= MP_REACH_ALLOC_MAX) {
+				alloc_maps[i][1] = lo; /* the right part a root, as before */
+				break;
+			}
+			memmove(alloc_maps[i + 2], alloc_maps[i + 1],
+				(n_alloc_maps - i - 1) * sizeof(alloc_maps[0]));
+			alloc_maps[i][1] = lo;
+			alloc_maps[i + 1][0] = hi;
+			alloc_maps[i + 1][1] = b;
+			n_alloc_maps++;
+			break;
+		}
+		if (a < lo)
+			alloc_maps[i][1] = lo;
+		else if (b > hi)
+			alloc_maps[i][0] = hi;
+		else
+			alloc_maps[i][0] = alloc_maps[i][1] = 0; /* gone: dropped below */
+	}
+	for (i = k = 0; i < n_alloc_maps; i++)
+		if (alloc_maps[i][0] < alloc_maps[i][1]) {
+			alloc_maps[k][0] = alloc_maps[i][0];
+			alloc_maps[k++][1] = alloc_maps[i][1];
+		}
+	n_alloc_maps = k;
+}
+
+/* Add [lo, hi), which no range overlaps (alloc_cut first), joining its neighbours. */
+static void alloc_add(uint64_t lo, uint64_t hi)
+{
+	size_t i = 0;
+
+	while (i < n_alloc_maps && alloc_maps[i][1] < lo)
+		i++;
+	if (i < n_alloc_maps && alloc_maps[i][1] == lo) {
+		alloc_maps[i][1] = hi;
+		if (i + 1 < n_alloc_maps && alloc_maps[i + 1][0] == hi) {
+			alloc_maps[i][1] = alloc_maps[i + 1][1];
+			memmove(alloc_maps[i + 1], alloc_maps[i + 2],
+				(n_alloc_maps - i - 2) * sizeof(alloc_maps[0]));
+			n_alloc_maps--;
+		}
+		return;
+	}
+	if (i < n_alloc_maps && alloc_maps[i][0] == hi) {
+		alloc_maps[i][0] = lo;
+		return;
+	}
+	if (n_alloc_maps >= MP_REACH_ALLOC_MAX)
+		return; /* left out: a root, as before */
+	memmove(alloc_maps[i + 1], alloc_maps[i], (n_alloc_maps - i) * sizeof(alloc_maps[0]));
+	alloc_maps[i][0] = lo;
+	alloc_maps[i][1] = hi;
+	n_alloc_maps++;
+}
+
+void mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add)
+{
+	mp_sigset old;
+	int blocked;
+
+	if (lo >= hi || (!add && !__atomic_load_n(&n_alloc_maps, __ATOMIC_RELAXED)))
+		return;
+	blocked = mp_signals_block(&old); /* a handler's mmap on this thread cannot spin on it */
+	if (!alloc_take()) {
+		if (!add)
+			__atomic_store_n(&alloc_lost, 1, __ATOMIC_RELAXED);
+		mp_signals_restore(&old, blocked);
+		return;
+	}
+	alloc_cut(lo, hi);
+	if (add)
+		alloc_add(lo, hi);
+	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
+	mp_signals_restore(&old, blocked);
+}
+
 /* Step 2, with the loader's lock held (see the file's head). */
 MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -316,6 +421,9 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	roots.tls_static = j->tls_static;
 	roots.prog_brk = (const uint64_t (*)[2])prog_brk;
 	roots.n_prog_brk = n_prog_brk;
+	/* the other threads are stopped: a range half updated is at worst left out */
+	roots.alloc_maps = (const uint64_t (*)[2])alloc_maps;
+	roots.n_alloc_maps = __atomic_load_n(&alloc_lost, __ATOMIC_RELAXED) ? 0 : n_alloc_maps;
 	th = rmem_alloc((SW_MAX_THREADS + 1) * sizeof(*th));
 	if (!th) {
 		j->status = MP_REACH_NOMEM;

@@ -58,6 +58,19 @@ void mp_reach_note_exit_past(const void *lib) MP_HIDDEN;
 void mp_reach_program_break(uint64_t lo, uint64_t hi, int add) MP_HIDDEN;
 
 /*
+ * A mapping a malloc replacement made for itself (hooks_libc.c): [lo, hi)
+ * added, or (add 0) unmapped or mapped over by someone else. The ranges
+ * are the replacement's heap, as glibc's arenas are glibc's: never roots
+ * of the scan (its free lists, thread caches and freed regions hold
+ * stale pointers). At most MP_REACH_ALLOC_MAX ranges: one more is left
+ * out, a root as before; a range that cannot be taken out (the table
+ * full, or busy past a bound: a fork in another thread's update) makes
+ * the scan leave the whole table out, every range a root.
+ */
+#define MP_REACH_ALLOC_MAX 1024
+void mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add) MP_HIDDEN;
+
+/*
  * The program's callee-saved registers (rbx, rbp, r12-r15) and stack
  * pointer at its call into an exit hook, stored by the hook's first
  * instructions (MP_ENTRY_STUB, before any of memprov's code can change a

@@ -209,6 +209,8 @@ struct rroots {
 	uint64_t tls_static;    /* in: glibc's static TLS size (0: not known) */
 	const uint64_t (*prog_brk)[2]; /* in: memory the program took from the break */
 	size_t n_prog_brk;
+	const uint64_t (*alloc_maps)[2]; /* in: a malloc replacement's own mappings */
+	size_t n_alloc_maps;
 };
 
 /* Build the roots (reach_roots.c). */

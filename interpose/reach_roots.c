@@ -17,7 +17,8 @@
  *
  * Never roots: the malloc arenas (the rest of the [heap] of brk, glibc's other arenas,
  * which glibc maps with calls memprov does not see, and glibc's main_arena
- * with its free lists, found in libc's data by its top chunk), the stacks
+ * with its free lists, found in libc's data by its top chunk; a malloc
+ * replacement's own mappings, rroots.alloc_maps), the stacks
  * of threads that have exited (glibc keeps them for reuse), the tracked
  * blocks themselves (they are scanned only when reached), and memprov's
  * own mappings (the trace, its tables, the scan's memory). Pointers found
@@ -598,10 +599,12 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 		ma = find_main_arena(&c);
 		if (ma)
 			add(&c, &c.ex, ma, ma + MA_SIZE, 0);
-		else
+		else if (!rr->n_alloc_maps) /* with a malloc replacement, glibc's may never be used */
 			rr->notes |= MP_REACH_N_NO_ARENA;
 	}
 	exclude_arenas(&c, ma);
+	for (i = 0; i < rr->n_alloc_maps; i++) /* a malloc replacement's arenas */
+		add(&c, &c.ex, rr->alloc_maps[i][0], rr->alloc_maps[i][1], 0);
 	exclusions(&c, trace_inode);
 	thread_roots(&c, th, nth);
 	for (i = 0; i < c.mods.n; i++)
