@@ -215,6 +215,9 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 	if (s->notes & MP_REACH_N_INHERITED)
 		fprintf(f, "  note: a forked child: the blocks it inherited were scanned with its own "
 			"(its parent's trace read up to the fork)\n");
+	if (s->notes & MP_REACH_N_ALLOC_LOST)
+		fprintf(f, "  note: a malloc replacement's own mappings were not all kept track "
+			"of: they were scanned as roots\n");
 }
 
 void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay *r)
@@ -321,7 +324,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 	const struct mp_rec_reach *s = &r->reach;
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
 					     "no-main-arena", "files", "seccomp", "inherited",
-					     "python" };
+					     "python", "allocator-roots" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

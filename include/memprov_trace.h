@@ -715,6 +715,8 @@ enum mp_reach_notes {
 					   on what is live at the end of its main module:
 					   no scan at exit (its threads would run on, on the
 					   interpreter's freed state, while it ran) */
+	MP_REACH_N_ALLOC_LOST = 1 << 8, /* a malloc replacement's own mappings could not
+					   all be kept track of: they were roots */
 };
 
 /*

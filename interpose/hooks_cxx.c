@@ -26,6 +26,10 @@
  * operator new throws leaves through the wrapper untouched (C code with
  * cleanups would need libgcc_s in every traced process). A delete
  * cannot throw: the calls out of it pass through the hooks unrecorded.
+ * Both mark the thread inside the allocator (mp_self.in_alloc), so that
+ * the replacement's mappings meanwhile are its own (hooks_libc.c); an
+ * exception leaves the mark set on that thread, where every mapping
+ * made from the replacement's code is then taken for its own.
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md): calls record, got, elfsym,
  * config and sys.
@@ -110,7 +114,7 @@ static int record_delete(void *p)
 	{                                                              \
 		void *p;                                               \
 		mp_self.last_alloc = 0;                                \
-		p = ((void *(*) params)only[I_##id]) args;             \
+		p = MP_IN_ALLOC(((void *(*) params)only[I_##id]) args); \
 		record_new(p, n);                                      \
 		return p;                                              \
 	}
@@ -118,7 +122,9 @@ static int record_delete(void *p)
 	MP_REALIGN static void w_##id params                           \
 	{                                                              \
 		int g = record_delete(p);                              \
+		mp_self.in_alloc++;                                    \
 		((void (*) params)only[I_##id]) args;                  \
+		mp_self.in_alloc--;                                    \
 		mp_pass_end(g);                                        \
 	}
 CXX_NEW(WRAP_NEW)

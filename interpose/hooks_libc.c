@@ -81,7 +81,7 @@ MP_EXPORT void *malloc(size_t n)
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_malloc))
 		return arena_alloc(n);
-	return record_new(MP_FN_malloc, mp_real_malloc(n), n);
+	return record_new(MP_FN_malloc, MP_IN_ALLOC(mp_real_malloc(n)), n);
 }
 
 MP_EXPORT void *calloc(size_t n, size_t m)
@@ -96,7 +96,7 @@ MP_EXPORT void *calloc(size_t n, size_t m)
 	}
 	if (__builtin_mul_overflow(n, m, &sz))
 		sz = SIZE_MAX; /* recorded as a failure of SIZE_MAX bytes */
-	return record_new(MP_FN_calloc, mp_real_calloc(n, m), sz);
+	return record_new(MP_FN_calloc, MP_IN_ALLOC(mp_real_calloc(n, m)), sz);
 }
 
 static void free_common(enum mp_func fn, void *p)
@@ -108,8 +108,11 @@ static void free_common(enum mp_func fn, void *p)
 		mp_record_free(fn, MP_KIND_HEAP, p, 0);
 		mp_leave();
 	}
-	if (MP_LIKELY(mp_real_free != NULL))
+	if (MP_LIKELY(mp_real_free != NULL)) {
+		mp_self.in_alloc++;
 		mp_real_free(p);
+		mp_self.in_alloc--;
+	}
 }
 
 MP_EXPORT void free(void *p)
@@ -155,13 +158,13 @@ static void *resize(enum mp_func fn, void *p, size_t sz)
 	void *q;
 
 	if (!p)
-		return record_new(fn, mp_real_realloc(NULL, sz), sz);
+		return record_new(fn, MP_IN_ALLOC(mp_real_realloc(NULL, sz)), sz);
 	rec = heap_enter(fn);
 	if (rec) {
 		mp_record_free(fn, MP_KIND_HEAP, p, MP_RF_REALLOC);
 		mp_leave();
 	}
-	q = mp_real_realloc(p, sz);
+	q = MP_IN_ALLOC(mp_real_realloc(p, sz));
 	if (rec && mp_enter_fn(fn)) {
 		if (q)
 			mp_record_alloc(fn, MP_KIND_HEAP, q, sz, MP_RF_REALLOC);
@@ -214,7 +217,7 @@ MP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_posix_memalign))
 		return ENOMEM;
-	r = mp_real_posix_memalign(out, align, n);
+	r = MP_IN_ALLOC(mp_real_posix_memalign(out, align, n));
 	record_new(MP_FN_posix_memalign, r ? NULL : *out, n);
 	return r;
 }
@@ -227,7 +230,7 @@ MP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 			errno = ENOMEM;                           \
 			return NULL;                              \
 		}                                                 \
-		return record_new(MP_FN_##name, mp_real_##name args, size); \
+		return record_new(MP_FN_##name, MP_IN_ALLOC(mp_real_##name args), size); \
 	}
 
 MP_ALIGNED_HOOK(aligned_alloc, (size_t align, size_t n), (align, n), n)
@@ -245,9 +248,14 @@ MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
  * were mimalloc's 32 MiB reservation "possibly lost" at exit in every
  * program, and a large allocation counted twice (the heap block and its
  * mapping); as roots, jemalloc's thread cache and freed regions kept
- * every one of 3 dropped blocks of 100 B reachable. Told by the caller:
- * a call from the replacement's code. The object is looked for once,
- * at the first call that asks (never on the allocation path).
+ * every one of 3 dropped blocks of 100 B reachable. Told by the caller
+ * and the moment: a call from the replacement's code while this thread
+ * is inside a call into it (mp_self.in_alloc: malloc, free, operator
+ * new...), so that a library that defines malloc to forward it and maps
+ * memory of its own for other ends keeps its mappings recorded, and
+ * roots. The object is looked for once, at the first call that asks
+ * (never on the allocation path). An unmapping of the replacement's own
+ * memory, by whoever, is not recorded.
  */
 static uintptr_t rep_lo, rep_hi;
 static int rep_state; /* 0: not looked for; 1: looked (rep_hi 0: no replacement) */
@@ -275,6 +283,12 @@ static int by_replacement(const void *ra)
 	return (uintptr_t)ra >= rep_lo && (uintptr_t)ra < rep_hi;
 }
 
+/* A mapping the replacement makes for itself: from its code, inside a call into it. */
+static int replacement_map(const void *ra)
+{
+	return mp_self.in_alloc && by_replacement(ra);
+}
+
 /*
  * Anonymous mappings are MP_KIND_MMAP blocks; file mappings are not
  * recorded. MAP_FIXED replaces whatever was mapped there: recorded as an
@@ -289,7 +303,7 @@ static void *mmap_common(enum mp_func fn, void *(*real)(void *, size_t, int, int
 			 const void *ra, void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
 	int anon = (flags & MAP_ANONYMOUS) != 0;
-	int own = anon && by_replacement(ra);
+	int own = anon && replacement_map(ra);
 	int rec = !own && mmap_enter(fn);
 	void *q;
 
@@ -332,8 +346,9 @@ MP_EXPORT void *mmap64(void *a, size_t len, int prot, int flags, int fd, off_t o
 MP_EXPORT int munmap(void *a, size_t len)
 {
 	mp_hooks_need();
-	mp_reach_allocator_map((uintptr_t)a, (uintptr_t)a + len, 0);
-	if (!by_replacement(__builtin_return_address(0)) && mmap_enter(MP_FN_munmap)) {
+	/* all of it the replacement's own: it was never recorded */
+	if (!mp_reach_allocator_map((uintptr_t)a, (uintptr_t)a + len, 0) &&
+	    mmap_enter(MP_FN_munmap)) {
 		mp_record_unmap(a, len, 0);
 		mp_leave();
 	}
@@ -357,7 +372,7 @@ MP_EXPORT void *sbrk(intptr_t incr)
 		return (void *)-1;
 	}
 	old = mp_real_sbrk(incr);
-	if (old != (void *)-1 && incr && !by_replacement(__builtin_return_address(0)))
+	if (old != (void *)-1 && incr && !replacement_map(__builtin_return_address(0)))
 		mp_reach_program_break(incr > 0 ? (uintptr_t)old : (uintptr_t)old + (uintptr_t)incr,
 				       (uintptr_t)old + (uintptr_t)incr, incr > 0);
 	return old;
@@ -375,7 +390,7 @@ MP_EXPORT int brk(void *addr)
 	}
 	old = mp_real_sbrk(0);
 	r = mp_real_brk(addr);
-	if (!r && old != (void *)-1 && addr != old && !by_replacement(__builtin_return_address(0)))
+	if (!r && old != (void *)-1 && addr != old && !replacement_map(__builtin_return_address(0)))
 		mp_reach_program_break(addr > old ? (uintptr_t)old : (uintptr_t)addr,
 				       (uintptr_t)addr, addr > old);
 	return r;
@@ -393,7 +408,7 @@ MP_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		va_end(ap);
 	}
 	mp_hooks_need();
-	own = by_replacement(__builtin_return_address(0));
+	own = replacement_map(__builtin_return_address(0));
 	rec = !own && mmap_enter(MP_FN_mremap);
 	if (rec) {
 		mp_record_free(MP_FN_mremap, MP_KIND_MMAP, old, MP_RF_REALLOC);

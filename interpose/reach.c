@@ -311,16 +311,21 @@ static int alloc_take(void)
 	return 0; /* held at a fork by a thread the child does not have */
 }
 
-/* Take [lo, hi) out of every range (a split with no slot left keeps its left part). */
-static void alloc_cut(uint64_t lo, uint64_t hi)
+/*
+ * Take [lo, hi) out of every range (a split with no slot left keeps its
+ * left part): the bytes of it the ranges held.
+ */
+static uint64_t alloc_cut(uint64_t lo, uint64_t hi)
 {
 	size_t i, k, n = n_alloc_maps;
+	uint64_t held = 0;
 
 	for (i = 0; i < n; i++) {
 		uint64_t a = alloc_maps[i][0], b = alloc_maps[i][1];
 
 		if (b <= lo || a >= hi)
 			continue;
+		held += (b < hi ? b : hi) - (a > lo ? a : lo);
 		if (a < lo && b > hi) { /* the middle goes: the right part needs a slot */
 			if (n_alloc_maps >= MP_REACH_ALLOC_MAX) {
 				alloc_maps[i][1] = lo; /* the right part a root, as before */
@@ -347,6 +352,7 @@ static void alloc_cut(uint64_t lo, uint64_t hi)
 			alloc_maps[k++][1] = alloc_maps[i][1];
 		}
 	n_alloc_maps = k;
+	return held;
 }
 
 /* Add [lo, hi), which no range overlaps (alloc_cut first), joining its neighbours. */
@@ -378,25 +384,51 @@ static void alloc_add(uint64_t lo, uint64_t hi)
 	n_alloc_maps++;
 }
 
-void mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add)
+int mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add)
 {
 	mp_sigset old;
+	uint64_t held;
 	int blocked;
 
+	hi = (hi + 4095) & ~(uint64_t)4095; /* the kernel maps and unmaps whole pages */
 	if (lo >= hi || (!add && !__atomic_load_n(&n_alloc_maps, __ATOMIC_RELAXED)))
-		return;
+		return 0;
 	blocked = mp_signals_block(&old); /* a handler's mmap on this thread cannot spin on it */
 	if (!alloc_take()) {
 		if (!add)
 			__atomic_store_n(&alloc_lost, 1, __ATOMIC_RELAXED);
 		mp_signals_restore(&old, blocked);
-		return;
+		return 0;
 	}
-	alloc_cut(lo, hi);
+	held = alloc_cut(lo, hi);
 	if (add)
 		alloc_add(lo, hi);
 	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
 	mp_signals_restore(&old, blocked);
+	return held == hi - lo;
+}
+
+/*
+ * Around fork (init.c): the table's lock is taken in the parent so that
+ * no other thread holds it when the child is made (the child has that
+ * thread no more, and its every munmap would spin on the lock).
+ */
+static int alloc_forking;
+
+void mp_reach_fork_prepare(void)
+{
+	mp_sigset old;
+	int blocked = mp_signals_block(&old);
+
+	alloc_forking = alloc_take();
+	mp_signals_restore(&old, blocked);
+}
+
+void mp_reach_fork_done(void)
+{
+	if (alloc_forking)
+		__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
+	alloc_forking = 0;
 }
 
 /* Step 2, with the loader's lock held (see the file's head). */
@@ -421,9 +453,6 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	roots.tls_static = j->tls_static;
 	roots.prog_brk = (const uint64_t (*)[2])prog_brk;
 	roots.n_prog_brk = n_prog_brk;
-	/* the other threads are stopped: a range half updated is at worst left out */
-	roots.alloc_maps = (const uint64_t (*)[2])alloc_maps;
-	roots.n_alloc_maps = __atomic_load_n(&alloc_lost, __ATOMIC_RELAXED) ? 0 : n_alloc_maps;
 	th = rmem_alloc((SW_MAX_THREADS + 1) * sizeof(*th));
 	if (!th) {
 		j->status = MP_REACH_NOMEM;
@@ -431,6 +460,11 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	}
 	th[0] = j->self;
 	w = sw_stop(th + 1, SW_MAX_THREADS, &n, j->deadline, !j->sandboxed);
+	/* the other threads are stopped: a range half updated is at worst left out */
+	roots.alloc_maps = (const uint64_t (*)[2])alloc_maps;
+	roots.n_alloc_maps = __atomic_load_n(&alloc_lost, __ATOMIC_RELAXED) ? 0 : n_alloc_maps;
+	if (alloc_lost)
+		j->st.notes |= MP_REACH_N_ALLOC_LOST;
 	j->st.threads = (uint32_t)n + 1;
 	for (i = 0; i <= n; i++) {
 		j->st.stopped += th[i].how == RT_STOPPED;

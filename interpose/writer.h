@@ -73,8 +73,21 @@ struct mp_thread {
 				 * making the line table of a code object of
 				 * this many code units for memprov's profile
 				 * function (python.c), an MP_RF_INTERP block */
+	uint32_t in_alloc;      /* inside a call into the real allocator: a
+				 * replacement's mappings now are its own
+				 * (hooks_libc.c) */
 	struct mp_writer w;     /* where this thread's records go */
 };
+
+/* call, made into the real allocator (mp_self.in_alloc). */
+#define MP_IN_ALLOC(call)                           \
+	({                                          \
+		__typeof__(call) in_alloc_r_;       \
+		mp_self.in_alloc++;                 \
+		in_alloc_r_ = (call);               \
+		mp_self.in_alloc--;                 \
+		in_alloc_r_;                        \
+	})
 
 extern __thread struct mp_thread mp_self __attribute__((tls_model("initial-exec"))) MP_HIDDEN;
 

@@ -7,6 +7,9 @@
  * All three are mapped with mmap, through the preload object's hook. A
  * region is never reused and keeps its bytes when freed: the arena and
  * the cache hold pointers to blocks the program dropped.
+ * cachealloc_pool maps a page for its caller, outside any allocation
+ * call: memory of the program's, as a library that defines malloc and
+ * maps memory for other ends gives it.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -188,4 +191,13 @@ void *valloc(size_t n)
 void *pvalloc(size_t n)
 {
 	return get(page_up(n), 4096);
+}
+
+void **cachealloc_pool(void);
+
+void **cachealloc_pool(void)
+{
+	void **p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }

@@ -3,15 +3,18 @@
  * blocks of 100 B dropped (definitely lost, as valgrind says), one of
  * 200 B kept in a global, one of 2 MiB (a mapping of the replacement's
  * own) kept, and one of 300 B kept only in a page the program mapped
- * itself. The @ comments name lines for the test.
+ * itself, one of 400 B kept only in a page the replacement mapped for
+ * the program (cachealloc_pool, found with dlsym: it is there only when
+ * cachealloc is). The @ comments name lines for the test.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 void *keep, *big;
-void **own_page;
+void **own_page, **lib_page;
 
 int main(void)
 {
@@ -29,6 +32,12 @@ int main(void)
 	if (own_page == MAP_FAILED)
 		return 1;
 	own_page[0] = malloc(300);   /* @own-page */
+	{
+		void **(*pool)(void) = (void **(*)(void))dlsym(RTLD_DEFAULT, "cachealloc_pool");
+
+		if (pool && (lib_page = pool()) != NULL)
+			lib_page[0] = malloc(400); /* @lib-page */
+	}
 	printf("droprep ok\n");
 	return 0;
 }
