@@ -265,10 +265,11 @@ static void find_replacement(void)
 	uintptr_t lo, hi, llo, lhi, plo, phi;
 
 	mp_hooks_need();
-	if (!mp_real_malloc || !mp_real_mmap)
+	if (!mp_real_malloc)
 		return; /* not known yet: asked again at the next call */
+	/* libc, by a function only glibc defines: tcmalloc defines mmap too */
 	if (!mp_elf_text_of((const void *)mp_real_malloc, &lo, &hi) &&
-	    !mp_elf_text_of((const void *)mp_real_mmap, &llo, &lhi) && lo != llo &&
+	    !mp_elf_text_of(mp_elf_lookup("gnu_get_libc_version"), &llo, &lhi) && lo != llo &&
 	    (mp_elf_text_of((const void *)getauxval(AT_ENTRY), &plo, &phi) || plo != lo)) {
 		rep_lo = lo;
 		rep_hi = hi;
