@@ -7,6 +7,8 @@
  * All three are mapped with mmap, through the preload object's hook. A
  * region is never reused and keeps its bytes when freed: the arena and
  * the cache hold pointers to blocks the program dropped.
+ * It defines mmap and munmap as well, as tcmalloc does (for its hooks):
+ * the object memprov's mmap forwards to is then not libc's.
  * cachealloc_pool maps a page for its caller, outside any allocation
  * call: memory of the program's, as a library that defines malloc and
  * maps memory for other ends gives it.
@@ -18,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define ARENA (64u << 20)
 #define BIG (1u << 20)
@@ -31,6 +35,16 @@ struct meta {
 };
 
 static struct meta *m;
+
+void *mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, a, len, prot, flags, fd, off);
+}
+
+int munmap(void *a, size_t len)
+{
+	return (int)syscall(SYS_munmap, a, len);
+}
 static int lock;
 
 static void take(void)
