@@ -420,10 +420,13 @@ test_expect_success 'late frees in an early chunk: the other threads frees are s
 		"=j[\"reach\"][\"mem_bytes\"]<8*1024*1024==true"
 '
 
-test_expect_success 'the scan forgets freed addresses: 300,000 blocks, 5 live at exit, under 3 MiB of its own (7 MiB when it forgot nothing)' '
+test_expect_success 'the scan forgets freed addresses: 300,000 blocks, 5 live at exit, under 4 MiB of its own (7 MiB when it forgot nothing)' '
+	# 2.6 MiB in most runs, 3.3 MiB in about 1 in 5 (one more doubling
+	# of a table, run to run, the same before and after a9e34fb): a bound
+	# of 3 MiB failed a full test run
 	run spread spread 300000 &&
 	jget --check spread.json reach.status=done totals.heap.blocks=5 \
-		reach.classes.still_reachable.blocks=5 "=j[\"reach\"][\"mem_bytes\"]<3*1024*1024==true"
+		reach.classes.still_reachable.blocks=5 "=j[\"reach\"][\"mem_bytes\"]<4*1024*1024==true"
 '
 
 test_expect_success 'MEMPROV_REACH=0: no classes, and the report says the scan was off' '
