@@ -253,23 +253,23 @@ MP_ALIGNED_HOOK(pvalloc, (size_t n), (n), n)
  * is inside a call into it (mp_self.in_alloc: malloc, free, operator
  * new...), so that a library that defines malloc to forward it and maps
  * memory of its own for other ends keeps its mappings recorded, and
- * roots. The object is looked for once, at the first call that asks
- * (never on the allocation path). An unmapping of the replacement's own
- * memory, by whoever, is not recorded.
+ * roots. The object is looked for in memprov's constructor (init.c), or
+ * at the first such call before it. An unmapping of the replacement's
+ * own memory, by whoever, is not recorded.
  */
 static uintptr_t rep_lo, rep_hi;
 static int rep_state; /* 0: not looked for; 1: looked (rep_hi 0: no replacement) */
 
-static void find_replacement(void)
+void mp_replacement_find(void)
 {
 	uintptr_t lo, hi, llo, lhi, plo, phi;
 
 	mp_hooks_need();
 	if (!mp_real_malloc)
 		return; /* not known yet: asked again at the next call */
-	/* libc, by a function only glibc defines: tcmalloc defines mmap too */
+	/* libc, by a function no replacement defines: tcmalloc defines mmap too */
 	if (!mp_elf_text_of((const void *)mp_real_malloc, &lo, &hi) &&
-	    !mp_elf_text_of(mp_elf_lookup("gnu_get_libc_version"), &llo, &lhi) && lo != llo &&
+	    !mp_elf_text_of((const void *)getauxval, &llo, &lhi) && lo != llo &&
 	    (mp_elf_text_of((const void *)getauxval(AT_ENTRY), &plo, &phi) || plo != lo)) {
 		rep_lo = lo;
 		rep_hi = hi;
@@ -280,7 +280,7 @@ static void find_replacement(void)
 static int by_replacement(const void *ra)
 {
 	if (MP_UNLIKELY(!__atomic_load_n(&rep_state, __ATOMIC_ACQUIRE)))
-		find_replacement();
+		mp_replacement_find(); /* a call before tracing started (mp_init) */
 	return (uintptr_t)ra >= rep_lo && (uintptr_t)ra < rep_hi;
 }
 

@@ -1,5 +1,5 @@
 /*
- * hooks_libc.h - what hooks_dlsym.c asks of the heap hooks (hooks_libc.c).
+ * hooks_libc.h - what hooks_dlsym.c and init.c ask of the heap hooks (hooks_libc.c).
  *
  * Layer: 6 hooks (docs/ARCHITECTURE.md).
  */
@@ -20,5 +20,14 @@ int mp_heap_hook_wants(const char *name) MP_HIDDEN;
  * unrecorded, and its frees left blocks live), else found.
  */
 void *mp_heap_hook_for(const char *name, void *found) MP_HIDDEN;
+
+/*
+ * Look for the malloc replacement (the object whose malloc memprov
+ * forwards to, if not libc's) now, in memprov's constructor: looked for at
+ * its first mapping instead, it would be inside that allocation, with
+ * the replacement's locks held, and the loader's lock taken then could
+ * deadlock with a thread allocating under it.
+ */
+void mp_replacement_find(void) MP_HIDDEN;
 
 #endif /* MEMPROV_HOOKS_LIBC_H */

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "gate.h"
 #include "hooks_cxx.h"
+#include "hooks_libc.h"
 #include "hooks_sandbox.h"
 #include "hooks_signal.h"
 #include "libc_real.h"
@@ -130,6 +131,7 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 	(void)envp;
 
 	mp_hooks_need(); /* a constructor's malloc before this one may have resolved them */
+	mp_replacement_find();
 	if (getauxval(AT_SECURE))
 		goto out; /* setuid/setgid: leave it alone */
 	mp_warn_init();
