@@ -273,6 +273,7 @@ void mp_replacement_find(void)
 	    (mp_elf_text_of((const void *)getauxval(AT_ENTRY), &plo, &phi) || plo != lo)) {
 		rep_lo = lo;
 		rep_hi = hi;
+		mp_reach_note_replacement();
 	}
 	__atomic_store_n(&rep_state, 1, __ATOMIC_RELEASE);
 }

@@ -75,7 +75,6 @@ static void atfork_prepare(void)
 	fork_extent = mp_trace_extent();
 	traced_before_fork = mp_tracing;
 	mp_gate_close();
-	mp_reach_fork_prepare();
 	errno = saved_errno;
 }
 
@@ -84,7 +83,6 @@ static void atfork_parent(void)
 	int saved_errno = errno;
 
 	mp_stamp_after(fork_ts); /* the FORK record and what follows it */
-	mp_reach_fork_done();
 	mp_gate_open();
 	errno = saved_errno;
 }
@@ -98,7 +96,7 @@ static void atfork_child(void)
 	mp_trace_fork_child(fork_ts, fork_extent, mp_self.w.serial, fork_serial);
 	mp_writer_fork_child();
 	mp_signal_fork_child();
-	mp_reach_fork_done();
+	mp_reach_fork_child();
 	mp_gate_open();
 	mp_stack_reset();
 	mp_modules_reset();

@@ -297,18 +297,32 @@ void mp_reach_program_break(uint64_t lo, uint64_t hi, int add)
 /* A malloc replacement's own mappings (mp_reach_allocator_map), sorted by start, apart. */
 static uint64_t alloc_maps[MP_REACH_ALLOC_MAX][2];
 static size_t n_alloc_maps;
-static int alloc_lock, alloc_lost; /* alloc_lost: a range could not be taken out */
+static int alloc_lock;
+static int alloc_lost;    /* a range could not be taken out: the table is not trusted */
+static int alloc_dropped; /* a range could not be kept: it is a root */
 
 static int alloc_take(void)
 {
-	unsigned spins;
+	unsigned n;
 
-	for (spins = 0; spins < (1u << 20); spins++)
+	/* held for a few hundred instructions: spin, then let a preempted holder run */
+	for (n = 0; n < 1000 + 100000; n++) {
 		if (!__atomic_exchange_n(&alloc_lock, 1, __ATOMIC_ACQUIRE))
 			return 1;
-		else
+		if (n < 1000)
 			__builtin_ia32_pause();
-	return 0; /* held at a fork by a thread the child does not have */
+		else
+			mp_syscall(SYS_sched_yield);
+	}
+	return 0; /* a holder stopped for good (a debugger): the caller says so */
+}
+
+/* A malloc replacement is in use (hooks_libc.c): glibc's arena may never be. */
+static int replacement;
+
+void mp_reach_note_replacement(void)
+{
+	replacement = 1;
 }
 
 /*
@@ -329,6 +343,7 @@ static uint64_t alloc_cut(uint64_t lo, uint64_t hi)
 		if (a < lo && b > hi) { /* the middle goes: the right part needs a slot */
 			if (n_alloc_maps >= MP_REACH_ALLOC_MAX) {
 				alloc_maps[i][1] = lo; /* the right part a root, as before */
+				alloc_dropped = 1;
 				break;
 			}
 			memmove(alloc_maps[i + 2], alloc_maps[i + 1],
@@ -376,8 +391,10 @@ static void alloc_add(uint64_t lo, uint64_t hi)
 		alloc_maps[i][0] = lo;
 		return;
 	}
-	if (n_alloc_maps >= MP_REACH_ALLOC_MAX)
-		return; /* left out: a root, as before */
+	if (n_alloc_maps >= MP_REACH_ALLOC_MAX) {
+		alloc_dropped = 1; /* left out: a root, as before */
+		return;
+	}
 	memmove(alloc_maps[i + 1], alloc_maps[i], (n_alloc_maps - i) * sizeof(alloc_maps[0]));
 	alloc_maps[i][0] = lo;
 	alloc_maps[i][1] = hi;
@@ -390,13 +407,13 @@ int mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add)
 	uint64_t held;
 	int blocked;
 
-	hi = (hi + 4095) & ~(uint64_t)4095; /* the kernel maps and unmaps whole pages */
-	if (lo >= hi || (!add && !__atomic_load_n(&n_alloc_maps, __ATOMIC_RELAXED)))
+	/* the kernel maps and unmaps whole pages; an unaligned start or no length fails */
+	if ((lo & 4095) || lo >= hi || (!add && !__atomic_load_n(&n_alloc_maps, __ATOMIC_RELAXED)))
 		return 0;
+	hi = (hi + 4095) & ~(uint64_t)4095;
 	blocked = mp_signals_block(&old); /* a handler's mmap on this thread cannot spin on it */
 	if (!alloc_take()) {
-		if (!add)
-			__atomic_store_n(&alloc_lost, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(add ? &alloc_dropped : &alloc_lost, 1, __ATOMIC_RELAXED);
 		mp_signals_restore(&old, blocked);
 		return 0;
 	}
@@ -409,26 +426,18 @@ int mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add)
 }
 
 /*
- * Around fork (init.c): the table's lock is taken in the parent so that
- * no other thread holds it when the child is made (the child has that
- * thread no more, and its every munmap would spin on the lock).
+ * In a forked child (init.c), alone now: a lock another thread held at
+ * the fork is released, and the table it was changing is not trusted.
+ * Not taken around the fork: a replacement maps memory under its own
+ * lock, which its fork handler takes after memprov's, so holding this
+ * one across the fork stalled forks (tcmalloc: up to 49 s).
  */
-static int alloc_forking;
-
-void mp_reach_fork_prepare(void)
+void mp_reach_fork_child(void)
 {
-	mp_sigset old;
-	int blocked = mp_signals_block(&old);
-
-	alloc_forking = alloc_take();
-	mp_signals_restore(&old, blocked);
-}
-
-void mp_reach_fork_done(void)
-{
-	if (alloc_forking)
+	if (__atomic_load_n(&alloc_lock, __ATOMIC_RELAXED)) {
+		alloc_lost = 1;
 		__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
-	alloc_forking = 0;
+	}
 }
 
 /* Step 2, with the loader's lock held (see the file's head). */
@@ -463,7 +472,8 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	/* the other threads are stopped: a range half updated is at worst left out */
 	roots.alloc_maps = (const uint64_t (*)[2])alloc_maps;
 	roots.n_alloc_maps = __atomic_load_n(&alloc_lost, __ATOMIC_RELAXED) ? 0 : n_alloc_maps;
-	if (alloc_lost)
+	roots.replacement = replacement;
+	if (alloc_lost || alloc_dropped)
 		j->st.notes |= MP_REACH_N_ALLOC_LOST;
 	j->st.threads = (uint32_t)n + 1;
 	for (i = 0; i <= n; i++) {

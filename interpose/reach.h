@@ -63,14 +63,15 @@ void mp_reach_program_break(uint64_t lo, uint64_t hi, int add) MP_HIDDEN;
  * are the replacement's heap, as glibc's arenas are glibc's: never roots
  * of the scan (its free lists, thread caches and freed regions hold
  * stale pointers). At most MP_REACH_ALLOC_MAX ranges: one more is left
- * out, a root as before; a range that cannot be taken out (the table
- * full, or busy past a bound) makes the scan leave the whole table
- * out, every range a root, and say so (MP_REACH_N_ALLOC_LOST).
+ * out, a root as before; a range that cannot be taken out (the lock
+ * busy past a bound, or held by a thread a fork left behind) makes the
+ * scan leave the whole table out, every range a root; either way the
+ * scan says so (MP_REACH_N_ALLOC_LOST).
  */
 #define MP_REACH_ALLOC_MAX 1024
 int mp_reach_allocator_map(uint64_t lo, uint64_t hi, int add) MP_HIDDEN; /* add 0: 1 if all of it was there */
-void mp_reach_fork_prepare(void) MP_HIDDEN;
-void mp_reach_fork_done(void) MP_HIDDEN;
+void mp_reach_fork_child(void) MP_HIDDEN;
+void mp_reach_note_replacement(void) MP_HIDDEN; /* one is in use: glibc's arena may never be */
 
 /*
  * The program's callee-saved registers (rbx, rbp, r12-r15) and stack

@@ -211,6 +211,7 @@ struct rroots {
 	size_t n_prog_brk;
 	const uint64_t (*alloc_maps)[2]; /* in: a malloc replacement's own mappings */
 	size_t n_alloc_maps;
+	int replacement;        /* in: a malloc replacement is in use */
 };
 
 /* Build the roots (reach_roots.c). */

@@ -599,7 +599,7 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 		ma = find_main_arena(&c);
 		if (ma)
 			add(&c, &c.ex, ma, ma + MA_SIZE, 0);
-		else if (!rr->n_alloc_maps) /* with a malloc replacement, glibc's may never be used */
+		else if (!rr->replacement) /* with a malloc replacement, glibc's may never be used */
 			rr->notes |= MP_REACH_N_NO_ARENA;
 	}
 	exclude_arenas(&c, ma);

@@ -11,7 +11,7 @@ jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 for p in corpus-dlrel libcorpus-dlrel.so libcorpus-deep.so corpus-deaths libcorpus-fakealloc.so \
-	corpus-cxxreplace libcorpus-cachealloc.so corpus-droprep; do
+	corpus-cxxreplace libcorpus-cachealloc.so corpus-droprep corpus-forkrep; do
 	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
 done
 SRC=$TOP/tests/corpus
@@ -97,6 +97,17 @@ test_expect_success 'a malloc replacement'"'"'s own mappings are its heap: not b
 	cat drop.check &&
 	grep "^    #1 heap malloc: 300 B in 3 blocks definitely lost at exit in main at .*droprep.c:$(at droprep.c drop)$" drop.check &&
 	! grep "^    #2" drop.check
+'
+
+test_expect_success 'forks while a malloc replacement maps memory under the lock it holds across fork: no hang' '
+	# memprov held its table'"'"'s lock across fork, taken before the
+	# replacement'"'"'s: the thread mapping under the replacement'"'"'s lock
+	# waited for memprov'"'"'s, the fork for the replacement'"'"'s: 3 runs of 3
+	# hung (tcmalloc stalled forks for up to 49 s)
+	(cd "$BIN" && timeout 120 env LD_PRELOAD="$MEMPROV_LIB:$BIN/libcorpus-cachealloc.so" \
+		MEMPROV_OUTPUT="$TRASH/fr.%p.trace" ./corpus-forkrep) >fr.out &&
+	test "$(cat fr.out)" = "forkrep 50" &&
+	test "$(ls "$TRASH"/fr.*.trace | wc -l)" = 51
 '
 
 test_expect_success 'the heap before main is the program'"'"'s alone: mallinfo2 as bare' '

@@ -4,7 +4,8 @@
  * request of 1 MiB or more gets a mapping of its own, and its metadata
  * (the arena's bounds and a cache of the last 64 regions handed out or
  * freed, as jemalloc's thread cache keeps them) lies in a third mapping.
- * All three are mapped with mmap, through the preload object's hook. A
+ * All three are mapped with mmap, through the preload object's hook,
+ * under its lock, which it holds across fork (pthread_atfork). A
  * region is never reused and keeps its bytes when freed: the arena and
  * the cache hold pointers to blocks the program dropped.
  * It defines mmap and munmap as well, as tcmalloc does (for its hooks):
@@ -15,6 +16,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,17 +47,22 @@ int munmap(void *a, size_t len)
 {
 	return (int)syscall(SYS_munmap, a, len);
 }
-static int lock;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void take(void)
 {
-	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
-		;
+	pthread_mutex_lock(&lock);
 }
 
 static void give(void)
 {
-	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+}
+
+/* held across fork, as jemalloc and tcmalloc hold theirs */
+__attribute__((constructor)) static void at_load(void)
+{
+	pthread_atfork(take, give, give);
 }
 
 static int setup(void)
@@ -87,10 +94,13 @@ static void *get(size_t n, size_t al)
 
 	if (al < HDR)
 		al = HDR;
-	if (n >= BIG) {
-		char *q = mmap(NULL, page_up(sz + al), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (n >= BIG) { /* mapped under the lock, as jemalloc grows its heap under one */
+		char *q;
 
+		take();
+		q = mmap(NULL, page_up(sz + al), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		give();
 		if (q == MAP_FAILED) {
 			errno = ENOMEM;
 			return NULL;
@@ -134,7 +144,9 @@ void free(void *q)
 	if (h & 1) {
 		char *base = (char *)q - ((size_t *)q)[-1];
 
+		take();
 		munmap(base, page_up((h & ~(size_t)1) + ((size_t *)q)[-1]));
+		give();
 		return;
 	}
 	take();

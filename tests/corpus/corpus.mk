@@ -38,7 +38,8 @@ tests/bin/corpus-nodwarf: tests/corpus/nodwarf.c tests/bin/libcorpus-nodwarf.so
 # RTLD_DEEPBIND, how a process dies, the heap before main.
 CORPUS_PROGS2 := tests/bin/corpus-dlrel tests/bin/libcorpus-dlrel.so \
 	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths tests/bin/libcorpus-fakealloc.so \
-	tests/bin/corpus-cxxreplace tests/bin/libcorpus-cachealloc.so tests/bin/corpus-droprep
+	tests/bin/corpus-cxxreplace tests/bin/libcorpus-cachealloc.so tests/bin/corpus-droprep \
+	tests/bin/corpus-forkrep
 TEST_BUILD += $(CORPUS_PROGS2)
 
 tests/bin/corpus-dlrel: tests/corpus/dlrel.c
@@ -56,7 +57,11 @@ tests/bin/libcorpus-deep.so: tests/corpus/dlrel_lib.c
 
 tests/bin/libcorpus-cachealloc.so: tests/corpus/cachealloc.c
 	@mkdir -p tests/bin
-	$(call quiet,CC,$@)$(CC) -g -O2 -fPIC -shared -std=gnu11 $(WARN) -o $@ $<
+	$(call quiet,CC,$@)$(CC) -g -O2 -fPIC -shared -std=gnu11 $(WARN) -pthread -o $@ $<
+
+tests/bin/corpus-forkrep: tests/corpus/forkrep.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -pthread -o $@ $<
 
 tests/bin/corpus-droprep: tests/corpus/droprep.c
 	@mkdir -p tests/bin
