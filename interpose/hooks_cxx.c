@@ -1,6 +1,7 @@
 /*
  * hooks_cxx.c - C++'s operator new and delete, where a malloc replacement
- * defines them.
+ * defines them; and jemalloc's own API (mallocx, rallocx, xallocx,
+ * sdallocx, dallocx), the same way (JE_FNS below).
  *
  * libstdc++'s operator new calls malloc, which memprov interposes, so a
  * C++ program's allocations are seen without anything here. A malloc
@@ -77,10 +78,28 @@
 	D(da_al_nt, "_ZdaPvSt11align_val_tRKSt9nothrow_t", (void *p, size_t al, const void *t), \
 	  (p, al, t))
 
+/*
+ * jemalloc's own API (mallocx and the rest), which Folly calls where
+ * jemalloc is loaded: its blocks were not recorded, and under the scan's
+ * rule that a replacement's mappings are not roots (hooks_libc.c), a
+ * block only such memory pointed to was called lost.
+ */
+#define JE_FNS(J)                                                                       \
+	J(mallocx, "mallocx")                                                           \
+	J(rallocx, "rallocx")                                                           \
+	J(xallocx, "xallocx")                                                           \
+	J(sdallocx, "sdallocx")                                                         \
+	J(dallocx, "dallocx")
+
 enum {
 #define INDEX(id, sym, params, args) I_##id,
 	CXX_NEW(INDEX) CXX_DELETE(INDEX)
 #undef INDEX
+	N_CXX,
+	I_JE_BEFORE = N_CXX - 1, /* so that the first of JE_FNS is N_CXX */
+#define JINDEX(id, sym) I_##id,
+	JE_FNS(JINDEX)
+#undef JINDEX
 	N_FNS
 };
 
@@ -132,11 +151,85 @@ CXX_DELETE(WRAP_DEL)
 #undef WRAP_NEW
 #undef WRAP_DEL
 
+MP_REALIGN static void *w_mallocx(size_t n, int flags)
+{
+	void *p;
+
+	mp_self.last_alloc = 0;
+	p = MP_IN_ALLOC(((void *(*)(size_t, int))only[I_mallocx])(n, flags));
+	record_new(p, n);
+	return p;
+}
+
+/* A resize, as realloc's: the free half before the call, the alloc half after. */
+static int resize_begin(void *p)
+{
+	int rec = p && mp_config.heap && mp_enter_fn(MP_FN_realloc);
+
+	if (rec) {
+		mp_record_free(MP_FN_realloc, MP_KIND_HEAP, p, MP_RF_REALLOC);
+		mp_leave();
+	}
+	return rec;
+}
+
+static void resize_end(int rec, void *q, size_t n)
+{
+	if (rec && mp_enter_fn(MP_FN_realloc)) {
+		mp_record_alloc(MP_FN_realloc, MP_KIND_HEAP, q, n,
+				MP_RF_REALLOC | (q ? 0 : MP_RF_FAILED));
+		mp_leave();
+	}
+}
+
+MP_REALIGN static void *w_rallocx(void *p, size_t n, int flags)
+{
+	int rec = resize_begin(p);
+	void *q = MP_IN_ALLOC(((void *(*)(void *, size_t, int))only[I_rallocx])(p, n, flags));
+
+	resize_end(rec, q, n); /* NULL: p stays as it was */
+	return q;
+}
+
+/* Resized in place, never moved: the size it has now. */
+MP_REALIGN static size_t w_xallocx(void *p, size_t n, size_t extra, int flags)
+{
+	int rec = resize_begin(p);
+	size_t got = MP_IN_ALLOC(
+		((size_t(*)(void *, size_t, size_t, int))only[I_xallocx])(p, n, extra, flags));
+
+	resize_end(rec, p, got);
+	return got;
+}
+
+MP_REALIGN static void w_sdallocx(void *p, size_t n, int flags)
+{
+	int g = record_delete(p);
+
+	mp_self.in_alloc++;
+	((void (*)(void *, size_t, int))only[I_sdallocx])(p, n, flags);
+	mp_self.in_alloc--;
+	mp_pass_end(g);
+}
+
+MP_REALIGN static void w_dallocx(void *p, int flags)
+{
+	int g = record_delete(p);
+
+	mp_self.in_alloc++;
+	((void (*)(void *, int))only[I_dallocx])(p, flags);
+	mp_self.in_alloc--;
+	mp_pass_end(g);
+}
+
 static const struct mp_got_fn fns[] = {
 #define FN(id, sym, params, args) { sym, (void *)w_##id },
 	CXX_NEW(FN)
 	CXX_DELETE(FN)
 #undef FN
+#define JFN(id, sym) { sym, (void *)w_##id },
+	JE_FNS(JFN)
+#undef JFN
 };
 
 struct patch {
@@ -180,30 +273,70 @@ void mp_cxx_patch(int skip)
 		dl_iterate_phdr(patch_one, &pt);
 }
 
+int mp_cxx_hook_wants(const char *name)
+{
+	size_t n = strlen(name);
+
+	/* each of JE_FNS ends so */
+	return n >= 6 && !strcmp(name + n - 6, "allocx") && __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+}
+
+void *mp_cxx_hook_for(const char *name, void *found)
+{
+	int i;
+
+	for (i = N_CXX; i < N_FNS && found; i++)
+		if (found == only[i] && !strcmp(name, fns[i].name))
+			return fns[i].addr;
+	return found;
+}
+
+/*
+ * The load bias of the shared object that holds name's first definition
+ * and defines malloc too: a malloc replacement's (0: none, or the
+ * program's own, called directly, never through a GOT).
+ */
+static uintptr_t replacement_of(const char *name)
+{
+	static const char *const mal[1] = { "malloc" };
+	void *at = mp_elf_lookup(name), *found[1];
+	Dl_info di;
+
+	if (!at || !dladdr(at, &di) || !di.dli_fbase || !di.dli_fname || !*di.dli_fname)
+		return 0;
+	mp_dlsym_at_each((uintptr_t)di.dli_fbase, mal, found, 1);
+	return found[0] ? (uintptr_t)di.dli_fbase : 0;
+}
+
 MP_REALIGN void mp_cxx_init(void)
 {
-	static const char *const names[N_FNS + 1] = {
+	static const char *const names[N_FNS] = {
 #define NAME(id, sym, params, args) sym,
 		CXX_NEW(NAME) CXX_DELETE(NAME)
 #undef NAME
-		"malloc"
+#define JNAME(id, sym) sym,
+		JE_FNS(JNAME)
+#undef JNAME
 	};
-	void *nw = mp_elf_lookup("_Znwm"), *found[N_FNS + 1];
-	uintptr_t base;
-	Dl_info di;
+	void *found[N_FNS];
+	uintptr_t cxx = replacement_of("_Znwm"), je = replacement_of("mallocx");
 	int i;
 
-	/* in a shared object: the program's own is called directly, never through a GOT */
-	if (!nw || !dladdr(nw, &di) || !di.dli_fbase || !di.dli_fname || !*di.dli_fname)
+	/* no malloc of its own: libstdc++'s operator new, whose new calls malloc */
+	if (cxx) {
+		mp_dlsym_at_each(cxx, names, found, N_CXX);
+		for (i = 0; i < N_CXX; i++)
+			only[i] = found[i];
+	}
+	/* jemalloc's API, in the same object (or where libstdc++'s new came first) */
+	if (je && (!cxx || je == cxx)) {
+		mp_dlsym_at_each(je, names + N_CXX, found + N_CXX, N_FNS - N_CXX);
+		for (i = N_CXX; i < N_FNS; i++)
+			only[i] = found[i];
+	}
+	rep_base = cxx ? cxx : (je && only[I_mallocx] ? je : 0);
+	if (!rep_base)
 		return;
-	base = (uintptr_t)di.dli_fbase;
-	mp_dlsym_at_each(base, names + N_FNS, found + N_FNS, 1);
-	if (!found[N_FNS])
-		return; /* no malloc of its own: libstdc++'s, whose new calls malloc */
-	mp_dlsym_at_each(base, names, found, N_FNS);
-	for (i = 0; i < N_FNS; i++)
-		only[i] = found[i];
-	rep_base = base;
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 	mp_cxx_patch(0);
 }

@@ -24,14 +24,18 @@
  *    handle is recorded as one that calls malloc. RTLD_NEXT lookups are
  *    left alone: that is how an allocator wrapper finds the next malloc.
  *
- * Layer: 7 entry points (docs/ARCHITECTURE.md): calls hooks_cuda, hooks_libc
- * and elfsym.
+ * jemalloc's mallocx family looked up so gets memprov's wrappers too
+ * (hooks_cxx.c).
+ *
+ * Layer: 7 entry points (docs/ARCHITECTURE.md): calls hooks_cuda, hooks_libc,
+ * hooks_cxx and elfsym.
  */
 #include <dlfcn.h>
 #include <stdint.h>
 
 #include "cuda_hooks.h"
 #include "elfsym.h"
+#include "hooks_cxx.h"
 #include "hooks_libc.h"
 #include "hooks_sandbox.h"
 
@@ -48,7 +52,8 @@ int mp_dlsym_route(const char *name, void *handle)
 {
 	mp_elf_resolve_dlsym();
 	return name && (mp_cuda_wants(name) ||
-			(handle != RTLD_NEXT && (mp_heap_hook_wants(name) || mp_sandbox_hook_wants(name))));
+			(handle != RTLD_NEXT && (mp_heap_hook_wants(name) || mp_sandbox_hook_wants(name) ||
+						 mp_cxx_hook_wants(name))));
 }
 
 /* What memprov makes of a lookup that found p (NULL: nothing). */
@@ -60,6 +65,8 @@ static void *ours(void *handle, const char *name, void *p)
 		return mp_cuda_wrap_dlsym(handle, name, p);
 	if (mp_sandbox_hook_wants(name))
 		return mp_sandbox_hook_for(name, p);
+	if (mp_cxx_hook_wants(name))
+		return mp_cxx_hook_for(name, p);
 	return mp_heap_hook_for(name, p);
 }
 

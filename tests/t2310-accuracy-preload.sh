@@ -11,7 +11,7 @@ jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 for p in corpus-dlrel libcorpus-dlrel.so libcorpus-deep.so corpus-deaths libcorpus-fakealloc.so \
-	corpus-cxxreplace libcorpus-cachealloc.so corpus-droprep corpus-forkrep; do
+	corpus-cxxreplace libcorpus-cachealloc.so corpus-droprep corpus-forkrep corpus-mallocx; do
 	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
 done
 SRC=$TOP/tests/corpus
@@ -97,6 +97,27 @@ test_expect_success 'a malloc replacement'"'"'s own mappings are its heap: not b
 	cat drop.check &&
 	grep "^    #1 heap malloc: 300 B in 3 blocks definitely lost at exit in main at .*droprep.c:$(at droprep.c drop)$" drop.check &&
 	! grep "^    #2" drop.check
+'
+
+test_expect_success 'jemalloc'"'"'s own API (mallocx, rallocx, xallocx, sdallocx, dallocx), called or looked up with dlsym, recorded: a block kept in mallocx memory is reachable' '
+	# Folly calls mallocx where jemalloc is loaded: its blocks went
+	# unrecorded, and inside the replacement'"'"'s mappings (not roots) the
+	# block kept only there was "definitely lost"
+	(cd "$BIN" && timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/mx.trace" \
+		./corpus-mallocx) >mx.out &&
+	test "$(cat mx.out)" = "mallocx ok" &&
+	memprov stats --json mx.trace >mx.json &&
+	# malloc: 5 mallocx (one looked up with dlsym), the 2 kept mallocs,
+	# stdout'"'"'s buffer; rallocx and xallocx as realloc, sdallocx and
+	# dallocx as free
+	jget --check mx.json functions.malloc.calls=8 functions.realloc.calls=2 \
+		functions.free.calls=2 unmatched_frees=0 kinds.heap.live_blocks=6 \
+		kinds.heap.live_bytes=$((64 + 100 + 48 + 64 + 120 + 4096)) \
+		reach.classes.definitely_lost.blocks=1 reach.classes.definitely_lost.bytes=48 \
+		reach.classes.indirectly_lost.blocks=0 reach.classes.still_reachable.blocks=5 &&
+	{ memprov check mx.trace >mx.check; test $? = 1; } &&
+	grep "^    #1 heap malloc: 48 B in 1 block definitely lost at exit in main at .*mallocx.c:$(at mallocx.c dropped)$" mx.check &&
+	! grep "^    #2" mx.check
 '
 
 test_expect_success 'forks while a malloc replacement maps memory under the lock it holds across fork: no hang' '

@@ -8,7 +8,9 @@
  * under its lock, which it holds across fork (pthread_atfork). A
  * region is never reused and keeps its bytes when freed: the arena and
  * the cache hold pointers to blocks the program dropped.
- * It defines mmap and munmap as well, as tcmalloc does (for its hooks):
+ * It defines jemalloc's mallocx, rallocx, xallocx, sdallocx and dallocx
+ * (flags ignored; xallocx never grows), and mmap and munmap as well, as
+ * tcmalloc does (for its hooks):
  * the object memprov's mmap forwards to is then not libc's.
  * cachealloc_pool maps a page for its caller, outside any allocation
  * call: memory of the program's, as a library that defines malloc and
@@ -134,7 +136,7 @@ void *malloc(size_t n)
 	return get(n, 0);
 }
 
-void free(void *q)
+static void put(void *q)
 {
 	size_t h;
 
@@ -152,6 +154,11 @@ void free(void *q)
 	take();
 	m->cache[m->n++ % CACHE] = q;
 	give();
+}
+
+void free(void *q)
+{
+	put(q);
 }
 
 size_t malloc_usable_size(void *q)
@@ -173,7 +180,7 @@ void *calloc(size_t n, size_t k)
 	return p;
 }
 
-void *realloc(void *q, size_t n)
+static void *resize(void *q, size_t n)
 {
 	void *p;
 	size_t old;
@@ -185,8 +192,13 @@ void *realloc(void *q, size_t n)
 		return NULL;
 	old = malloc_usable_size(q);
 	memcpy(p, q, old < n ? old : n);
-	free(q);
+	put(q);
 	return p;
+}
+
+void *realloc(void *q, size_t n)
+{
+	return resize(q, n);
 }
 
 int posix_memalign(void **out, size_t al, size_t n)
@@ -217,6 +229,45 @@ void *valloc(size_t n)
 void *pvalloc(size_t n)
 {
 	return get(page_up(n), 4096);
+}
+
+void *mallocx(size_t n, int flags);
+void *rallocx(void *q, size_t n, int flags);
+size_t xallocx(void *q, size_t n, size_t extra, int flags);
+void sdallocx(void *q, size_t n, int flags);
+void dallocx(void *q, int flags);
+
+void *mallocx(size_t n, int flags)
+{
+	(void)flags;
+	return get(n, 0);
+}
+
+void *rallocx(void *q, size_t n, int flags)
+{
+	(void)flags;
+	return resize(q, n); /* not through the exported realloc, as jemalloc's own */
+}
+
+size_t xallocx(void *q, size_t n, size_t extra, int flags)
+{
+	(void)n;
+	(void)extra;
+	(void)flags;
+	return malloc_usable_size(q);
+}
+
+void sdallocx(void *q, size_t n, int flags)
+{
+	(void)n;
+	(void)flags;
+	put(q);
+}
+
+void dallocx(void *q, int flags)
+{
+	(void)flags;
+	put(q);
 }
 
 void **cachealloc_pool(void);

@@ -39,7 +39,7 @@ tests/bin/corpus-nodwarf: tests/corpus/nodwarf.c tests/bin/libcorpus-nodwarf.so
 CORPUS_PROGS2 := tests/bin/corpus-dlrel tests/bin/libcorpus-dlrel.so \
 	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths tests/bin/libcorpus-fakealloc.so \
 	tests/bin/corpus-cxxreplace tests/bin/libcorpus-cachealloc.so tests/bin/corpus-droprep \
-	tests/bin/corpus-forkrep
+	tests/bin/corpus-forkrep tests/bin/corpus-mallocx
 TEST_BUILD += $(CORPUS_PROGS2)
 
 tests/bin/corpus-dlrel: tests/corpus/dlrel.c
@@ -58,6 +58,10 @@ tests/bin/libcorpus-deep.so: tests/corpus/dlrel_lib.c
 tests/bin/libcorpus-cachealloc.so: tests/corpus/cachealloc.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fPIC -shared -std=gnu11 $(WARN) -pthread -o $@ $<
+
+tests/bin/corpus-mallocx: tests/corpus/mallocx.c tests/bin/libcorpus-cachealloc.so
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $< \
+		-Ltests/bin -lcorpus-cachealloc -Wl,-rpath,'$$ORIGIN'
 
 tests/bin/corpus-forkrep: tests/corpus/forkrep.c
 	@mkdir -p tests/bin

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../interpose/hooks_cxx.h"
 #include "../../interpose/hooks_libc.h"
 #include "../../interpose/hooks_sandbox.h"
 #include "../../interpose/recorder.h"
@@ -126,6 +127,19 @@ int mp_sandbox_hook_wants(const char *name)
 }
 
 void *mp_sandbox_hook_for(const char *name, void *found)
+{
+	(void)name;
+	return found;
+}
+
+/* hooks_dlsym.c's jemalloc path: this object wraps no jemalloc function. */
+int mp_cxx_hook_wants(const char *name)
+{
+	(void)name;
+	return 0;
+}
+
+void *mp_cxx_hook_for(const char *name, void *found)
 {
 	(void)name;
 	return found;
