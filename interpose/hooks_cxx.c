@@ -108,6 +108,7 @@ enum {
 static const void *only[N_FNS];
 
 static uintptr_t rep_base; /* the replacement's load bias; 0: none found */
+static uintptr_t own_lo, own_hi; /* its text */
 static int active;
 
 static void record_new(void *p, size_t n)
@@ -273,6 +274,11 @@ void mp_cxx_patch(int skip)
 		dl_iterate_phdr(patch_one, &pt);
 }
 
+int mp_cxx_owns(const void *ra)
+{
+	return (uintptr_t)ra >= own_lo && (uintptr_t)ra < own_hi;
+}
+
 int mp_cxx_hook_wants(const char *name)
 {
 	size_t n = strlen(name);
@@ -337,6 +343,9 @@ MP_REALIGN void mp_cxx_init(void)
 	rep_base = cxx ? cxx : (je && only[I_mallocx] ? je : 0);
 	if (!rep_base)
 		return;
+	for (i = 0; i < N_FNS && !own_hi; i++)
+		if (only[i])
+			mp_elf_text_of(only[i], &own_lo, &own_hi);
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 	mp_cxx_patch(0);
 }

@@ -29,6 +29,14 @@ void mp_cxx_patch(int skip) MP_HIDDEN;
  * (a program that looks mallocx up itself, as Folly does).
  */
 int mp_cxx_hook_wants(const char *name) MP_HIDDEN;
+/*
+ * Whether ra lies in the code of the object whose functions the wrappers
+ * call (hooks_libc.c): its mappings inside those calls are its heap,
+ * even where it is not the process's malloc (jemalloc loaded by a
+ * library, after libc: its mallocx blocks lay inside its mappings,
+ * recorded as the program's, counted twice and a dropped one reachable).
+ */
+int mp_cxx_owns(const void *ra) MP_HIDDEN;
 void *mp_cxx_hook_for(const char *name, void *found) MP_HIDDEN;
 
 #endif /* MEMPROV_HOOKS_CXX_H */

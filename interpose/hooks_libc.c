@@ -282,7 +282,7 @@ static int by_replacement(const void *ra)
 {
 	if (MP_UNLIKELY(!__atomic_load_n(&rep_state, __ATOMIC_ACQUIRE)))
 		mp_replacement_find(); /* a call before tracing started (mp_init) */
-	return (uintptr_t)ra >= rep_lo && (uintptr_t)ra < rep_hi;
+	return ((uintptr_t)ra >= rep_lo && (uintptr_t)ra < rep_hi) || mp_cxx_owns(ra);
 }
 
 /* A mapping the replacement makes for itself: from its code, inside a call into it. */

@@ -11,7 +11,8 @@ jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 for p in corpus-dlrel libcorpus-dlrel.so libcorpus-deep.so corpus-deaths libcorpus-fakealloc.so \
-	corpus-cxxreplace libcorpus-cachealloc.so corpus-droprep corpus-forkrep corpus-mallocx; do
+	corpus-cxxreplace libcorpus-cachealloc.so corpus-droprep corpus-forkrep corpus-mallocx \
+	corpus-mallocx-libc; do
 	[ -e "$BIN/$p" ] || test_skip "tests/bin/$p not built"
 done
 SRC=$TOP/tests/corpus
@@ -118,6 +119,21 @@ test_expect_success 'jemalloc'"'"'s own API (mallocx, rallocx, xallocx, sdallocx
 	{ memprov check mx.trace >mx.check; test $? = 1; } &&
 	grep "^    #1 heap malloc: 48 B in 1 block definitely lost at exit in main at .*mallocx.c:$(at mallocx.c dropped)$" mx.check &&
 	! grep "^    #2" mx.check
+'
+
+test_expect_success 'jemalloc'"'"'s API where libc'"'"'s malloc comes first: its blocks recorded, its mappings not, a dropped one lost' '
+	# (jemalloc loaded by a library, after libc.) Its mappings, made from
+	# its code inside a wrapped call, were recorded as the program'"'"'s: 64
+	# MiB of mmap blocks holding the mallocx blocks, counted twice, and
+	# the dropped one reachable through them
+	(cd "$BIN" && timeout 60 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/mxl.trace" \
+		./corpus-mallocx-libc) >mxl.out &&
+	test "$(cat mxl.out)" = "mallocx ok" &&
+	memprov stats --json mxl.trace >mxl.json &&
+	jget --check mxl.json functions.malloc.calls=8 functions.realloc.calls=2 \
+		functions.free.calls=2 kinds.mmap.allocs=0 kinds.heap.live_blocks=6 \
+		reach.classes.definitely_lost.blocks=1 reach.classes.definitely_lost.bytes=48 \
+		reach.classes.still_reachable.blocks=5
 '
 
 test_expect_success 'forks while a malloc replacement maps memory under the lock it holds across fork: no hang' '

@@ -39,7 +39,7 @@ tests/bin/corpus-nodwarf: tests/corpus/nodwarf.c tests/bin/libcorpus-nodwarf.so
 CORPUS_PROGS2 := tests/bin/corpus-dlrel tests/bin/libcorpus-dlrel.so \
 	tests/bin/libcorpus-deep.so tests/bin/corpus-deaths tests/bin/libcorpus-fakealloc.so \
 	tests/bin/corpus-cxxreplace tests/bin/libcorpus-cachealloc.so tests/bin/corpus-droprep \
-	tests/bin/corpus-forkrep tests/bin/corpus-mallocx
+	tests/bin/corpus-forkrep tests/bin/corpus-mallocx tests/bin/corpus-mallocx-libc
 TEST_BUILD += $(CORPUS_PROGS2)
 
 tests/bin/corpus-dlrel: tests/corpus/dlrel.c
@@ -62,6 +62,11 @@ tests/bin/libcorpus-cachealloc.so: tests/corpus/cachealloc.c
 tests/bin/corpus-mallocx: tests/corpus/mallocx.c tests/bin/libcorpus-cachealloc.so
 	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $< \
 		-Ltests/bin -lcorpus-cachealloc -Wl,-rpath,'$$ORIGIN'
+
+# the same, libc's malloc first: cachealloc serves only its own API
+tests/bin/corpus-mallocx-libc: tests/corpus/mallocx.c tests/bin/libcorpus-cachealloc.so
+	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -o $@ $< \
+		-lc -Ltests/bin -lcorpus-cachealloc -Wl,-rpath,'$$ORIGIN'
 
 tests/bin/corpus-forkrep: tests/corpus/forkrep.c
 	@mkdir -p tests/bin
