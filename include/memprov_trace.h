@@ -56,10 +56,13 @@
  * allocations are stamped after the real call returns, frees before it
  * starts, so merging all threads by timestamp never shows an address
  * handed out twice. A thread's timestamps never decrease, within a chunk
- * and from one of its chunks to the next. While a process has recorded
- * from one writer context only, the stamps are CLOCK_MONOTONIC_COARSE's
- * (never ahead of CLOCK_MONOTONIC, a tick's steps): many records of a
- * chunk share a stamp, and their order is the chunk's.
+ * and from one of its chunks to the next. Most stamps are
+ * CLOCK_MONOTONIC_COARSE's (never ahead of CLOCK_MONOTONIC, a tick's
+ * steps), taken by one writer context at a time: many records of a
+ * chunk share a stamp, and their order is the chunk's. Records of two
+ * contexts share a stamp only when neither depends on the other: the
+ * free of an address and its next allocation by another context are
+ * never stamped alike, so ties across threads may be merged in any order.
  *
  * Records, version 1: each is the struct below as is, starting with
  * struct mp_rec_head, whose size field gives the whole record's length (a
