@@ -7,9 +7,11 @@
  *
  * The file is mapped MAP_SHARED in segments of at most 8 MiB, never as
  * one big mapping, so programs under an address-space limit still run.
- * Disk space is reserved with fallocate, a step ahead, before any chunk
- * in it is handed out: a full disk or a file-size limit stops tracing, it
- * never raises SIGBUS or SIGXFSZ. Chunks (1 to 16 blocks of 4 KiB, never
+ * Disk space is reserved before a chunk is used: with fallocate, a step
+ * ahead, or, where the file system reserves blocks as it is written
+ * (ext4, XFS), by the thread that took the chunk writing its zeros: a
+ * full disk or a file-size limit stops tracing, it never raises SIGBUS
+ * or SIGXFSZ. Chunks (1 to 16 blocks of 4 KiB, never
  * across a segment's end) are taken with a compare-and-swap on
  * header->next_chunk; the thread that first needs a segment maps it, with
  * no lock (a compare-and-swap publishes it).
@@ -56,8 +58,9 @@
 #define SPACE_STEP_MAX (4u << 20)
 /*
  * The first step: two blocks. A short process writes one chunk (ls, a
- * shell's child between fork and exec: 310 and 15 events), and each
- * block reserved costs a page written into the file (2 us here): eight
+ * shell's child between fork and exec: 310 and 15 events), and where
+ * space is reserved by writing (now chunk by chunk, chunk_space) each
+ * block reserved cost a page written into the file (2 us here): eight
  * blocks first cost ls 13 us of the 0.57 ms that memprov adds to it. A
  * process that writes more grows by the usual steps.
  */
@@ -209,20 +212,24 @@ static uint64_t seg_of(uint64_t b, uint64_t *first, uint64_t *n)
  * of a 64 KiB chunk took 1.6 ms after fallocate, 0.25 ms after writing
  * zeros. Raw pwrite: not a cancellation point. 0 or an errno.
  *
- * A page at a time: the page cache keeps what one write fills as one
- * folio (ext4 on Linux 6.18 here: 256 KiB from one 256 KiB pwritev), and
- * a fault maps every page of the folio it lands in. Measured with a small
- * C program (not kept) on a 256 KiB file, present pages read from
- * /proc/self/pagemap: populating 8 pages mapped 64, and releasing them
- * unmapped those 8 only; written a page at a time, 8 were mapped and 0
- * remained. Under memprov the pages ahead of the writers counted in the
- * process's resident memory and not in the trace's share (up to 31 more
- * than counted in t2145's program; 0 now). One page of zeros serves
- * every write.
+ * One write a chunk, of exactly the chunk, by the thread that took it
+ * (chunk_space): the page cache keeps what one write fills in folios
+ * that lie inside it, and a fault maps every page of the folio it lands
+ * in (ext4 on Linux 6.18 here: populating 8 pages of a file written 256
+ * KiB at a time mapped 64, and releasing them unmapped those 8 only;
+ * written a page at a time, 8 and 0). A chunk written on its own is
+ * mapped and released whole, and nothing of its neighbours with it.
+ * Measured with a small C program (not kept) on 17 MiB in 64 KiB chunks:
+ * zeros a page at a time cost 13.9 ms and populating 7.0; 64 KiB at a
+ * time 4.6 and 1.5.
  */
+#define ZEROS_MAX 65536 /* a chunk in one write */
+_Static_assert(ZEROS_MAX >= MP_DEFAULT_CHUNK_SIZE, "the biggest chunk in one write");
+
 static int write_zeros(off_t off, off_t len)
 {
-	static const char zeros[4096] __attribute__((aligned(4096)));
+	/* never written: its pages are the kernel's page of zeros, no memory */
+	static char zeros[ZEROS_MAX] MP_BIG_BSS __attribute__((aligned(4096)));
 
 	while (len > 0) {
 		size_t n = len < (off_t)sizeof(zeros) ? (size_t)len : sizeof(zeros);
@@ -356,8 +363,8 @@ static int grow_to(uint64_t end)
 
 /*
  * Disk space for the file up to end bytes, a step ahead, when it is not
- * there yet. One thread at a time: zeros written over a range in which
- * another thread already took a chunk would erase it. The lock is taken
+ * there yet, with fallocate (where space is reserved by writing, each
+ * chunk's thread writes its own: chunk_space). One thread at a time. The lock is taken
  * every few MiB of trace, with every signal blocked and cancellation off,
  * so no handler or cancellation can leave it held; a forked child makes
  * it anew. 0, or -1 when tracing stopped.
@@ -377,6 +384,28 @@ static int reserve_space(uint64_t end)
 	pthread_setcancelstate(cs, NULL);
 	mp_signals_restore(&old, blocked);
 	return ret;
+}
+
+/*
+ * Space for the chunk at file bytes [off, end), by writing its zeros
+ * (space_by_writing), by the thread that took it: no other thread writes
+ * there, so no lock. Chunks taken at once by several threads may be
+ * written in any order: one below the end of the file is a hole until
+ * its thread writes it, and a reader takes a hole's zeros for a block
+ * never handed out. space_end is the end of the file (the view maps no
+ * further). 0, or -1 when tracing stopped.
+ */
+static int chunk_space(uint64_t off, uint64_t end)
+{
+	uint64_t cur;
+
+	if (trace_fd_check() || grow_file((off_t)off, (off_t)(end - off), (off_t)(end - off)) < 0)
+		return -1;
+	cur = __atomic_load_n(&space_end, __ATOMIC_RELAXED);
+	while (cur < end && !__atomic_compare_exchange_n(&space_end, &cur, end, 1, __ATOMIC_RELEASE,
+							  __ATOMIC_RELAXED))
+		;
+	return 0;
 }
 
 /* segs_end up to at least end (after segs[end - 1] was published). */
@@ -404,7 +433,7 @@ static void seg_done_map(void);
  * Map segment si (first block, n blocks). No lock: threads that need the
  * same segment at once may each map it; the first published mapping is
  * kept. Mapping past the end of the file is allowed: no chunk there is
- * touched before reserve_space covered it. Nothing here is a cancellation
+ * touched before reserve_space or chunk_space covered it. Nothing here is a cancellation
  * point.
  */
 static char *segment(uint64_t si, uint64_t first, uint64_t n)
@@ -488,7 +517,8 @@ struct mp_chunk_head *mp_chunk_reserve(unsigned want, unsigned min, uint32_t *by
 		mp_stop(MP_STOP_INTERNAL, "trace file reached its size limit (512 GiB)");
 		return NULL;
 	}
-	if (reserve_space(MP_HEADER_SIZE + (start + n) * BLOCK))
+	if (space_by_writing ? chunk_space(MP_HEADER_SIZE + start * BLOCK, MP_HEADER_SIZE + (start + n) * BLOCK) :
+	    reserve_space(MP_HEADER_SIZE + (start + n) * BLOCK))
 		return NULL;
 	seg = segment(si, first, segn);
 	if (!seg)

@@ -138,13 +138,22 @@ test_expect_success 'threads taking turns on one arena: every free matched, live
 '
 
 # Two busy threads take turns all the time: past 2,000 takeovers in a
-# second the stamps are precise for good (each thread's strictly increase).
-test_expect_success 'two busy threads: precise stamps for good after the takeovers' '
+# calendar second the stamps are precise for good (each thread's strictly
+# increase). Each takeover leaves one precise stamp, so a second of the
+# first half with more distinct stamps than 2,000, a tick's 1,000 and the RSS samples
+# says the switch was due; on a loaded machine the two threads may run
+# by turns of a time slice instead, take over a few hundred times a
+# second, and keep coarse stamps, which are right too.
+test_expect_success 'two busy threads: precise stamps for good after 2,000 takeovers a second' '
 	"$MEMPROV_CLI" run -o two.trace -- "$BIN/churn" 2 100000 >/dev/null &&
 	"$MEMPROV_CLI" dump two.trace |
 		awk "\$2 != \"T1\" && (\$4 == \"alloc\" || \$4 == \"free\") { n++; t[n] = \$2; ts[n] = \$1 }
-		     END { for (i = int(n / 2); i <= n; i++) { if ((t[i] in last) && ts[i] <= last[t[i]]) same++; last[t[i]] = ts[i] }; print n, same + 0 }" >two.st &&
-	cat two.st && read n same <two.st && test "$n" -ge 100000 && test "$same" = 0 &&
+		     END { for (i = 1; i < n / 2; i++) if (!(ts[i] in seen)) { seen[ts[i]] = 1; per[int(ts[i] / 1000000000)]++ }
+			   for (s in per) if (per[s] > 3100) due = 1
+			   for (i = int(n / 2); i <= n; i++) { if ((t[i] in last) && ts[i] <= last[t[i]]) same++; last[t[i]] = ts[i] }
+			   print n, due + 0, same + 0 }" >two.st &&
+	cat two.st && read n due same <two.st && test "$n" -ge 100000 &&
+	{ test "$due" = 0 || test "$same" = 0; } &&
 	"$MEMPROV_CLI" stats --json two.trace >two.json && jget --check two.json unmatched_frees=0
 '
 
