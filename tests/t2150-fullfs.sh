@@ -10,6 +10,7 @@
 # a run killed by the suite's timeout may have left its mount behind
 umount "$(dirname "$0")/out/t2150-fullfs/fs" 2>/dev/null
 umount "$(dirname "$0")/out/t2150-fullfs/fs4" 2>/dev/null
+umount "$(dirname "$0")/out/t2150-fullfs/ext4" 2>/dev/null
 . "$(dirname "$0")/test-lib.sh"
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
@@ -99,4 +100,30 @@ test_expect_success 'a trace on tmpfs: one warning with a directory on disk, and
 
 umount "$FS" || umount -l "$FS"
 umount "$FS4" || umount -l "$FS4"
+
+# ext4 reserves blocks as they are written: there each thread writes its
+# own chunk's zeros (trace_file.c, chunk_space), four threads at once
+# here, and the full disk must stop tracing the same way, with no SIGBUS
+# from a chunk whose space was never reserved.
+EXT=$TRASH/ext4
+if command -v mkfs.ext4 >/dev/null && truncate -s 4M "$TRASH/ext4.img" &&
+   mkfs.ext4 -q -F "$TRASH/ext4.img" 2>/dev/null && mkdir -p "$EXT" &&
+   mount -o loop "$TRASH/ext4.img" "$EXT" 2>"$TRASH/mount.err"; then
+test_expect_success 'a full ext4 filesystem, four threads: same status, one warning, a whole trace' '
+	st=0 &&
+	timeout 120 env MEMPROV_OUTPUT=$EXT/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		"$BIN/churn" 4 400000 >ext.out 2>ext.err || st=$? &&
+	cat ext.err && test $st = 0 &&
+	grep -q "^live_blocks=" ext.out &&
+	test $(wc -l <ext.err) = 1 && grep -q "^memprov: cannot reserve trace space (disk or quota full)" ext.err &&
+	t=$(ls "$EXT"/*.trace) &&
+	timeout 60 "$MEMPROV_CLI" stats --json "$t" >ext.json &&
+	jget --check ext.json state=stopped damaged=false unmatched_frees=0 threads=5 &&
+	jget --check ext.json "=j[\"events\"]>50000==true"
+'
+umount "$EXT" || umount -l "$EXT"
+else
+	echo "skip - $TEST_NAME: cannot mount a 4 MiB ext4 image here (a loop device?)"
+	test_skipped=$((test_skipped + 1))
+fi
 test_done
