@@ -644,14 +644,14 @@ static size_t block_running(const struct replay *r, const struct replay_block *b
 	return 0;
 }
 
-/* Per (running thread, stack): its two newest live blocks' times. */
+/* Per (running thread, stack): its two newest live blocks. */
 struct held_key {
 	UT_hash_handle hh;
 	struct held_id {
 		uint64_t stack;
 		uint64_t entry;
 	} id;
-	uint64_t newest, second;
+	const struct replay_block *newest, *second;
 };
 
 /*
@@ -663,7 +663,11 @@ struct held_key {
  * both live at the mark), or two things made at once (`a, b = ...`);
  * older blocks of the same line that are still live were kept elsewhere
  * (cache.append(...) on each pass of the loop, or by an earlier call of
- * the same function).
+ * the same function). Newest by time, and among equal times (a thread
+ * that owns the coarse clock: trace_writer.c, stamp()) by the order the
+ * replay added them, which is the thread's own order: a table's
+ * iteration follows it (an earlier call's block, stamped in the same
+ * tick as the two newest, was set apart with them).
  */
 static struct held_key *held_newest(const struct replay *r)
 {
@@ -688,11 +692,11 @@ static struct held_key *held_newest(const struct replay *r)
 				k->id = id;
 				HASH_ADD(hh, keys, id, sizeof(k->id), k);
 			}
-			if (b->ts > k->newest) {
+			if (!k->newest || b->ts >= k->newest->ts) {
 				k->second = k->newest;
-				k->newest = b->ts;
-			} else if (b->ts > k->second) {
-				k->second = b->ts;
+				k->newest = b;
+			} else if (!k->second || b->ts >= k->second->ts) {
+				k->second = b;
 			}
 		}
 	}
@@ -712,7 +716,7 @@ static int block_held(const struct replay *r, const struct replay_block *b, stru
 		return 0;
 	id.stack = b->stack;
 	HASH_FIND(hh, keys, &id, sizeof(id), k);
-	return k && b->ts >= k->second;
+	return k && (b == k->newest || b == k->second);
 }
 
 static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
