@@ -251,7 +251,10 @@ static void before_jump(const void *env)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (d = nest.depth - 1; d >= 0 && leaves(&nest.lv[d], sp); d--) {
 		nest.ctx[d] = mp_self.w;
+		/* the handler's context and the call it interrupted stop mid-record */
+		mp_stamp_abandon(mp_self.w.serial);
 		mp_self.w = nest.lv[d].outer;
+		mp_stamp_abandon(mp_self.w.serial);
 		mp_unwind_hash = nest.lv[d].outer_hash;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		nest.depth = d;

@@ -152,6 +152,26 @@ static inline uint64_t stamp(void)
 	return t > f ? t : f;
 }
 
+/*
+ * A record of context serial was abandoned: a signal handler that
+ * interrupted it left by longjmp (hooks_signal.c). Its takeover's precise
+ * stamp may never have become its last stamp (commit), and a coarse
+ * stamp after it could then come before another context's event it
+ * depends on: if it owns the clock it gives it back, and its next record
+ * takes it over again. The reviewer's program (a thread that takes the
+ * clock over in one probe mmap interrupted by a siglongjmp, then maps an
+ * address another thread just unmapped, 1,000 times): 940 to 972 of
+ * 1,000 live mappings reported before, 1,000 after.
+ */
+void mp_stamp_abandon(uint32_t serial)
+{
+	uint32_t cur = serial;
+
+	if (serial)
+		__atomic_compare_exchange_n(&clk.owner, &cur, 0, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED);
+}
+
 void mp_stamp_after(uint64_t t)
 {
 	if (__atomic_load_n(&clk.floor_ns, __ATOMIC_RELAXED) <= t)

@@ -165,6 +165,7 @@ void mp_record_rss(void) MP_HIDDEN;         /* a resident-memory sample now */
 void mp_rss_open(void) MP_HIDDEN;           /* once the trace is open: sampling, thread exit */
 void mp_writer_fork_child(void) MP_HIDDEN;  /* after mp_trace_fork_child */
 void mp_stamp_after(uint64_t t) MP_HIDDEN;   /* every later record stamped after t */
+void mp_stamp_abandon(uint32_t serial) MP_HIDDEN; /* a record of that context was abandoned */
 
 /*
  * A record that has no serializer (module records), stamped now: rec is
