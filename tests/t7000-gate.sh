@@ -361,7 +361,10 @@ test_expect_success 'growth without marks: judged per second, and stderr says ho
 '
 
 test_expect_success 'growth with one mark (--mark-on a function that ran once): stderr says a step needs two' '
-	printf "def main():\n    return sum(range(10))\nmain()\n" >once.py &&
+	# main runs once but for some 80 ms, allocating: the window after the
+	# last import then holds several instants of the coarse clock (4 ms
+	# steps); with a main that returned at once it held 2 in 2 of 3 runs
+	printf "import time\ndef main():\n    for i in range(40):\n        b = bytearray(200000)\n        time.sleep(0.002)\nmain()\n" >once.py &&
 	timeout 120 "$MEMPROV_CLI" run --mark-on __main__:main -o "$TRASH/once.trace" -- $PY once.py >/dev/null 2>&1 &&
 	memprov check --max-growth 1M once.trace >out 2>err &&
 	grep -q "^memprov: warning: '"'"'once.trace'"'"' has one mark (a function --mark-on names that ran once?), and a step needs two: growth is judged per second (" err &&
