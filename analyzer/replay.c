@@ -609,21 +609,49 @@ static void do_pythread(struct replay *r, const struct mp_rec_pythread *p)
 }
 
 /*
+ * Is code a list, dict or set comprehension? CPython before 3.12 runs
+ * one as a function of its own, called and returned within its line
+ * (3.12 inlines them): the value the line makes is made in that frame.
+ */
+static int comprehension(const struct replay *r, uint32_t code)
+{
+	static const char *const names[] = { "<listcomp>", "<dictcomp>", "<setcomp>" };
+	const struct replay_pycode *pc = replay_find_pycode(r, code);
+	size_t len, i;
+
+	if (!pc || !pc->name)
+		return 0;
+	len = strlen(pc->name);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t nl = strlen(names[i]);
+
+		if (len >= nl && !strcmp(pc->name + len - nl, names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Was b allocated in a frame still running at the main module's end, by
  * a thread still running then (replay.h, replay_snapshot_main_end)? The
- * running thread's entry + 1, or 0.
+ * running thread's entry + 1, or 0. A comprehension the block was made
+ * in counts as its line's (`x = [f(i) for i in ...]` in a daemon
+ * thread's loop, on 3.11: the list failed the gate at that line).
  */
 static size_t block_running(const struct replay *r, const struct replay_block *b)
 {
 	const struct replay_stack *bs = b->stack ? replay_find_stack(r, b->stack) : NULL;
+	unsigned skip = 0;
 	size_t i;
 
 	if (!bs || !bs->n_python)
 		return 0;
+	while (skip + 1 < bs->n_python && comprehension(r, bs->python[skip].code_id))
+		skip++;
 	for (i = 0; i < r->n_running; i++) {
 		const struct replay_running *e = &r->running[i];
 		const struct replay_stack *ts;
-		unsigned n = bs->n_python, m, k;
+		unsigned n = bs->n_python - skip, m, k;
 
 		if (e->thread != b->thread || b->ts < e->since)
 			continue;
@@ -633,7 +661,8 @@ static size_t block_running(const struct replay *r, const struct replay_block *b
 			continue;
 		/* python[] is innermost first: compare from the outermost */
 		for (k = 0; k < n; k++) {
-			const struct mp_pyframe *x = &bs->python[n - 1 - k], *y = &ts->python[m - 1 - k];
+			const struct mp_pyframe *x = &bs->python[bs->n_python - 1 - k],
+						*y = &ts->python[m - 1 - k];
 
 			if (x->code_id != y->code_id || (k + 1 < n && x->line != y->line))
 				break;
