@@ -397,9 +397,20 @@ static int reserve_space(uint64_t end)
  */
 static int chunk_space(uint64_t off, uint64_t end)
 {
+	mp_sigset old;
 	uint64_t cur;
+	int blocked, bad;
 
-	if (trace_fd_check() || grow_file((off_t)off, (off_t)(end - off), (off_t)(end - off)) < 0)
+	/*
+	 * No handler between the descriptor's check and the write: one that
+	 * dup2s over the trace's number (hooks_fd.c moves the trace first)
+	 * would leave the write to land in the program's file, and a
+	 * SIGXFSZ of the program's own must not be taken for this write's.
+	 */
+	blocked = mp_signals_block(&old);
+	bad = trace_fd_check() || grow_file((off_t)off, (off_t)(end - off), (off_t)(end - off)) < 0;
+	mp_signals_restore(&old, blocked);
+	if (bad)
 		return -1;
 	cur = __atomic_load_n(&space_end, __ATOMIC_RELAXED);
 	while (cur < end && !__atomic_compare_exchange_n(&space_end, &cur, end, 1, __ATOMIC_RELEASE,
