@@ -644,7 +644,7 @@ static size_t block_running(const struct replay *r, const struct replay_block *b
 	unsigned skip = 0;
 	size_t i;
 
-	if (!bs || !bs->n_python)
+	if (!r->n_running || !bs || !bs->n_python)
 		return 0;
 	while (skip + 1 < bs->n_python && comprehension(r, bs->python[skip].code_id))
 		skip++;
