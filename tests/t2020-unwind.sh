@@ -164,6 +164,19 @@ test_expect_success 'frames of 40, 64 and 100 KiB (wide rules): walked, as libun
 	test_cmp expect check.txt
 '
 
+test_expect_success 'CFA = rsp + 8, 16, .. 320 (the offsets the walk branches on and beyond): walked' '
+	# one frame of each offset (tests/unwind/offsets.c); a case of the
+	# walk that got its CFA wrong made all 300 captures fall back
+	checked "$BIN/uw-offsets" 100 &&
+	echo 300 >expect && test_cmp expect out.txt &&
+	echo "memprov: unwind check: 301 captures, 301 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt &&
+	memprov dump "$TRASH"/c.*.trace >dump.txt &&
+	# leaf, off_40 .. off_1, main and what calls main: the deepest stack
+	n=$(sed -n "s/.* stack id=.* native=\([0-9]*\) .*/\1/p" dump.txt | sort -n | tail -n 1) &&
+	test "$n" -ge 43
+'
+
 test_expect_success 'the same leak report with unwind.c and with libunwind only' '
 	# the check opens libunwind at start in both runs: loaded in one only,
 	# it made the threads'"'"' TLS vectors (allocate_dtv) 16 B longer there

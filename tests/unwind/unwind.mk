@@ -2,7 +2,7 @@
 # against libunwind): C++ exceptions, signal handlers, setjmp/longjmp,
 # threads, optimized code without frame pointers.
 UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads \
-	tests/bin/uw-bigframe
+	tests/bin/uw-bigframe tests/bin/uw-offsets
 TEST_BUILD += $(UNWIND_PROGS)
 
 tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
@@ -18,6 +18,10 @@ tests/bin/uw-jmpthreads: tests/unwind/jmpthreads.c
 	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $< -lpthread
 
 tests/bin/uw-bigframe: tests/unwind/bigframe.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
+
+tests/bin/uw-offsets: tests/unwind/offsets.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
 
