@@ -76,17 +76,36 @@ static inline void *record_new(enum mp_func fn, void *p, size_t n)
 	return p;
 }
 
+/*
+ * An allocation made inside libunwind, for memprov: glibc allocating
+ * libunwind's thread-local storage on its first use on a thread (and the
+ * loader, when it is opened). memprov may be there from the program's
+ * own allocator, which holds its lock while it maps memory (jemalloc
+ * making an arena: rustc hung), and calling the allocator again would
+ * wait on that lock for good. Served from the bootstrap arena, which
+ * takes no lock; the program's allocator only when the arena is full.
+ */
+static inline void *unw_alloc(size_t n)
+{
+	return MP_UNLIKELY(mp_self.in_unw) ? arena_alloc(n) : NULL;
+}
+
 MP_EXPORT void *malloc(size_t n)
 {
+	void *p;
+
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_malloc))
 		return arena_alloc(n);
+	if (MP_UNLIKELY((p = unw_alloc(n)) != NULL))
+		return p;
 	return record_new(MP_FN_malloc, MP_IN_ALLOC(mp_real_malloc(n)), n);
 }
 
 MP_EXPORT void *calloc(size_t n, size_t m)
 {
 	size_t sz;
+	void *p;
 
 	mp_hooks_need();
 	if (MP_UNLIKELY(!mp_real_calloc)) {
@@ -96,6 +115,8 @@ MP_EXPORT void *calloc(size_t n, size_t m)
 	}
 	if (__builtin_mul_overflow(n, m, &sz))
 		sz = SIZE_MAX; /* recorded as a failure of SIZE_MAX bytes */
+	else if (MP_UNLIKELY(mp_self.in_unw) && (p = unw_alloc(sz)) != NULL)
+		return p; /* the arena is never reused: still zero */
 	return record_new(MP_FN_calloc, MP_IN_ALLOC(mp_real_calloc(n, m)), sz);
 }
 

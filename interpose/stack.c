@@ -130,7 +130,9 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 	if (!(u = mp_unw_get()))
 		return;
 	g = mp_pass_begin();
+	mp_self.in_unw++;
 	m = u->backtrace(buf, mp_config.depth + OWN_FRAMES);
+	mp_self.in_unw--;
 	mp_pass_end(g);
 	while (first < m && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
@@ -200,8 +202,10 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 		return 0;
 	}
 	g = mp_pass_begin(); /* libunwind maps memory of its own, the loader allocates */
+	mp_self.in_unw++; /* its allocations: none from the program's allocator */
 	u = mp_unw_get();
 	n = u ? u->backtrace(buf, mp_config.depth + OWN_FRAMES) : 0;
+	mp_self.in_unw--;
 	mp_pass_end(g);
 	while (first < n && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)

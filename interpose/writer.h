@@ -76,6 +76,10 @@ struct mp_thread {
 	uint32_t in_alloc;      /* inside a call into the real allocator: a
 				 * replacement's mappings now are its own
 				 * (hooks_libc.c) */
+	uint32_t in_unw;        /* inside libunwind (or its opening): malloc
+				 * and calloc are served from memprov's own
+				 * arena, not the program's allocator, which
+				 * may hold its lock here (hooks_libc.c) */
 	struct mp_writer w;     /* where this thread's records go */
 };
 

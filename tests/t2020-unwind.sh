@@ -177,6 +177,19 @@ test_expect_success 'CFA = rsp + 8, 16, .. 320 (the offsets the walk branches on
 	test "$n" -ge 43
 '
 
+test_expect_success 'libunwind inside the program'"'"'s allocator (its lock held, as jemalloc maps an arena): it is not called again' '
+	# glibc allocates libunwind'"'"'s thread-local storage at its first use
+	# on a thread: from the allocator that held its lock (rustc hung)
+	for m in check ctx; do
+		env LD_PRELOAD="$MEMPROV_LIB $BIN/liblockalloc.so" MEMPROV_OUTPUT="$TRASH/lock.%p.trace" \
+			MEMPROV_UNWIND_CHECK=$(test $m = check && echo 1 || echo 0) \
+			timeout 60 "$BIN/unwlock" $m >out-$m.txt 2>err-$m.txt || return 1
+		echo "allocator: liblockalloc.so, called while it held its lock: 0" >expect &&
+		test_cmp expect out-$m.txt || return 1
+	done &&
+	grep -q "^memprov: unwind check: [1-9][0-9]* captures, .* 0 mismatches$" err-check.txt
+'
+
 test_expect_success 'the same leak report with unwind.c and with libunwind only' '
 	# the check opens libunwind at start in both runs: loaded in one only,
 	# it made the threads'"'"' TLS vectors (allocate_dtv) 16 B longer there

@@ -2,7 +2,7 @@
 # against libunwind): C++ exceptions, signal handlers, setjmp/longjmp,
 # threads, optimized code without frame pointers.
 UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads \
-	tests/bin/uw-bigframe tests/bin/uw-offsets
+	tests/bin/uw-bigframe tests/bin/uw-offsets tests/bin/liblockalloc.so
 TEST_BUILD += $(UNWIND_PROGS)
 
 tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
@@ -24,6 +24,10 @@ tests/bin/uw-bigframe: tests/unwind/bigframe.c
 tests/bin/uw-offsets: tests/unwind/offsets.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
+
+tests/bin/liblockalloc.so: tests/unwind/lockalloc.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -fPIC -shared -std=gnu11 $(WARN) -o $@ $<
 
 # bench/churn.c as the benchmark builds it (bench/bin is not part of `make test`).
 tests/bin/uw-churn: bench/churn.c
