@@ -184,23 +184,25 @@ print("done")
 EOF
 
 # With the scan at exit, 6 of 10 traced exits crashed (0 of 10 bare). The
-# race is CPython's own: 3.12 and 3.13 crash as often bare, and 3.11 once
-# in a full test run under load (0 of 130 bare and of 130 traced by hand):
-# 10 exits, at most one crash (a 6-in-10 rate gives 2 or more in 99.8% of
-# runs).
+# race is CPython's own: 3.12 and 3.13 crash as often bare, and 3.11 now
+# and then when traced: 0 of 130 by hand once; on Dec 6, through `memprov
+# run`, 1 of 60 with ca0db7d's library and 1 of 60 with 1604a44's (0 of 40
+# bare), and 2 of 10 in a full test run under load, which failed the old
+# bound of at most 1 in 10. 20 exits, at most 4 crashes: a 5% rate gives
+# 5 or more in 0.3% of runs, a 6-in-10 rate 4 or fewer in 0.03%.
 test_expect_success "C threads taking the interpreter lock in a loop at exit: no scan at exit, exit 0 as bare" '
 	cc -shared -fPIC -O1 -o gilloop.so gilloop.c -lpthread &&
 	for i in 1 2 3; do /usr/bin/python3 gilloop.py ./gilloop.so >bare.out && break; done &&
 	test -s bare.out &&
-	rm -rf gl && mkdir gl && crashed=0 && for i in 1 2 3 4 5 6 7 8 9 10; do
+	rm -rf gl && mkdir gl && crashed=0 && for i in $(seq 20); do
 		if "$MEMPROV_CLI" run -d gl/$i -- /usr/bin/python3 gilloop.py ./gilloop.so >gl.$i.out 2>gl.$i.err; then
 			test_cmp bare.out gl.$i.out || exit 1
 		else
 			cat gl.$i.err; crashed=$((crashed + 1))
 		fi
 	done &&
-	echo "crashed: $crashed of 10" && test $crashed -le 1 &&
-	ok=$(for i in 1 2 3 4 5 6 7 8 9 10; do test -s gl.$i.out && { echo $i; break; }; done) &&
+	echo "crashed: $crashed of 20" && test $crashed -le 4 &&
+	ok=$(for i in $(seq 20); do test -s gl.$i.out && { echo $i; break; }; done) &&
 	"$MEMPROV_CLI" dump gl/$ok/*.trace >gl.dump &&
 	grep " reach status=off notes=0x80 " gl.dump &&
 	"$MEMPROV_CLI" leaks gl/$ok/*.trace >gl.leaks &&
