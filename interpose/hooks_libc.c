@@ -115,7 +115,7 @@ MP_EXPORT void *calloc(size_t n, size_t m)
 	}
 	if (__builtin_mul_overflow(n, m, &sz))
 		sz = SIZE_MAX; /* recorded as a failure of SIZE_MAX bytes */
-	else if (MP_UNLIKELY(mp_self.in_unw) && (p = unw_alloc(sz)) != NULL)
+	else if (MP_UNLIKELY((p = unw_alloc(sz)) != NULL))
 		return p; /* the arena is never reused: still zero */
 	return record_new(MP_FN_calloc, MP_IN_ALLOC(mp_real_calloc(n, m)), sz);
 }

@@ -101,6 +101,7 @@ struct level {
 	uintptr_t sp;                   /* the trampoline's frame */
 	uintptr_t alt_lo, alt_hi;       /* the alternate stack it ran on, or 0 */
 	int outer_guard;
+	uint32_t outer_unw;             /* mp_self.in_unw of the interrupted call */
 };
 
 struct nest_tls {
@@ -186,6 +187,7 @@ MP_REALIGN static void trampoline(int sig, siginfo_t *si, void *uc)
 	lv->outer = mp_self.w;
 	lv->outer_hash = mp_unwind_hash;
 	lv->outer_guard = guard;
+	lv->outer_unw = mp_self.in_unw;
 	lv->sp = (uintptr_t)__builtin_frame_address(0);
 	alt_stack(&lv->alt_lo, &lv->alt_hi);
 	if (!nest.ctx[d].serial)
@@ -193,6 +195,7 @@ MP_REALIGN static void trampoline(int sig, siginfo_t *si, void *uc)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	nest.depth = d + 1;
 	mp_self.w = nest.ctx[d];
+	mp_self.in_unw = 0; /* the handler's allocations are the program's */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mp_self.guard = MP_GUARD_NONE;
 
@@ -203,6 +206,7 @@ MP_REALIGN static void trampoline(int sig, siginfo_t *si, void *uc)
 	nest.ctx[d] = mp_self.w;
 	mp_self.w = lv->outer;
 	mp_unwind_hash = lv->outer_hash;
+	mp_self.in_unw = lv->outer_unw;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	nest.depth = d;
 	mp_self.guard = guard;
@@ -256,6 +260,7 @@ static void before_jump(const void *env)
 		mp_self.w = nest.lv[d].outer;
 		mp_stamp_abandon(mp_self.w.serial);
 		mp_unwind_hash = nest.lv[d].outer_hash;
+		mp_self.in_unw = 0; /* the call into libunwind it interrupted is left too */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		nest.depth = d;
 	}
