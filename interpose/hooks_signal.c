@@ -307,9 +307,12 @@ static int is_deadly(int sig)
  * The default action of sig is about to end the process: say so in the
  * trace. SA_RESETHAND has made the action the default again; a fault the
  * kernel raised (a bad access, an illegal or arithmetic instruction)
- * happens again when this returns, anything else is sent again and stays
- * pending until it returns. Either way the process ends as without
- * memprov, core dump included.
+ * happens again when this returns. Anything else is sent again and
+ * unblocked here, so that it ends the process before this returns: the
+ * mask the return restores may block it (a thread in sigsuspend, ppoll
+ * or epoll_pwait with the signal blocked otherwise survived it, pending,
+ * where without memprov the process ended). Either way the process ends
+ * as without memprov, core dump included.
  */
 static void on_death(int sig, siginfo_t *si, void *uc)
 {
@@ -326,8 +329,12 @@ static void on_death(int sig, siginfo_t *si, void *uc)
 
 		mp_index_header_event(mp_header, "killed", mp_index_num(buf, sig));
 	}
-	if (!fault)
+	if (!fault) {
+		mp_sigset again = MP_SIGBIT(sig);
+
 		mp_syscall(SYS_tgkill, mp_syscall(SYS_getpid), mp_syscall(SYS_gettid), sig);
+		mp_rsys(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&again, 0, sizeof(again), 0, 0);
+	}
 	errno = saved;
 }
 

@@ -171,11 +171,38 @@ static void index_exit(int32_t status)
 			      status == MP_EXIT_UNKNOWN ? "?" : mp_index_num(buf, status));
 }
 
+/*
+ * Another thread's deadly signal is ending the process: on_death has said
+ * so in the trace, and the default action follows as its handler returns
+ * (a fault happens again then). An exit now would win that race and end
+ * the process with the exit status, the trace saying it was killed: a
+ * crash in a C extension's thread at CPython's exit exited 0 so. Wait for
+ * the signal (a second at most: its action may have been changed
+ * meanwhile, or the fault's page made readable; then the exit goes on,
+ * recorded as usual).
+ */
+MP_REALIGN static void await_death(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	if (!mp_header || __atomic_load_n(&mp_header->state, __ATOMIC_ACQUIRE) != MP_STATE_KILLED ||
+	    mp_header->pid != (int32_t)mp_syscall(SYS_getpid))
+		return;
+	for (i = 0; i < 1000; i++) {
+		mp_syscall(SYS_nanosleep, &ms, NULL);
+		if (__atomic_load_n(&mp_header->state, __ATOMIC_ACQUIRE) != MP_STATE_KILLED)
+			return;
+	}
+	mp_trace_set_state(MP_STATE_RUNNING, 0);
+}
+
 /* Scan (once), then say how the process left. */
 static void record_exit(int status, unsigned how)
 {
 	int g = mp_self.guard;
 
+	await_death();
 	if (!is_tracing_self())
 		return;
 	mp_self.guard = MP_GUARD_REC;
@@ -257,6 +284,7 @@ static void libc_exit_seen(int status, void *arg)
  */
 __attribute__((destructor)) static void mp_fini(void)
 {
+	await_death();
 	if (__atomic_load_n(&exit_pending, __ATOMIC_ACQUIRE) && mp_header &&
 	    mp_header->pid == exit_pid && mp_header->state == MP_STATE_RUNNING) {
 		record_exit(exit_status, exit_how);
