@@ -163,6 +163,45 @@ enum { UNW_NOT_TRIED, UNW_OPENING, UNW_OPEN, UNW_FAILED };
 static int unw_state;
 static struct mp_unw unw;
 
+/*
+ * unw_backtrace reads a thread-local variable of libunwind's, a dynamic
+ * one: the first call on each thread has glibc allocate libunwind's
+ * thread-local block, with the malloc that comes first in the program's
+ * scope. Where that is libmemprov's, the hook serves it from memprov's
+ * arena (writer.h, in_unw). Where it is the program's own (an allocator
+ * built into the executable, as rustc's jemalloc, or preloaded ahead of
+ * memprov), memprov may be inside that allocator with its lock held (its
+ * mmap hook, as jemalloc makes an arena) and the allocator, called
+ * again, waits for good. There, stacks are walked with unw_step, which
+ * touches no such variable (its rule cache is global by default).
+ */
+MP_REALIGN static int step_backtrace(void **buf, int size)
+{
+	unw_context_t uc;
+	unw_cursor_t cur;
+	unw_word_t ip;
+	int n = 0;
+
+	if (unw.getcontext(&uc) < 0 || unw.init_local(&cur, &uc) < 0)
+		return 0;
+	while (n < size && unw.step(&cur) > 0) {
+		if (unw.get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		buf[n++] = (void *)(uintptr_t)ip;
+	}
+	return n;
+}
+
+/* Whether the program's malloc (the loader's too) is another than memprov's. */
+static int malloc_not_ours(void)
+{
+	void *m = mp_real_dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info theirs, ours;
+
+	return m && dladdr(m, &theirs) && dladdr((void *)step_backtrace, &ours) &&
+	       theirs.dli_fbase != ours.dli_fbase;
+}
+
 static int open_unw(void)
 {
 	void *h = mp_real_dlopen ? mp_real_dlopen(LIBUNWIND, RTLD_NOW | RTLD_LOCAL) : NULL;
@@ -183,6 +222,8 @@ static int open_unw(void)
 	}
 	/* before libunwind's first call: it makes its pipe then */
 	dl_iterate_phdr(redirect_in, (void *)(uintptr_t)unw.backtrace);
+	if (malloc_not_ours())
+		unw.backtrace = step_backtrace;
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * lockalloc.c - liblockalloc.so, for t2020-unwind.sh with
  * tests/progs/unwlock.c: a malloc of a library's own (preloaded after
- * libmemprov.so, as rustc's jemalloc sits in a library of its own) that
+ * libmemprov.so), or of the executable's (uw-lockexe, as rustc's jemalloc
+ * is built into rustc), that
  * counts the calls made while lockalloc_holding says its lock is held. A
  * real allocator would wait on that lock for good.
  */

@@ -2,7 +2,8 @@
 # against libunwind): C++ exceptions, signal handlers, setjmp/longjmp,
 # threads, optimized code without frame pointers.
 UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads \
-	tests/bin/uw-bigframe tests/bin/uw-offsets tests/bin/liblockalloc.so
+	tests/bin/uw-bigframe tests/bin/uw-offsets tests/bin/liblockalloc.so \
+	tests/bin/uw-lockexe
 TEST_BUILD += $(UNWIND_PROGS)
 
 tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
@@ -28,6 +29,12 @@ tests/bin/uw-offsets: tests/unwind/offsets.c
 tests/bin/liblockalloc.so: tests/unwind/lockalloc.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fPIC -shared -std=gnu11 $(WARN) -o $@ $<
+
+# the same allocator built into the executable (as rustc's jemalloc is):
+# the loader's malloc then, ahead of libmemprov.so's
+tests/bin/uw-lockexe: tests/progs/unwlock.c tests/unwind/lockalloc.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -rdynamic -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $^ -lpthread
 
 # bench/churn.c as the benchmark builds it (bench/bin is not part of `make test`).
 tests/bin/uw-churn: bench/churn.c
