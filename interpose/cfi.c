@@ -428,8 +428,10 @@ MP_REALIGN static unsigned fde_rule(struct mp_rd *r, const struct cie *c, uintpt
 
 	begin = mp_rd_enc(r, c->fde_enc);
 	range = mp_rd_enc(r, c->fde_enc & 0x0f);
-	if (r->bad || target < begin || target - begin >= range)
+	if (r->bad)
 		return R_FALLBACK;
+	if (target < begin || target - begin >= range)
+		return R_FRAME_POINTER; /* no FDE holds it: see hdr_rule */
 	if (c->has_z) {
 		uint64_t alen = mp_rd_uleb(r);
 
@@ -664,7 +666,15 @@ static int load_range(const struct dl_phdr_info *info, uintptr_t addr,
 	return 0;
 }
 
-/* Binary search of .eh_frame_hdr's table, then the FDE's rule. */
+/*
+ * Binary search of .eh_frame_hdr's table, then the FDE's rule. Code that
+ * no FDE covers (V8's builtins, built into node's text without CFI;
+ * assembly written without it) gets the frame-pointer rule: what
+ * libunwind falls back to there too, so the walk need not hand the whole
+ * stack to it (node: 5,459 of 452,812 stacks, each some 50 us in
+ * libunwind). The walk checks rbp's bounds as for any rule; where they
+ * fail, libunwind takes the stack as before.
+ */
 static unsigned hdr_rule(const struct dl_phdr_info *info, const ElfW(Phdr) *eh,
 			 uintptr_t target, struct mp_cfi_file *file)
 {
@@ -693,7 +703,7 @@ static unsigned hdr_rule(const struct dl_phdr_info *info, const ElfW(Phdr) *eh,
 	tab = (const int32_t *)r.p;
 	rel = (int64_t)(target - (uintptr_t)hdr);
 	if (rel < tab[0])
-		return R_FALLBACK;
+		return R_FRAME_POINTER;
 	lo_i = 0;
 	hi_i = count; /* tab[lo_i] <= rel < tab[hi_i] */
 	while (hi_i - lo_i > 1) {

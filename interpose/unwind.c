@@ -10,9 +10,11 @@
  * address and the rule, so that a reader never sees half an entry.
  *
  * Anything beyond the simple rules (a signal frame, a DWARF expression, a
- * CFA in another register, an unknown opcode, an address with no FDE)
- * gives the rule "fallback": the walk returns -1 and stack.c captures the
- * whole stack with unw_backtrace. The walk reads memory only inside the
+ * CFA in another register, an unknown opcode) gives the rule "fallback":
+ * the walk returns -1 and stack.c captures the whole stack with
+ * unw_backtrace. Code with no CFI (no FDE covers it, or it lies in no
+ * module: JIT code) gets the frame-pointer rule, as libunwind assumes
+ * there. The walk reads memory only inside the
  * calling thread's stack, found once per thread from /proc/self/maps (raw
  * system calls: no lock, no malloc), and only at aligned addresses between
  * the current stack pointer and the stack's top; it stops at the
@@ -372,6 +374,8 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	dl_iterate_phdr(find_module, &f);
 	mp_signals_restore(&old, blocked);
 	mp_gate_leave();
+	if (!f.found)
+		f.rule = R_FRAME_POINTER; /* in no module: JIT code, as V8's, LuaJIT's */
 	e = (uint64_t)ip << R_BITS | f.rule;
 	if (slot_shift() != 64 - CACHE_BITS)
 		cache_grow(__atomic_add_fetch(&cache_fill, 1, __ATOMIC_RELAXED));

@@ -177,6 +177,24 @@ test_expect_success 'CFA = rsp + 8, 16, .. 320 (the offsets the walk branches on
 	test "$n" -ge 43
 '
 
+test_expect_success 'frames no CFI describes (assembly without FDE, JIT code): the frame-pointer rule, as libunwind' '
+	# before, each of those 200 stacks went to libunwind (as 5,459 of
+	# node'"'"'s 452,812 did, at V8'"'"'s builtins)
+	checked "$BIN/uw-nocfi" 100 &&
+	echo "kept 200" >expect && test_cmp expect out.txt &&
+	echo "memprov: unwind check: 203 captures, 203 fast, 0 fallback, 0 mismatches" >expect &&
+	test_cmp expect check.txt &&
+	memprov leaks "$TRASH"/c.*.trace >nocfi.leaks &&
+	# past the trampoline: the C function that called it, then main
+	grep -A4 "heap malloc: 100 blocks, 9.8 KiB (10,000 B)" nocfi.leaks >text.site &&
+	sed -n 2p text.site | grep "alloc_one .*nocfi.c:[0-9]*$" &&
+	sed -n 3p text.site | grep "nocfi_call+0x[0-9a-f]* (uw-nocfi)$" &&
+	sed -n 4p text.site | grep "via_text .*nocfi.c:[0-9]*$" &&
+	grep -A4 "heap malloc: 100 blocks, 9.9 KiB (10,100 B)" nocfi.leaks >jit.site &&
+	sed -n 3p jit.site | grep "^ *0x[0-9a-f]*$" &&
+	sed -n 4p jit.site | grep "via_jit .*nocfi.c:[0-9]*$"
+'
+
 test_expect_success 'libunwind inside the program'"'"'s allocator (its lock held, as jemalloc maps an arena): it is not called again' '
 	# glibc allocates libunwind'"'"'s thread-local storage at its first use
 	# on a thread: from the allocator that held its lock (rustc hung)

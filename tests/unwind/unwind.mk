@@ -3,7 +3,7 @@
 # threads, optimized code without frame pointers.
 UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads \
 	tests/bin/uw-bigframe tests/bin/uw-offsets tests/bin/liblockalloc.so \
-	tests/bin/uw-lockexe
+	tests/bin/uw-lockexe tests/bin/uw-nocfi
 TEST_BUILD += $(UNWIND_PROGS)
 
 tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
@@ -25,6 +25,11 @@ tests/bin/uw-bigframe: tests/unwind/bigframe.c
 tests/bin/uw-offsets: tests/unwind/offsets.c
 	@mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -g -O2 -fomit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
+
+# -fno-omit-frame-pointer: the callers of the frames without CFI keep rbp
+tests/bin/uw-nocfi: tests/unwind/nocfi.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O1 -fno-omit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $<
 
 tests/bin/liblockalloc.so: tests/unwind/lockalloc.c
 	@mkdir -p tests/bin
