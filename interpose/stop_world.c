@@ -475,10 +475,26 @@ static size_t list_unstopped(struct rthread *th, size_t max, int32_t self)
 	return k;
 }
 
+/*
+ * The helper ended before it said the threads were stopped (killed, or
+ * crashed): its stops went with it, as the kernel detaches a dead
+ * tracer's tracees. Not reaped here: sw_resume does.
+ */
+static int helper_gone(struct sw_world *w)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return mp_rsys(SYS_waitid, P_PID, w->tracer, (long)&si,
+		       WEXITED | WNOHANG | WNOWAIT | __WALL, 0, 0) == 0 &&
+	       si.si_pid == w->tracer;
+}
+
 MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, uint64_t deadline,
 			 int helper)
 {
 	int32_t self = (int32_t)mp_syscall(SYS_gettid), tids[2];
+	mp_sigset all = ~(mp_sigset)0, old;
 	struct sw_world *w;
 	long pid;
 	size_t k = 0;
@@ -497,14 +513,24 @@ MP_REALIGN struct sw_world *sw_stop(struct rthread *th, size_t max, size_t *n, u
 	w->pid = getpid();
 	w->self_tid = self;
 	w->deadline = deadline;
+	/*
+	 * The helper starts with every signal blocked, and keeps them so:
+	 * it has a copy of the program's handlers (no CLONE_SIGHAND), and
+	 * the kernel tells a tracer of each stop with SIGCHLD. A program's
+	 * SIGCHLD handler ran in it (its reaping took the stops the helper
+	 * waited for: 3 s more at exit), and Go's, on a task with no
+	 * signal stack of Go's, ended in a fatal error.
+	 */
+	mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, sizeof(all), 0, 0);
 	pid = clone(tracer_main, w->stack + TRACER_STACK, CLONE_VM | CLONE_UNTRACED, w);
+	mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof(old), 0, 0);
 	if (pid <= 0)
 		goto unstopped;
 	w->tracer = (int32_t)pid;
 	if (yama_restricted() && mp_prctl(PR_SET_PTRACER, pid, 0, 0, 0) == 0)
 		w->ptracer_set = 1;
 	set_phase(w, SW_GO);
-	while (get_phase(w) == SW_GO && mp_now() < deadline + STOP_BUDGET_NS)
+	while (get_phase(w) == SW_GO && mp_now() < deadline + STOP_BUDGET_NS && !helper_gone(w))
 		futex_wait_ms(&w->phase, SW_GO, 50);
 	if (get_phase(w) != SW_STOPPED) {
 		sw_resume(w);

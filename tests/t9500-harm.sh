@@ -328,6 +328,20 @@ test_expect_success 'deferred pthread_cancel of 8 allocating threads, 10 runs: n
 	done
 '
 
+test_expect_success 'a SIGCHLD handler runs for the program'"'"'s child only, not in the scan'"'"'s helper at exit' '
+	# the helper that stops the threads had a copy of the handlers and
+	# got SIGCHLD at each stop: the handler ran again at exit (3 s more
+	# when its waitpid took the stops), and Go'"'"'s crashed it
+	"$BIN/harm" sigchld >sc-bare.out 2>sc-bare.err &&
+	test "$(cat sc-bare.err)" = "sigchld handler" &&
+	for i in 1 2 3; do
+		traced sc$i "$BIN/harm" sigchld >sc$i.out 2>sc$i.err &&
+		test_cmp sc-bare.out sc$i.out && test_cmp sc-bare.err sc$i.err &&
+		memprov stats sc$i.trace >sc$i.stats &&
+		grep "reachability at exit (2 of 2 threads stopped)" sc$i.stats || return 1
+	done
+'
+
 test_expect_success 'a handler that maps memory while threads allocate: every mapping recorded' '
 	traced sm "$BIN/harm" sigmmap 0 >sm.out 2>sm.err && test ! -s sm.err &&
 	kept=$(sed -n "s/^kept=//p" sm.out) && test "$kept" -ge 3000 &&

@@ -737,6 +737,62 @@ static int mode_errno(void)
 	return 0;
 }
 
+/*
+ * A SIGCHLD handler that reaps and says so, a thread that sleeps, a
+ * child reaped, then a normal exit: the handler runs once. memprov's
+ * scan at exit stops the thread through a helper task that had a copy
+ * of the program's handlers, and the kernel sends a tracer SIGCHLD at
+ * each stop: the handler ran in the helper too, and its waitpid took the
+ * stops the helper waited for.
+ */
+static volatile sig_atomic_t chld_runs;
+
+static void on_chld(int sig)
+{
+	static const char line[] = "sigchld handler\n";
+	int st, e = errno;
+
+	(void)sig;
+	chld_runs++;
+	while (waitpid(-1, &st, WNOHANG) > 0)
+		;
+	if (write(2, line, sizeof(line) - 1) < 0)
+		st = 0;
+	errno = e;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int mode_sigchld(void)
+{
+	struct sigaction sa;
+	pthread_t t;
+	pid_t pid;
+
+	keep_blocks(3, 48);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGCHLD, &sa, NULL) || pthread_create(&t, NULL, sleeper, NULL))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0)
+		_exit(0);
+	while (!chld_runs)
+		usleep(1000);
+	printf("handler runs before exit: %d\n", (int)chld_runs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -775,8 +831,10 @@ int main(int argc, char **argv)
 		return mode_crashabort();
 	if (!strcmp(m, "hidden"))
 		return mode_hidden();
+	if (!strcmp(m, "sigchld"))
+		return mode_sigchld();
 	fprintf(stderr, "usage: harm closefd FILE | dup2over FILE | forkpipe | stdio |\n"
 			"       fsize BYTES | stderrfile FILE | cancel T | sigmmap 0|1 | sigjmp | quickexit |\n"
-			"       misaligned | vforksig | crashabort | hidden\n");
+			"       misaligned | vforksig | crashabort | hidden | sigchld\n");
 	return 2;
 }
