@@ -303,12 +303,16 @@ struct sig_state {
 	sigset_t mask;                          /* the mask before */
 	struct sigaction old[ARRAY_SIZE(forwarded)];
 	unsigned char caught[ARRAY_SIZE(forwarded)];
+	unsigned char ignored[ARRAY_SIZE(forwarded)]; /* when memprov started */
 };
 
 /*
- * Block the forwarded signals and catch them, but those ignored when
- * memprov started (nohup): the command inherits the ignoring. They stay
- * blocked until spawn_and_wait knows the command's pid.
+ * Block the forwarded signals and catch them. Those ignored when memprov
+ * started (nohup; SIGINT and SIGQUIT in a script's background job) are
+ * caught too, and the command starts with them ignored: it may take one
+ * back with a handler of its own, and then gets it as bare (`kill -INT
+ * $!` in a script reached its handler bare, and memprov ignored it). They
+ * stay blocked until spawn_and_wait knows the command's pid.
  */
 static void forward_signals(struct sig_state *st)
 {
@@ -326,8 +330,10 @@ static void forward_signals(struct sig_state *st)
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < ARRAY_SIZE(forwarded); i++) {
 		st->caught[i] = 0;
-		if (sigaction(forwarded[i], NULL, &st->old[i]) < 0 || st->old[i].sa_handler == SIG_IGN)
+		if (sigaction(forwarded[i], NULL, &st->old[i]) < 0)
 			continue;
+		st->ignored[i] = !(st->old[i].sa_flags & SA_SIGINFO) &&
+				 st->old[i].sa_handler == SIG_IGN;
 		st->caught[i] = !sigaction(forwarded[i], &sa, NULL);
 	}
 }
@@ -901,7 +907,7 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 		/* the command starts with memprov's own signal state */
 		for (i = 0; i < ARRAY_SIZE(forwarded); i++)
 			if (ss.caught[i])
-				signal(forwarded[i], SIG_DFL);
+				signal(forwarded[i], ss.ignored[i] ? SIG_IGN : SIG_DFL);
 		sigaction(SIGCHLD, &old_chld, NULL);
 		sigprocmask(SIG_SETMASK, &ss.mask, NULL);
 		board_give();

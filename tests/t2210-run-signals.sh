@@ -4,7 +4,8 @@
 # reach the command once and do not kill memprov (once also when they
 # went to the whole process group, which the command is in too); a
 # signal the command sends its parent reaches memprov's parent; a signal ignored when memprov
-# starts (nohup) stays ignored in the command; when the command dies of
+# starts (nohup) stays ignored in the command, and reaches it once it
+# takes it back with a handler; when the command dies of
 # signal N, memprov dies of N too, without a core of its own; its
 # "trace written" line starts a line of its own after a program that left
 # an unterminated line on stderr.
@@ -43,6 +44,39 @@ test_expect_success 'a signal ignored when memprov starts stays ignored in the c
 	st=0 && env --ignore-signal=HUP "$MEMPROV_CLI" run -o hup.trace -- \
 		sh -c "kill -HUP \$\$; echo alive" >out 2>err || st=$? &&
 	test $st = 0 && echo alive >want && test_cmp want out
+'
+
+test_expect_success 'ignored when memprov starts (a script'"'"'s background job): the command that takes it back with a handler gets it, one that does not ignores it' '
+	# memprov ignored them too, and the command'"'"'s handler never ran
+	cat >catch.py <<-\EOF &&
+	import signal, sys, time
+	got = []
+	for s in (signal.SIGINT, signal.SIGQUIT):
+	    signal.signal(s, lambda n, f: got.append(n))
+	open(sys.argv[1], "w").write("ready\n")
+	t = time.time()
+	while len(got) < 2 and time.time() - t < 10:
+	    time.sleep(0.01)
+	print(got)
+	EOF
+	for how in bare memprov; do
+		rm -f ready.$how &&
+		if [ $how = bare ]; then
+			env --ignore-signal=INT --ignore-signal=QUIT /usr/bin/python3 catch.py ready.$how >ig.$how &
+		else
+			env --ignore-signal=INT --ignore-signal=QUIT "$MEMPROV_CLI" run -o ig.trace -- \
+				/usr/bin/python3 catch.py ready.$how >ig.$how 2>ig.err &
+		fi
+		p=$! &&
+		wait_for "^ready" ready.$how &&
+		kill -INT $p && sleep 0.1 && kill -QUIT $p &&
+		st=0 && wait $p || st=$? &&
+		test $st = 0 && echo "[2, 3]" >want && test_cmp want ig.$how || exit 1
+	done &&
+	env --ignore-signal=INT "$MEMPROV_CLI" run -o ig2.trace -- sh -c "sleep 1; echo alive" >ig2.out 2>ig2.err &
+	p=$! && sleep 0.4 && kill -INT $p &&
+	st=0 && wait $p || st=$? &&
+	test $st = 0 && echo alive >want && test_cmp want ig2.out
 '
 
 test_expect_success 'the command dies of signal N: memprov dies of N, and dumps no core of its own' '
