@@ -252,6 +252,12 @@ long mp_syscall_failed(long r)
 static void (*clone_prepare)(void);
 static void (*clone_parent)(pid_t);
 static void (*clone_child)(void);
+static void (*exit_group_hook)(int); /* mp_syscall_exit_hook */
+
+void mp_syscall_exit_hook(void (*exit_group)(int))
+{
+	exit_group_hook = exit_group;
+}
 
 void mp_clone_fork_hooks(void (*prepare)(void), void (*parent)(pid_t), void (*child)(void))
 {
@@ -275,8 +281,8 @@ static int fork_like(long nr, long a1, long a2)
 }
 
 /*
- * The slow path of syscall(): prctl, seccomp, fork, clone and clone3, chroot, and
- * the descriptor calls (hooks_fd.c). The raw
+ * The slow path of syscall(): prctl, seccomp, fork, clone and clone3, chroot,
+ * exit_group, and the descriptor calls (hooks_fd.c). The raw
  * result (-errno on failure): the stub turns it into libc's.
  */
 MP_HIDDEN __attribute__((used)) long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4,
@@ -294,6 +300,8 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 		before_chroot();
 		return mp_rsys(nr, a1, a2, a3, a4, a5, a6);
 	}
+	if (nr == SYS_exit_group && exit_group_hook)
+		exit_group_hook((int)a1); /* does not return */
 	if (mp_fd_syscall_wants(nr))
 		return mp_fd_syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (!clone_prepare || !fork_like(nr, a1, a2))
@@ -310,8 +318,8 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
 /*
  * long syscall(long nr, a1..a6): nr in rdi, a1-a5 in rsi, rdx, rcx, r8,
  * r9, a6 on the stack; the kernel takes nr in rax and a1-a6 in rdi, rsi,
- * rdx, r10, r8, r9. prctl, seccomp, fork, clone, clone3, chroot and the
- * descriptor calls go to
+ * rdx, r10, r8, r9. prctl, seccomp, fork, clone, clone3, chroot,
+ * exit_group and the descriptor calls go to
  * mp_syscall_slow (a6 passed on as its seventh argument), every other
  * number straight to the kernel.
  */
@@ -331,6 +339,8 @@ __asm__(".text\n"
 	"	cmpq $" MP_STR(SYS_clone3) ", %rdi\n"
 	"	je 2f\n"
 	"	cmpq $" MP_STR(SYS_chroot) ", %rdi\n"
+	"	je 2f\n"
+	"	cmpq $" MP_STR(SYS_exit_group) ", %rdi\n"
 	"	je 2f\n"
 	/* the descriptor calls (hooks_fd.c): close, fstat, dup, dup2, fcntl,
 	 * newfstatat, dup3, statx, close_range, ftruncate, fallocate */

@@ -23,5 +23,12 @@ void *mp_sandbox_exec_buf(size_t *len) MP_HIDDEN;
 /* What runs around a fork made with syscall(SYS_clone or SYS_clone3)
  * without CLONE_VM, on the same stack (init.c's fork handling). */
 void mp_clone_fork_hooks(void (*prepare)(void), void (*parent)(pid_t), void (*child)(void)) MP_HIDDEN;
+/*
+ * syscall(SYS_exit_group, status) ends the process with no exit handler
+ * run, as _exit does: init.c's _exit handling (the scan, the exit
+ * record) runs first. A raw exit_group instruction (Go's runtime makes
+ * one) is seen by nobody.
+ */
+void mp_syscall_exit_hook(void (*exit_group)(int)) MP_HIDDEN;
 
 #endif /* MEMPROV_HOOKS_SANDBOX_H */

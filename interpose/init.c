@@ -121,6 +121,8 @@ static void clone_parent(pid_t pid)
 	}
 }
 
+static __attribute__((noreturn)) void exit_group_seen(int status);
+
 /* glibc hands constructors the program's argc, argv and environment. */
 __attribute__((constructor(101))) static void mp_init(int argc, char **argv, char **envp)
 {
@@ -142,6 +144,7 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 	if (!atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		mp_clone_fork_hooks(atfork_prepare, clone_parent, atfork_child);
+		mp_syscall_exit_hook(exit_group_seen);
 		atfork_done = 1;
 	}
 	mp_pass_end(g);
@@ -397,6 +400,13 @@ EXIT_HOOK(_Exit)
 {
 	mp_hooks_need();
 	leave(mp_real__Exit, status, MP_EXIT_HOW__EXIT);
+}
+
+/* syscall(SYS_exit_group, status): as _exit (hooks_sandbox.c). */
+static __attribute__((noreturn)) void exit_group_seen(int status)
+{
+	mp_hooks_need();
+	leave(mp_real__exit, status, MP_EXIT_HOW__EXIT);
 }
 
 EXIT_HOOK(quick_exit)

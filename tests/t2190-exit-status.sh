@@ -7,7 +7,7 @@ jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
 
-for c in "0 0" "3 3" "return3 3" "kill 143" "abort 134" "255 255"; do
+for c in "0 0" "3 3" "return3 3" "kill 143" "abort 134" "sysexit7 7" "255 255"; do
 	how=${c% *} want=${c#* }
 	export how want
 	test_expect_success "exitcode $how: memprov run returns $want, same stdout" '
@@ -28,6 +28,16 @@ test_expect_success 'exit(3) is recorded as status 3' '
 	jget --check stats.json state=exited exit_status=255 &&
 	memprov stats --json 3.trace >s3.json &&
 	jget --check s3.json state=exited exit_status=3
+'
+
+test_expect_success 'syscall(SYS_exit_group, 7) is recorded as an exit with status 7, scanned: the gate passes' '
+	# it ran no hook: the trace said "killed, or still running", and the
+	# gate counted every block still reachable
+	memprov stats --json sysexit7.trace >s7.json &&
+	jget --check s7.json state=exited exit_status=7 &&
+	memprov stats sysexit7.trace >s7.txt &&
+	grep "^reachability at exit (1 of 1 threads stopped)" s7.txt &&
+	memprov check sysexit7.trace
 '
 
 test_expect_success 'a pipe as stdout: same bytes as without memprov' '

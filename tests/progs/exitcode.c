@@ -1,13 +1,16 @@
 /*
  * exitcode.c - prints a known text with printf (and a few allocations),
  * then leaves as argv[1] says: a number -> exit(number); "return3" ->
- * returns 3 from main; "kill" -> SIGTERM to itself; "abort" -> abort().
+ * returns 3 from main; "kill" -> SIGTERM to itself; "abort" -> abort();
+ * "sysexit7" -> syscall(SYS_exit_group, 7), which runs no exit handler.
  * Used by t2170-env.sh and t2190-exit-status.sh.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -27,5 +30,7 @@ int main(int argc, char **argv)
 		raise(SIGTERM);
 	if (!strcmp(how, "abort"))
 		abort();
+	if (!strcmp(how, "sysexit7"))
+		syscall(SYS_exit_group, 7);
 	exit(atoi(how));
 }
