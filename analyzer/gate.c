@@ -612,6 +612,19 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 	if (t.hdr.state == MP_STATE_KILLED && t.hdr.term_signal == SIGPIPE) {
 		res.skipped = 1;
 		res.skip_why = "killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict";
+	} else if (!(o->flags & GATE_REACHABLE) && (t.hdr.flags & MP_HF_EXIT_BY_RUN) &&
+		   t.hdr.state == MP_STATE_EXITED) {
+		/*
+		 * It exited past every hook (Go's runtime ends every Go program
+		 * with a raw exit_group): memprov run saw the status, but there
+		 * was no scan to tell what was lost from what was still in use.
+		 * Gating all it held failed every Go program on its runtime's
+		 * own heap; --reachable gates it so.
+		 */
+		res.skipped = 1;
+		res.skip_why = t.hdr.flags & MP_HF_GO ?
+			"a Go program: its runtime exits by a raw system call no hook sees, so there was no scan: no verdict (--reachable gates all it held)" :
+			"it exited past every hook (a raw exit system call), so there was no scan: no verdict (--reachable gates all it held)";
 	} else if (t.hdr.state == MP_STATE_EXEC) {
 		res.skipped = 1;
 		res.skip_why = "replaced by exec (its memory went with it)";
@@ -623,6 +636,12 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		res.skip_why = o->flags & GATE_RUN ?
 			"still running when the command ended (a child that outlives it): no exit yet, no verdict" :
 			"still running (the process writes its trace now): no exit yet, no verdict; check it once it has ended";
+	} else if (!(o->flags & GATE_REACHABLE) && (t.hdr.flags & MP_HF_GO) &&
+		   t.hdr.state == MP_STATE_RUNNING) {
+		/* the same without memprov run: exited, or killed (which
+		 * memprov run would have seen and noted) */
+		res.skipped = 1;
+		res.skip_why = "a Go program whose end no hook saw (its runtime exits by a raw system call; or it was killed): no scan, no verdict (memprov run notes how it ended; --reachable gates all it held)";
 	}
 	if (res.skipped) {
 		tot->skipped++;

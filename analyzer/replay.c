@@ -1011,6 +1011,9 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 	case MP_STATE_EXITED:
 		if (h->exit_status == MP_EXIT_UNKNOWN)
 			snprintf(buf, len, "exited (main returned; status not recorded)");
+		else if (h->flags & MP_HF_EXIT_BY_RUN)
+			snprintf(buf, len, "exited with status %d, past every hook (seen by memprov run)",
+				 h->exit_status);
 		else
 			snprintf(buf, len, "exited with status %d", h->exit_status);
 		break;
@@ -1035,7 +1038,11 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 			 "internal limit");
 		break;
 	default:
-		snprintf(buf, len, "killed or still running: live at point of death");
+		if (h->flags & MP_HF_GO)
+			snprintf(buf, len, "a Go program's end, seen by no hook (its runtime exits by a "
+				 "raw system call), or killed, or still running");
+		else
+			snprintf(buf, len, "killed or still running: live at point of death");
 		break;
 	}
 	return buf;

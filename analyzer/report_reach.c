@@ -28,6 +28,9 @@ const char *reach_why_not(const struct replay *r)
 	if (!r->have_reach) {
 		switch (r->trace->hdr.state) {
 		case MP_STATE_EXITED:
+			if (r->trace->hdr.flags & MP_HF_EXIT_BY_RUN)
+				return "no scan: the process exited past every hook (a raw exit "
+				       "system call, as Go's runtime makes); memprov run saw its status";
 			return "no scan in this trace (an exit memprov does not see, "
 			       "or a trace from an older memprov)";
 		case MP_STATE_EXEC:
@@ -37,6 +40,9 @@ const char *reach_why_not(const struct replay *r)
 		case MP_STATE_KILLED:
 			return "no scan: the process was killed by a signal";
 		default:
+			if (r->trace->hdr.flags & MP_HF_GO)
+				return "no scan: a Go program, whose runtime exits by a raw system "
+				       "call no hook sees (or it was killed, or still runs)";
 			return "no scan: the process did not exit normally (killed, or still running)";
 		}
 	}

@@ -655,43 +655,57 @@ static void report_others(const struct run_traces *t, pid_t pid, const char *min
 }
 
 /*
- * The command died of signal sig that its libmemprov.so could not note
- * (SIGKILL: the OOM killer, `kill -9`, a timeout's last word; a crash in
- * a process whose tracing hooks were gone): its trace still says
- * running, and the reports said "killed or still running". memprov run
- * saw the signal in the status: it writes it into the header of the
- * command's own trace (the process is gone: nothing else writes there),
- * the signal first, then the state. The end time stays unset: the
- * reports take the last record's, not this later instant.
+ * The command ended in a way its libmemprov.so could not note, and its
+ * trace still says running: the reports said "killed or still running".
+ * memprov run saw how it ended in the status and writes that into the
+ * header of the command's own trace (the process is gone: nothing else
+ * writes there), the state last:
+ *
+ *   - died of signal sig (SIGKILL: the OOM killer, `kill -9`, a
+ *     timeout's last word; a crash in a process whose tracing hooks were
+ *     gone): state killed, term_signal;
+ *   - exited with status code past every hook (a raw exit_group system
+ *     call: Go's runtime ends every Go program so): state exited,
+ *     exit_status, and MP_HF_EXIT_BY_RUN, which tells the reports and
+ *     the gate that no scan ran at this exit.
+ *
+ * The end time stays unset: the reports take the last record's, not this
+ * later instant. The index gets the line the process would have written.
  */
-static void note_killed(const char *path, const struct mp_file_header *h, pid_t pid, int sig,
-			const char *index)
+static void note_end(const char *path, const struct mp_file_header *h, pid_t pid, int sig,
+		     int code, const char *index)
 {
-	uint32_t state = MP_STATE_KILLED;
-	int32_t signo = sig;
+	uint32_t state = sig ? MP_STATE_KILLED : MP_STATE_EXITED, flags = h->flags | MP_HF_EXIT_BY_RUN;
+	int32_t value = sig ? sig : code;
 	struct timespec now;
 	char line[2048];
 	const char *c;
 	int fd, n, ok;
 
-	if (!sig || h->pid != pid || h->state != MP_STATE_RUNNING)
+	if (h->pid != pid || h->state != MP_STATE_RUNNING)
 		return;
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
-	ok = pwrite(fd, &signo, sizeof(signo), offsetof(struct mp_file_header, term_signal)) ==
-		     (ssize_t)sizeof(signo) &&
-	     pwrite(fd, &state, sizeof(state), offsetof(struct mp_file_header, state)) ==
-		     (ssize_t)sizeof(state);
+	if (sig)
+		ok = pwrite(fd, &value, sizeof(value), offsetof(struct mp_file_header, term_signal)) ==
+		     (ssize_t)sizeof(value);
+	else
+		ok = pwrite(fd, &value, sizeof(value), offsetof(struct mp_file_header, exit_status)) ==
+			     (ssize_t)sizeof(value) &&
+		     pwrite(fd, &flags, sizeof(flags), offsetof(struct mp_file_header, flags)) ==
+			     (ssize_t)sizeof(flags);
+	ok = ok && pwrite(fd, &state, sizeof(state), offsetof(struct mp_file_header, state)) ==
+			   (ssize_t)sizeof(state);
 	close(fd);
 	if (!ok || !index || (fd = open(index, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return;
 	/* the line the process would have written (run_index.c's format) */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	n = snprintf(line, sizeof(line) - 1, "killed\t%d\t%d\t%llu\t%d\t", (int)h->pid,
-		     (int)h->ppid,
+	n = snprintf(line, sizeof(line) - 1, "%s\t%d\t%d\t%llu\t%d\t", sig ? "killed" : "exit",
+		     (int)h->pid, (int)h->ppid,
 		     (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
-		     sig);
+		     (int)value);
 	if (n > 0 && n < (int)sizeof(line) - 1) {
 		/* COMMAND: its tabs and newlines made spaces, as the library's put() */
 		size_t len = h->cmdline[0] ? strnlen(h->cmdline, sizeof(h->cmdline)) :
@@ -711,17 +725,17 @@ static void note_killed(const char *path, const struct mp_file_header *h, pid_t 
 /*
  * Say where the traces are: the command's own (the program its pid
  * finally became, after any exec), then one line on the others. sig: the
- * signal that killed the command (0: none).
+ * signal that killed the command (0: none); else code: its exit status.
  */
 static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
-			  const char *base, int sig, const char *index)
+			  const char *base, int sig, int code, const char *index)
 {
 	struct run_traces t;
 	char *mine;
 
 	run_traces_find(&t, tmpl, before, pid);
 	if (t.last < t.n)
-		note_killed(t.path[t.last], &t.h[t.last], pid, sig, index);
+		note_end(t.path[t.last], &t.h[t.last], pid, sig, code, index);
 	mine = t.last < t.n ? xstrdup(t.path[t.last]) : name_for_pid(tmpl, pid, before);
 	if (!readable_file(mine))
 		fprintf(stderr, "memprov: no trace at %s: the command may not have started under "
@@ -1237,7 +1251,7 @@ static int cmd_run(int argc, char **argv)
 	if (!started)
 		goto out;
 	own_line();
-	report_traces(tmpl, pid, &before, clob, base, sig, a.index);
+	report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index);
 	if (a.check)
 		ret = run_gate(&a, json_fd, tmpl, &before, pid, ret);
 out:

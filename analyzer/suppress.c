@@ -110,6 +110,11 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	 * cached stack */
 	{ "ld-linux", FIRST, "dynamic loader tables (link maps, dlopen, TLS, a thread's DTV)" },
 	{ "libunwind", OWNER, "libunwind caches" },
+	/* Go: a cgo program's runtime maps its garbage-collected heap, its
+	 * page tables and its own tables through x_cgo_mmap (690 MiB
+	 * reserved, most never touched, by a program that allocated little);
+	 * none of it is malloc's, and Go's collector frees what it holds */
+	{ "^x_cgo_mmap$", FIRST, "the Go runtime's heap and tables (mapped through cgo), managed by its garbage collector" },
 	/* CUDA driver and runtime: host memory for contexts, modules, handles */
 	{ "libcuda.so", OWNER | HOST, "CUDA driver state (contexts, modules)" },
 	{ "libcudart", OWNER | HOST, "CUDA runtime state" },

@@ -111,21 +111,6 @@ char *sym_demangle(const char *name)
 	return out;
 }
 
-void sym_dwarf_line(Dwfl_Module *mod, Dwarf_Addr pc, struct sym_where *w)
-{
-	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-	const char *file;
-	int lineno = 0;
-
-	if (!line)
-		return;
-	file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-	if (file && lineno > 0) {
-		w->file = source_path(file, dwfl_line_comp_dir(line));
-		w->line = lineno;
-	}
-}
-
 /*
  * A subprogram's or inlined subroutine's name: a C++ linkage name
  * demangled (with its parameters, as the symbol table gives it), else
@@ -198,8 +183,18 @@ struct cu_index {
 	size_t n_ranges, cap_ranges;
 };
 
+/* One compilation unit's address range, from its DW_AT_ranges or low/high pc. */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off off;
+};
+
 struct sym_dwarf {
 	struct cu_index *cus;
+	struct cu_range *cu_ranges; /* sorted by lo; built on first need (cu_at) */
+	size_t n_cu_ranges, cap_cu_ranges;
+	int cu_ranges_built;
+	Dwarf_Die cu_buf;           /* the unit cu_at found in them */
 };
 
 #define MAX_DIE_DEPTH 256
@@ -224,6 +219,7 @@ void sym_dwarf_free(struct sym_dwarf *d)
 		free(ci->ranges);
 		free(ci);
 	}
+	free(d->cu_ranges);
 	free(d);
 }
 
@@ -342,11 +338,116 @@ static int inl_depth_cmp(const void *a, const void *b)
 	return y->depth - x->depth; /* deepest first */
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The address ranges of every unit of the module, sorted. */
+static void cu_ranges_build(struct sym_dwarf *d, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias, base, lo, hi;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	ptrdiff_t r;
+
+	d->cu_ranges_built = 1;
+	if (!dw)
+		return;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			r = 0;
+			while ((r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0) {
+				if (lo >= hi)
+					continue;
+				ALLOC_GROW(d->cu_ranges, d->n_cu_ranges, d->cap_cu_ranges);
+				d->cu_ranges[d->n_cu_ranges++] =
+					(struct cu_range){ lo, hi, dwarf_dieoffset(&cu) };
+			}
+		}
+		off = next;
+	}
+	sort_array(d->cu_ranges, d->n_cu_ranges, sizeof(*d->cu_ranges), cu_range_cmp);
+}
+
+/* Whether the unit names address ranges at all (1 holds a, 0 not, -1 no ranges). */
+static int cu_holds(Dwarf_Die *cu, Dwarf_Addr a)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t r = 0;
+	int any = 0;
+
+	while ((r = dwarf_ranges(cu, r, &base, &lo, &hi)) > 0) {
+		any = 1;
+		if (lo <= a && a < hi)
+			return 1;
+	}
+	return any ? 0 : -1;
+}
+
+/*
+ * The compilation unit that holds pc (*bias: the module's). libdwfl
+ * finds it by .debug_aranges, and takes the last unit starting below pc
+ * without looking at where that unit ends: a cgo program's aranges name
+ * only its C units (Go writes none), and every Go function was given the
+ * line table of the last C unit before Go's code (runtime/cgo's
+ * gcc_mmap.c:37 for all of them); a unit linked without aranges behind
+ * C units got no line at all. A unit whose own ranges leave pc out, or
+ * none found, is looked up again in the ranges of all units; none holds
+ * it: NULL.
+ */
+static Dwarf_Die *cu_at(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, bias);
+	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+	Dwarf_Addr a = pc - *bias;
+	size_t lo = 0, hi, back, i;
+
+	if (!dw || (cudie && cu_holds(cudie, a)))
+		return cudie;
+	if (!d->cu_ranges_built)
+		cu_ranges_build(d, mod);
+	hi = d->n_cu_ranges;
+	while (lo < hi) { /* the first range starting after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->cu_ranges[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, back = 0; i > 0 && back < 16; i--, back++)
+		if (a < d->cu_ranges[i - 1].hi)
+			return dwarf_offdie(dw, d->cu_ranges[i - 1].off, &d->cu_buf);
+	return NULL;
+}
+
+void sym_dwarf_line(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, struct sym_where *w)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cudie = cu_at(d, mod, pc, &bias);
+	Dwarf_Line *line = cudie ? dwarf_getsrc_die(cudie, pc - bias) : NULL;
+	const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+	Dwarf_Attribute attr;
+	int lineno = 0;
+
+	if (file && dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
+		w->file = source_path(file,
+				      dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr)));
+		w->line = lineno;
+	}
+}
+
 size_t sym_dwarf_inlined(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc,
 			 struct sym_where *w, struct sym_frame *out, size_t max)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
+	Dwarf_Die *cudie = cu_at(d, mod, pc, &bias);
 	struct inl_range *hit[MAX_DIE_DEPTH];
 	Dwarf_Files *files = NULL;
 	struct fn_index *fn;

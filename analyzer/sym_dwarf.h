@@ -19,13 +19,13 @@ struct sym_where {
 	int line;           /* 0: unknown */
 };
 
-/* The inlined-subroutine index of one module's DWARF (built as used). */
+/* The unit and inlined-subroutine indexes of one module's DWARF (built as used). */
 struct sym_dwarf;
 struct sym_dwarf *sym_dwarf_new(void);
 void sym_dwarf_free(struct sym_dwarf *d);
 
 /* The line-table row of pc (module-relative addresses as libdwfl takes them) into w. */
-void sym_dwarf_line(Dwfl_Module *mod, Dwarf_Addr pc, struct sym_where *w);
+void sym_dwarf_line(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, struct sym_where *w);
 
 /*
  * The functions inlined at pc, innermost first, into out[0..max): each

@@ -252,9 +252,9 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 		return 1;
 	memset(&w, 0, sizeof(w));
 	if (sm->dw) {
-		sym_dwarf_line(sm->mod, pc, &w);
 		if (!sm->inlined)
 			sm->inlined = sym_dwarf_new();
+		sym_dwarf_line(sm->inlined, sm->mod, pc, &w);
 		n = sym_dwarf_inlined(sm->inlined, sm->mod, pc, &w, out, max - 1);
 	}
 	for (k = 0; k <= n; k++) { /* inlined frames share the address's figures */

@@ -219,6 +219,15 @@ enum mp_header_flags {
 				 * the parent's trace has an MP_REC_FORK naming it
 				 * (added without a version change: older writers
 				 * never set it) */
+	MP_HF_GO = 1 << 7,      /* the program is a Go program (its Go build ID
+				 * note): Go's runtime ends the process with a raw
+				 * exit_group system call that no hook sees, so its
+				 * trace has no exit record and no scan */
+	MP_HF_EXIT_BY_RUN = 1 << 8, /* state EXITED and exit_status were written
+				 * by memprov run, which saw the command's status:
+				 * the process's own hooks did not see its exit (a
+				 * raw exit_group, as Go's runtime makes), so there
+				 * was no scan */
 };
 
 struct mp_file_header {

@@ -29,6 +29,11 @@ static inline void mp_atomic_store_release_u32(uint32_t *p, uint32_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+static inline void mp_atomic_or_relaxed_u32(uint32_t *p, uint32_t v)
+{
+	__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+}
+
 static inline void mp_atomic_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);

@@ -86,9 +86,14 @@ static void range_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *
 		*lo = *hi = 0;
 }
 
-/* Copy the GNU build-id from the PT_NOTE segments; returns its length. */
-static int build_id(const struct dl_phdr_info *info, uint8_t *out)
+/*
+ * The descriptor of the note OWNER/TYPE in the PT_NOTE segments (*len:
+ * its length), or NULL.
+ */
+static const uint8_t *find_note(const struct dl_phdr_info *info, const char *owner,
+				uint32_t type, uint32_t *len)
 {
+	uint32_t owner_len = (uint32_t)strlen(owner) + 1;
 	int i;
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
@@ -106,17 +111,41 @@ static int build_id(const struct dl_phdr_info *info, uint8_t *out)
 
 			if ((const char *)desc + nh->n_descsz > end)
 				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4)) {
-				int n = nh->n_descsz > 32 ? 32 : (int)nh->n_descsz;
-
-				memcpy(out, desc, (size_t)n);
-				return n;
+			/* the name NUL-terminated, perhaps padded: Go's "Go" has 4 */
+			if (nh->n_type == type && nh->n_namesz >= owner_len &&
+			    !memcmp(name, owner, owner_len)) {
+				*len = nh->n_descsz;
+				return desc;
 			}
 			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
 		}
 	}
-	return 0;
+	return NULL;
+}
+
+/* Copy the GNU build-id; returns its length. */
+static int build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+	uint32_t len;
+	const uint8_t *desc = find_note(info, "GNU", NT_GNU_BUILD_ID, &len);
+	int n = desc ? (len > 32 ? 32 : (int)len) : 0;
+
+	if (n)
+		memcpy(out, desc, (size_t)n);
+	return n;
+}
+
+/*
+ * A Go program carries Go's build ID note (owner "Go", type 4) in a
+ * PT_NOTE segment, linked by Go itself or by the system linker (cgo).
+ */
+#define NT_GO_BUILD_ID 4
+
+static int go_program(const struct dl_phdr_info *info)
+{
+	uint32_t len;
+
+	return find_note(info, "Go", NT_GO_BUILD_ID, &len) != NULL;
 }
 
 MP_REALIGN static void emit_module(const struct dl_phdr_info *info, const char *path)
@@ -329,8 +358,11 @@ MP_REALIGN static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 			mp_self_exe(exe_path, sizeof(exe_path));
 		path = exe_path;
 	}
-	if (!info->dlpi_name || !info->dlpi_name[0])
+	if (!info->dlpi_name || !info->dlpi_name[0]) {
 		mp_trace_set_exe(path); /* the program's own: the header names it */
+		if (go_program(info))
+			mp_trace_add_flags(MP_HF_GO);
+	}
 	if (nmods < MAX_MODULES) {
 		size_t plen = strlen(path) + 1;
 

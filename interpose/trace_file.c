@@ -1029,6 +1029,7 @@ static const char *args_lo, *args_hi;
 /* The executable's path (the module scan's, or /proc/self/exe's); a
  * forked child has its parent's. */
 static char self_exe[sizeof(((struct mp_file_header *)0)->exe)];
+static uint32_t learned_flags; /* mp_trace_add_flags */
 
 void mp_trace_set_args(int argc, char **argv)
 {
@@ -1148,7 +1149,7 @@ static void fill_header(struct mp_file_header *h, int ramfs, int forked)
 	h->chunk_size = MP_BLOCK_SIZE;
 	h->flags = (mp_config.heap ? MP_HF_HEAP : 0) | (mp_config.mmap ? MP_HF_MMAP : 0) |
 		   (mp_config.cuda ? MP_HF_CUDA : 0) | (mp_config.python ? MP_HF_PYTHON : 0) |
-		   MP_HF_RSS_NET | (ramfs ? MP_HF_RAMFS : 0);
+		   MP_HF_RSS_NET | (ramfs ? MP_HF_RAMFS : 0) | learned_flags;
 	h->next_chunk = 0;
 	h->pid = getpid();
 	h->ppid = forked && fork_parent_pid > 0 ? fork_parent_pid : getppid();
@@ -1283,6 +1284,15 @@ void mp_trace_set_exe(const char *path)
 	else
 		mp_self_exe(self_exe, sizeof(self_exe));
 	memcpy(h->exe, self_exe, sizeof(h->exe));
+}
+
+void mp_trace_add_flags(uint32_t flags)
+{
+	struct mp_file_header *h = mp_header;
+
+	learned_flags |= flags;
+	if (h)
+		mp_atomic_or_relaxed_u32(&h->flags, flags);
 }
 
 void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread,

@@ -34,6 +34,9 @@ void mp_trace_set_args(int argc, char **argv) MP_HIDDEN;
  * parent's from the start.
  */
 void mp_trace_set_exe(const char *path) MP_HIDDEN;
+/* Header flags (MP_HF_*) learned after the trace was made: kept for the
+ * traces of forked children too. */
+void mp_trace_add_flags(uint32_t flags) MP_HIDDEN;
 /* The state the header shows (exit, exec, running again after a failed exec). */
 void mp_trace_set_state(enum mp_state st, int32_t status) MP_HIDDEN;
 /* The process is being killed by sig (its default action is about to

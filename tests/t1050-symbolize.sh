@@ -7,7 +7,8 @@
 # address found per span of addresses (analyzer/sym_spans.c) is libdwfl's
 # own answer, name and offset, in every module tried (section bounds
 # where the module is loaded: a stripped libunwind differed at 1,694
-# addresses when they were pushed unbiased).
+# addresses when they were pushed unbiased); a unit missing from
+# .debug_aranges (Go's, in a cgo program) gets its own lines.
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
 
@@ -125,6 +126,20 @@ test_expect_success 'the symbol of an address per span of addresses: libdwfl'"'"
 	cat spans.out &&
 	test $(grep -c ": [0-9]* addresses, [0-9]* named, 0 differ" spans.out) = $(echo $files | wc -w) &&
 	! grep -q ": [0-9]* addresses, 0 named" spans.out
+'
+
+test_expect_success 'a unit that .debug_aranges leaves out still gets its own lines' '
+	# tests/bin/split: part.c linked after main.c without its aranges, as
+	# a cgo program'"'"'s Go code (Go writes none): libdwfl gave it no line
+	# here, and in a cgo program the nearest C line (runtime/cgo'"'"'s
+	# gcc_mmap.c:37 for every Go frame)
+	test -x "$BIN/split" &&
+	MEMPROV_OUTPUT=split.trace LD_PRELOAD="$MEMPROV_LIB" "$BIN/split" &&
+	memprov leaks split.trace >split.out &&
+	cat split.out &&
+	line=$(grep -n "the line t1050 expects" "$TOP/tests/progs/split/part.c" | cut -d: -f1) &&
+	grep -x "      part_alloc .*/tests/progs/split/part.c:$line" split.out &&
+	grep -x "      main_alloc .*/tests/progs/split/main.c:[0-9]*" split.out
 '
 
 test_done
