@@ -169,9 +169,10 @@ struct fn_index {
 	size_t n_inl, cap_inl;
 };
 
-struct fn_range {
+/* An address range and what holds it (a function's index, a unit's DIE offset). */
+struct addr_range {
 	Dwarf_Addr lo, hi;
-	size_t fn;
+	uint64_t what;
 };
 
 struct cu_index {
@@ -179,19 +180,14 @@ struct cu_index {
 	Dwarf_Off off;
 	struct fn_index *fns;
 	size_t n_fns, cap_fns;
-	struct fn_range *ranges;    /* sorted by lo */
+	struct addr_range *ranges;  /* sorted by lo; what: the index in fns */
 	size_t n_ranges, cap_ranges;
-};
-
-/* One compilation unit's address range, from its DW_AT_ranges or low/high pc. */
-struct cu_range {
-	Dwarf_Addr lo, hi;
-	Dwarf_Off off;
 };
 
 struct sym_dwarf {
 	struct cu_index *cus;
-	struct cu_range *cu_ranges; /* sorted by lo; built on first need (cu_at) */
+	struct addr_range *cu_ranges; /* sorted by lo, what: the unit's DIE offset;
+				       * built on first need (cu_at) */
 	size_t n_cu_ranges, cap_cu_ranges;
 	int cu_ranges_built;
 	Dwarf_Die cu_buf;           /* the unit cu_at found in them */
@@ -241,7 +237,7 @@ static void index_die(struct cu_index *ci, Dwarf_Die *die, long fn, int depth, l
 				*added = (long)ci->n_fns++;
 			}
 			ALLOC_GROW(ci->ranges, ci->n_ranges, ci->cap_ranges);
-			ci->ranges[ci->n_ranges++] = (struct fn_range){ lo, hi, (size_t)*added };
+			ci->ranges[ci->n_ranges++] = (struct addr_range){ lo, hi, (uint64_t)*added };
 		} else {
 			struct fn_index *f = &ci->fns[fn];
 
@@ -253,7 +249,7 @@ static void index_die(struct cu_index *ci, Dwarf_Die *die, long fn, int depth, l
 
 static int range_cmp(const void *a, const void *b)
 {
-	const struct fn_range *x = a, *y = b;
+	const struct addr_range *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
@@ -311,24 +307,32 @@ static struct cu_index *cu_index_of(struct sym_dwarf *d, Dwarf_Die *cudie)
 	return ci;
 }
 
-/* The function whose ranges hold a, or NULL. */
-static struct fn_index *fn_at(struct cu_index *ci, Dwarf_Addr a)
+/* The range of r[0..n) (sorted by lo) that holds a: its index, or -1. */
+static long range_find(const struct addr_range *r, size_t n, Dwarf_Addr a)
 {
-	size_t lo = 0, hi = ci->n_ranges, i, back;
+	size_t lo = 0, hi = n, i, back;
 
 	while (lo < hi) { /* the first range starting after a */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ci->ranges[mid].lo <= a)
+		if (r[mid].lo <= a)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* ranges seldom overlap (nested functions): look a few back */
 	for (i = lo, back = 0; i > 0 && back < 16; i--, back++)
-		if (a < ci->ranges[i - 1].hi)
-			return &ci->fns[ci->ranges[i - 1].fn];
-	return NULL;
+		if (a < r[i - 1].hi)
+			return (long)(i - 1);
+	return -1;
+}
+
+/* The function whose ranges hold a, or NULL. */
+static struct fn_index *fn_at(struct cu_index *ci, Dwarf_Addr a)
+{
+	long i = range_find(ci->ranges, ci->n_ranges, a);
+
+	return i < 0 ? NULL : &ci->fns[ci->ranges[i].what];
 }
 
 static int inl_depth_cmp(const void *a, const void *b)
@@ -336,13 +340,6 @@ static int inl_depth_cmp(const void *a, const void *b)
 	const struct inl_range *x = *(struct inl_range *const *)a, *y = *(struct inl_range *const *)b;
 
 	return y->depth - x->depth; /* deepest first */
-}
-
-static int cu_range_cmp(const void *a, const void *b)
-{
-	const struct cu_range *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 /* The address ranges of every unit of the module, sorted. */
@@ -367,12 +364,12 @@ static void cu_ranges_build(struct sym_dwarf *d, Dwfl_Module *mod)
 					continue;
 				ALLOC_GROW(d->cu_ranges, d->n_cu_ranges, d->cap_cu_ranges);
 				d->cu_ranges[d->n_cu_ranges++] =
-					(struct cu_range){ lo, hi, dwarf_dieoffset(&cu) };
+					(struct addr_range){ lo, hi, dwarf_dieoffset(&cu) };
 			}
 		}
 		off = next;
 	}
-	sort_array(d->cu_ranges, d->n_cu_ranges, sizeof(*d->cu_ranges), cu_range_cmp);
+	sort_array(d->cu_ranges, d->n_cu_ranges, sizeof(*d->cu_ranges), range_cmp);
 }
 
 /* Whether the unit names address ranges at all (1 holds a, 0 not, -1 no ranges). */
@@ -406,25 +403,14 @@ static Dwarf_Die *cu_at(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, Dw
 	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, bias);
 	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
 	Dwarf_Addr a = pc - *bias;
-	size_t lo = 0, hi, back, i;
+	long i;
 
 	if (!dw || (cudie && cu_holds(cudie, a)))
 		return cudie;
 	if (!d->cu_ranges_built)
 		cu_ranges_build(d, mod);
-	hi = d->n_cu_ranges;
-	while (lo < hi) { /* the first range starting after a */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->cu_ranges[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo, back = 0; i > 0 && back < 16; i--, back++)
-		if (a < d->cu_ranges[i - 1].hi)
-			return dwarf_offdie(dw, d->cu_ranges[i - 1].off, &d->cu_buf);
-	return NULL;
+	i = range_find(d->cu_ranges, d->n_cu_ranges, a);
+	return i < 0 ? NULL : dwarf_offdie(dw, d->cu_ranges[i].what, &d->cu_buf);
 }
 
 void sym_dwarf_line(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, struct sym_where *w)
