@@ -301,7 +301,7 @@ static void classes_text(FILE *f, const struct result *res)
 
 	if (!v || !v->shown)
 		return;
-	fprintf(f, "  reachability at exit (all kinds, before suppressions): ");
+	fprintf(f, "  reachability at %s (all kinds, before suppressions): ", reach_when(res->r));
 	reach_text_line(f, v);
 	fputc('\n', f);
 	if (res->rule == GATE_RULE_LOST)
@@ -412,8 +412,12 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 	} else if (!strcmp(res->at, "end-of-trace") && res->t->hdr.state == MP_STATE_KILLED) {
 		const char *abbrev = sigabbrev_np(res->t->hdr.term_signal);
 
-		printf("  the process was killed by SIG%s (signal %d): live at the point of death\n",
-		       abbrev ? abbrev : "?", res->t->hdr.term_signal);
+		if (res->rule == GATE_RULE_LOST)
+			printf("  the process was killed by SIG%s (signal %d), a request to end: "
+			       "scanned as it came\n", abbrev ? abbrev : "?", res->t->hdr.term_signal);
+		else
+			printf("  the process was killed by SIG%s (signal %d): live at the point of death\n",
+			       abbrev ? abbrev : "?", res->t->hdr.term_signal);
 	} else if (!strcmp(res->at, "end-of-trace")) {
 		printf("  the process did not exit (killed, or still running): live at the end of the trace\n");
 	}

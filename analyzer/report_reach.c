@@ -226,18 +226,23 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 			"of: they were scanned as roots\n");
 }
 
+const char *reach_when(const struct replay *r)
+{
+	return r->trace->hdr.state == MP_STATE_KILLED ? "death" : "exit";
+}
+
 void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay *r)
 {
 	char b2[HUMAN_LEN], nb[HUMAN_LEN];
 	unsigned i;
 
 	if (!v->shown) {
-		fprintf(f, "\nreachability at exit: not %s: %s\n",
+		fprintf(f, "\nreachability at %s: not %s: %s\n", reach_when(r),
 			r->have_reach && r->reach.status == MP_REACH_DONE ? "shown" : "computed",
 			v->why);
 		return;
 	}
-	fprintf(f, "\nreachability at exit (%u of %u threads stopped):\n",
+	fprintf(f, "\nreachability at %s (%u of %u threads stopped):\n", reach_when(r),
 		r->reach.threads_stopped, r->reach.threads);
 	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
 		unsigned c = order[i];

@@ -20,6 +20,10 @@ struct reach_view {
 	struct site **by_key[MP_REACH_CLASS_COUNT]; /* the same, sorted by key */
 };
 
+/* When the scan ran, for people: "exit", or "death" (killed by a request
+ * to end, hooks_signal.c: the scan ran as the signal came). */
+const char *reach_when(const struct replay *r);
+
 /* Why r has no classes, for people (no scan, or one that did not finish); NULL: it has. */
 const char *reach_why_not(const struct replay *r);
 

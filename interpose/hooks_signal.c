@@ -23,8 +23,8 @@
  * back (a raw system call) are not wrapped; the calls they make while
  * memprov is busy are counted in the trace header (mp_count_skipped).
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, unwind, libc_real, sigboard
- * and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, unwind, libc_real, sigboard,
+ * reach (the scan at a death on request) and sys.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -36,6 +36,7 @@
 #include "hooks_signal.h"
 #include "trace_file.h"
 #include "libc_real.h"
+#include "reach.h"
 #include "recorder.h"
 #include "run_index.h"
 #include "sigboard.h"
@@ -314,6 +315,35 @@ static int is_deadly(int sig)
  * where without memprov the process ended). Either way the process ends
  * as without memprov, core dump included.
  */
+/*
+ * A request to end (SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM: a
+ * parent done with its worker, `timeout`, Ctrl-C): the process's memory
+ * is whole, so the scan runs first, as at an exit (valgrind checks for
+ * leaks at such a death too). Without it the gate counted all that such a
+ * process held (apt's download methods, which apt ends with SIGINT, failed
+ * every run). Not after a fault or an abort (the heap may be what broke),
+ * nor for SIGQUIT (a core is asked for, at once), nor SIGPIPE (the gate
+ * gives that death no verdict), nor when the signal came while this
+ * thread was inside memprov (a record half written: the trace stays as
+ * it was, no scan).
+ */
+static int ends_on_request(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGUSR1 ||
+	       sig == SIGUSR2 || sig == SIGALRM;
+}
+
+static void scan_at_death(int sig)
+{
+	if (!ends_on_request(sig) || !mp_tracing || mp_self.guard || mp_self.disabled ||
+	    !mp_header || mp_header->state != MP_STATE_RUNNING ||
+	    mp_header->pid != (int32_t)mp_syscall(SYS_getpid))
+		return;
+	mp_self.guard = MP_GUARD_REC;
+	mp_reach_at_exit();
+	mp_self.guard = MP_GUARD_NONE;
+}
+
 static void on_death(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -322,6 +352,7 @@ static void on_death(int sig, siginfo_t *si, void *uc)
 
 	(void)uc;
 	mp_sigboard_note(sig, si);
+	scan_at_death(sig);
 	mp_trace_killed(sig);
 	if (mp_header && mp_header->state == MP_STATE_KILLED && mp_header->term_signal == sig &&
 	    mp_header->pid == (int32_t)mp_syscall(SYS_getpid)) {

@@ -26,7 +26,8 @@ for how in resethand sysv reraise; do
 		"$MEMPROV_CLI" stats $how.trace >stats.$how &&
 		grep "^ended: killed by SIGTERM (signal 15)" stats.$how &&
 		"$MEMPROV_CLI" leaks $how.trace >leaks.$how &&
-		grep -A1 "#1 heap malloc: 1 block, 4.0 KiB (4,096 B)" leaks.$how | grep "oneshot.c:[0-9]*$"
+		grep -A1 "#[0-9] heap malloc: 1 block, 4.0 KiB (4,096 B)" leaks.$how | grep "oneshot.c:[0-9]*$" &&
+		grep "^reachability at death (1 of 1 threads stopped)" leaks.$how
 	'
 done
 

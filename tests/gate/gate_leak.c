@@ -18,6 +18,7 @@
  *   gate_leak pipe     keep, then writes lines to stdout until a closed
  *                      pipe's SIGPIPE kills it (`gate_leak pipe | head -n 1`)
  *   gate_leak term     keep, then dies of SIGTERM
+ *   gate_leak termleak keep and leak, then dies of SIGTERM (sent by itself)
  *   gate_leak textdomain   binds a gettext domain (bindtextdomain,
  *                      bind_textdomain_codeset, textdomain), then dies of
  *                      SIGTERM: glibc's gettext state is all it holds
@@ -154,6 +155,12 @@ int main(int argc, char **argv)
 				return 4; /* SIGPIPE ignored: the gate would see an exit */
 	} else if (!strcmp(mode, "term")) {
 		keep_here();
+		raise(SIGTERM);
+		return 5;
+	} else if (!strcmp(mode, "termleak")) {
+		keep_here();
+		leak_here();
+		scrub();
 		raise(SIGTERM);
 		return 5;
 	} else if (!strcmp(mode, "textdomain")) {
