@@ -342,22 +342,50 @@ static int inl_depth_cmp(const void *a, const void *b)
 	return y->depth - x->depth; /* deepest first */
 }
 
-/* The address ranges of every unit of the module, sorted. */
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The address ranges, sorted, of the units of the module that
+ * .debug_aranges leaves out (those it names libdwfl finds): reading a
+ * unit's ranges loads its abbreviations, and libc's 4,126 units read so
+ * for one address outside every function cost the memory that the
+ * analyzer's own limits were measured without.
+ */
 static void cu_ranges_build(struct sym_dwarf *d, Dwfl_Module *mod)
 {
 	Dwarf_Addr bias, base, lo, hi;
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	Dwarf_Off off = 0, next, at;
+	Dwarf_Aranges *ar;
+	uint64_t *known = NULL;
+	size_t hsize, n_ar = 0, n_known = 0, i;
 	ptrdiff_t r;
 
 	d->cu_ranges_built = 1;
 	if (!dw)
 		return;
+	if (dwarf_getaranges(dw, &ar, &n_ar) == 0 && n_ar) {
+		known = xmalloc(n_ar * sizeof(*known));
+		for (i = 0; i < n_ar; i++) {
+			Dwarf_Arange *a = dwarf_onearange(ar, i);
+
+			if (a && dwarf_getarangeinfo(a, NULL, NULL, &at) == 0)
+				known[n_known++] = at;
+		}
+		sort_array(known, n_known, sizeof(*known), off_cmp);
+	}
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu)) {
+		at = off + hsize;
+		if ((!known || (!bsearch(&at, known, n_known, sizeof(*known), off_cmp) &&
+				!bsearch(&off, known, n_known, sizeof(*known), off_cmp))) &&
+		    dwarf_offdie(dw, at, &cu)) {
 			r = 0;
 			while ((r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0) {
 				if (lo >= hi)
@@ -369,6 +397,7 @@ static void cu_ranges_build(struct sym_dwarf *d, Dwfl_Module *mod)
 		}
 		off = next;
 	}
+	free(known);
 	sort_array(d->cu_ranges, d->n_cu_ranges, sizeof(*d->cu_ranges), range_cmp);
 }
 
@@ -388,15 +417,33 @@ static int cu_holds(Dwarf_Die *cu, Dwarf_Addr a)
 }
 
 /*
+ * Whether a lies past the last address .debug_aranges names (or it names
+ * none): where libdwfl finds no unit at all, short of an error (out of
+ * memory: looking further would only fail inside libdw).
+ */
+static int past_aranges(Dwarf *dw, Dwarf_Addr a)
+{
+	Dwarf_Aranges *ar;
+	Dwarf_Addr lo;
+	Dwarf_Word len;
+	size_t n;
+
+	if (dwarf_getaranges(dw, &ar, &n) != 0)
+		return 0;
+	return !n || (dwarf_getarangeinfo(dwarf_onearange(ar, n - 1), &lo, &len, NULL) == 0 &&
+		      a >= lo + len);
+}
+
+/*
  * The compilation unit that holds pc (*bias: the module's). libdwfl
  * finds it by .debug_aranges, and takes the last unit starting below pc
  * without looking at where that unit ends: a cgo program's aranges name
  * only its C units (Go writes none), and every Go function was given the
  * line table of the last C unit before Go's code (runtime/cgo's
- * gcc_mmap.c:37 for all of them); a unit linked without aranges behind
- * C units got no line at all. A unit whose own ranges leave pc out, or
- * none found, is looked up again in the ranges of all units; none holds
- * it: NULL.
+ * gcc_mmap.c:37 for all of them); a unit linked without aranges after
+ * the last one named got no line at all. A unit whose own ranges leave pc
+ * out, or none found past the last arange, is looked up again in the
+ * ranges of the units the aranges leave out; none holds it: NULL.
  */
 static Dwarf_Die *cu_at(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias)
 {
@@ -405,7 +452,7 @@ static Dwarf_Die *cu_at(struct sym_dwarf *d, Dwfl_Module *mod, Dwarf_Addr pc, Dw
 	Dwarf_Addr a = pc - *bias;
 	long i;
 
-	if (!dw || (cudie && cu_holds(cudie, a)))
+	if (!dw || (cudie && cu_holds(cudie, a)) || (!cudie && !past_aranges(dw, a)))
 		return cudie;
 	if (!d->cu_ranges_built)
 		cu_ranges_build(d, mod);

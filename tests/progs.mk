@@ -13,12 +13,16 @@ tests/bin/rawexit: tests/progs/goexit.c
 	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -DNO_GO_NOTE -o $@ $<
 TEST_BUILD += tests/bin/rawexit
 
-# split/: two units, the second linked without its .debug_aranges (as a
-# cgo program's Go code, which Go gives none): its lines must still be its own
-tests/bin/split: tests/progs/split/main.c tests/progs/split/part.c
+# split/: units linked without their .debug_aranges (as a cgo program's Go
+# code, which Go gives none), between two that have them and after them:
+# their lines must still be their own
+SPLIT := main part tail last
+tests/bin/split: $(SPLIT:%=tests/progs/split/%.c)
 	@mkdir -p tests/bin
-	$(call quiet,CC,$@)$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -c -o $@.main.o tests/progs/split/main.c && \
-	$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -c -o $@.part.o tests/progs/split/part.c && \
-	objcopy --remove-section .debug_aranges $@.part.o && \
-	$(CC) -o $@ $@.main.o $@.part.o && rm -f $@.main.o $@.part.o
+	$(call quiet,CC,$@)set -e; for u in $(SPLIT); do \
+		$(CC) -g -O0 -std=gnu11 $(WARN) -D_GNU_SOURCE -c -o $@.$$u.o tests/progs/split/$$u.c; \
+	done; \
+	objcopy --remove-section .debug_aranges $@.part.o; \
+	objcopy --remove-section .debug_aranges $@.last.o; \
+	$(CC) -o $@ $(SPLIT:%=$@.%.o); rm -f $(SPLIT:%=$@.%.o)
 TEST_BUILD += tests/bin/split

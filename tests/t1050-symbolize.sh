@@ -128,18 +128,22 @@ test_expect_success 'the symbol of an address per span of addresses: libdwfl'"'"
 	! grep -q ": [0-9]* addresses, 0 named" spans.out
 '
 
-test_expect_success 'a unit that .debug_aranges leaves out still gets its own lines' '
-	# tests/bin/split: part.c linked after main.c without its aranges, as
-	# a cgo program'"'"'s Go code (Go writes none): libdwfl gave it no line
-	# here, and in a cgo program the nearest C line (runtime/cgo'"'"'s
-	# gcc_mmap.c:37 for every Go frame)
+test_expect_success 'units that .debug_aranges leaves out still get their own lines' '
+	# tests/bin/split: part.c between main.c and tail.c, last.c after
+	# them, both linked without aranges, as a cgo program'"'"'s Go code (Go
+	# writes none): both had no line before (libdwfl took main.c'"'"'s unit
+	# for part.c; in a cgo program every Go frame read runtime/cgo'"'"'s
+	# gcc_mmap.c:37 so)
 	test -x "$BIN/split" &&
 	MEMPROV_OUTPUT=split.trace LD_PRELOAD="$MEMPROV_LIB" "$BIN/split" &&
 	memprov leaks split.trace >split.out &&
 	cat split.out &&
-	line=$(grep -n "the line t1050 expects" "$TOP/tests/progs/split/part.c" | cut -d: -f1) &&
-	grep -x "      part_alloc .*/tests/progs/split/part.c:$line" split.out &&
-	grep -x "      main_alloc .*/tests/progs/split/main.c:[0-9]*" split.out
+	for u in part last; do
+		line=$(grep -n "the line t1050 expects in $u.c" "$TOP/tests/progs/split/$u.c" | cut -d: -f1) &&
+		grep -x "      ${u}_alloc .*/tests/progs/split/$u.c:$line" split.out || exit 1
+	done &&
+	grep -x "      main_alloc .*/tests/progs/split/main.c:[0-9]*" split.out &&
+	grep -x "      tail_alloc .*/tests/progs/split/tail.c:[0-9]*" split.out
 '
 
 test_done

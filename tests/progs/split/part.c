@@ -1,7 +1,8 @@
 /*
- * split/part.c - the second unit of tests/bin/split, linked after
- * main.c's without an entry in .debug_aranges: an address here must get
- * this file's line, not the nearest line of main.c.
+ * split/part.c - a unit of tests/bin/split linked between main.c and
+ * tail.c without an entry in .debug_aranges: libdwfl takes main.c's unit
+ * for it (the one named before), as it took runtime/cgo's gcc_mmap.c for
+ * every Go function of a cgo program, and found no line there.
  */
 #include <stdlib.h>
 
@@ -9,7 +10,7 @@ void *part_alloc(size_t n);
 
 void *part_alloc(size_t n)
 {
-	void *p = malloc(n); /* the line t1050 expects */
+	void *p = malloc(n); /* the line t1050 expects in part.c */
 
 	return p;
 }
