@@ -170,6 +170,23 @@ const struct rvma *rmaps_find(const struct rmaps *m, uint64_t addr) MP_HIDDEN;
 typedef void (*rwords_fn)(void *arg, const uint64_t *w, size_t n);
 int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, void *arg,
 		uint32_t *unreadable, uint64_t deadline) MP_HIDDEN;
+/*
+ * Where every read is a copy (m->all_safe: some thread runs), small
+ * blocks are better read a few pages at a time: each copy is a system
+ * call, and under a tracer (strace -f) two ptrace stops; a scan of
+ * 200,000 blocks made 200,000 of them. rmaps_batchable: whether [a, b)
+ * (8-aligned) is one rmaps_words would read whole through one copy, so
+ * may be read from the page cache instead. rmaps_cached: the copy of the
+ * page at address page, or NULL. rmaps_fetch: empties the cache, then
+ * copies pages[0..n) (distinct, n <= RMAPS_CACHE_PAGES; sorted in place)
+ * and, in the slots left, the pages after the last in its mapping, with
+ * one call; a page it could not read is not cached (read it with
+ * rmaps_words, which skips what cannot be read).
+ */
+#define RMAPS_CACHE_PAGES 16
+int rmaps_batchable(const struct rmaps *m, uint64_t a, uint64_t b) MP_HIDDEN;
+const uint64_t *rmaps_cached(uint64_t page) MP_HIDDEN;
+void rmaps_fetch(const struct rmaps *m, uint64_t *pages, size_t n) MP_HIDDEN;
 
 /* What the scan found out about a thread (stop_world.c, reach_roots.c). */
 enum { RT_UNKNOWN, RT_STACK_ONLY, RT_STOPPED };

@@ -35,6 +35,9 @@
 
 static uint64_t *safe_buf;
 static uint64_t *pm_buf;
+#define PAGE 4096ull
+static uint64_t *cache_buf;                  /* the page cache, taken at its first use */
+static uint64_t cache_pg[RMAPS_CACHE_PAGES]; /* the page each slot holds; 0: none */
 
 /*
  * The page map is read a window at a time: the roots are many short
@@ -231,6 +234,8 @@ int rmaps_read(struct rmaps *m, int vm_readv)
 	/* pages faulted as used: a small process reads a page or two of each */
 	safe_buf = rmem_buffer(SAFE_BUF);
 	pm_buf = rmem_buffer(PAGEMAP_BATCH * 8);
+	cache_buf = NULL;
+	memset(cache_pg, 0, sizeof(cache_pg));
 	pm_n = 0;
 	if (!safe_buf || !pm_buf)
 		return RX_NOMEM;
@@ -287,6 +292,78 @@ static size_t safe_copy(const struct rmaps *m, void *dst, uint64_t src, size_t l
 		n = -1;
 	}
 	return n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * The page cache (reach_int.h): where every read is a copy, a small
+ * block's pages are copied with other blocks' and the pages after them,
+ * RMAPS_CACHE_PAGES at a time, in one call.
+ */
+
+int rmaps_batchable(const struct rmaps *m, uint64_t a, uint64_t b)
+{
+	const struct rvma *v;
+
+	if (!m->all_safe || !m->vm_readv_ok || b <= a || b - a >= PAGEMAP_MIN)
+		return 0;
+	if (!cache_buf)
+		cache_buf = rmem_buffer(RMAPS_CACHE_PAGES * PAGE);
+	v = rmaps_find(m, a);
+	/* what rmaps_words would read whole through one copy */
+	return cache_buf && v && b <= v->end && (v->prot & RP_R) && v->type != RV_FILE &&
+	       v->type != RV_SKIP;
+}
+
+const uint64_t *rmaps_cached(uint64_t page)
+{
+	size_t i;
+
+	for (i = 0; i < RMAPS_CACHE_PAGES; i++)
+		if (cache_pg[i] == page && page)
+			return cache_buf + i * (PAGE / 8);
+	return NULL;
+}
+
+void rmaps_fetch(const struct rmaps *m, uint64_t *pages, size_t n)
+{
+	struct iovec l = { cache_buf, 0 }, r[RMAPS_CACHE_PAGES];
+	const struct rvma *v;
+	size_t nr = 0, i, slots = 0;
+	uint64_t pg[RMAPS_CACHE_PAGES], last;
+	long got;
+
+	memset(cache_pg, 0, sizeof(cache_pg));
+	if (!n || n > RMAPS_CACHE_PAGES)
+		return;
+	/* in order (no qsort: glibc's may call malloc), a handful */
+	for (i = 1; i < n; i++) {
+		uint64_t x = pages[i];
+		size_t j = i;
+
+		for (; j && pages[j - 1] > x; j--)
+			pages[j] = pages[j - 1];
+		pages[j] = x;
+	}
+	/* runs of adjacent pages, one iovec each */
+	for (i = 0; i < n; i++) {
+		if (nr && (uint64_t)r[nr - 1].iov_base + r[nr - 1].iov_len == pages[i])
+			r[nr - 1].iov_len += PAGE;
+		else
+			r[nr++] = (struct iovec){ (void *)pages[i], PAGE };
+		pg[slots++] = pages[i];
+	}
+	/* the slots left read ahead: the heap is mostly handed out upwards */
+	v = rmaps_find(m, pages[n - 1]);
+	for (last = pages[n - 1] + PAGE; v && slots < RMAPS_CACHE_PAGES && last + PAGE <= v->end;
+	     last += PAGE) {
+		r[nr - 1].iov_len += PAGE;
+		pg[slots++] = last;
+	}
+	l.iov_len = slots * PAGE;
+	got = mp_syscall(SYS_process_vm_readv, m->tid, &l, 1UL, r, (unsigned long)nr, 0UL);
+	/* the kernel reads the pages in order and stops at the first it cannot */
+	for (i = 0; got > 0 && i < slots && (long)((i + 1) * PAGE) <= got; i++)
+		cache_pg[i] = pg[i];
 }
 
 /* [a, b) through the copy buffer; 8-aligned a and b. */

@@ -48,6 +48,11 @@ struct mk {
 	uint64_t read;  /* bytes words() was given */
 	uint64_t deadline;
 	int err;
+	/* blocks waiting for their pages to be read into the page cache */
+	uint32_t *q;
+	size_t nq;
+	uint64_t want[RMAPS_CACHE_PAGES];
+	size_t nwant;
 };
 
 static int cuda_kind(unsigned kind)
@@ -170,25 +175,130 @@ static void words(void *arg, const uint64_t *w, size_t n)
 	}
 }
 
+/* Scan block b's words, from wherever they are. */
+static void scan_words(struct mk *k, const struct rblock *b, const uint64_t *w, size_t n)
+{
+	k->program = 1;
+	k->no_mmap = 0;
+	k->definite = b->state == RS_REACHABLE;
+	k->st->block_bytes += b->size;
+	if (w)
+		words(k, w, n);
+}
+
+#define PAGE 4096ull
+#define QUEUE_MAX 4096 /* blocks waiting for their pages */
+
+/* Scan block i from the page cache; 0: a page of it is not there. */
+static int scan_cached(struct mk *k, size_t i)
+{
+	const struct rblock *b = &k->l->b[i];
+	uint64_t a = (b->addr + 7) & ~7ull, e = (b->addr + b->size) & ~7ull, p;
+
+	for (p = a & ~(PAGE - 1); p < e; p += PAGE)
+		if (!rmaps_cached(p))
+			return 0;
+	scan_words(k, b, NULL, 0);
+	for (p = a; p < e;) {
+		uint64_t pe = (p & ~(PAGE - 1)) + PAGE, t = pe < e ? pe : e;
+
+		words(k, rmaps_cached(p & ~(PAGE - 1)) + (p & (PAGE - 1)) / 8, (size_t)(t - p) / 8);
+		p = t;
+	}
+	return 1;
+}
+
+/* Read the pages the waiting blocks need, and scan them. */
+static int flush(struct mk *k)
+{
+	size_t i;
+	int r = RX_OK;
+
+	if (!k->nq)
+		return RX_OK;
+	rmaps_fetch(k->m, k->want, k->nwant);
+	for (i = 0; i < k->nq && !r; i++) {
+		const struct rblock *b = &k->l->b[k->q[i]];
+
+		if (scan_cached(k, k->q[i]))
+			continue;
+		/* a page the copy could not read: on its own, skipping what fails */
+		scan_words(k, b, NULL, 0);
+		r = rmaps_words(k->m, b->addr, b->addr + b->size, words, k, &k->st->unreadable,
+				k->deadline);
+	}
+	k->nq = k->nwant = 0;
+	return r;
+}
+
+/* The pages of [a, e) not yet in the want list; -1 if more than fit. */
+static int add_pages(struct mk *k, uint64_t a, uint64_t e, int commit)
+{
+	uint64_t p;
+	size_t j, n = k->nwant;
+
+	for (p = a & ~(PAGE - 1); p < e; p += PAGE) {
+		for (j = 0; j < n && k->want[j] != p; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == RMAPS_CACHE_PAGES)
+			return -1;
+		if (commit)
+			k->want[n] = p;
+		n++;
+	}
+	if (commit)
+		k->nwant = n;
+	return 0;
+}
+
+/* Block i is scanned from the page cache now, or waits for its pages; 0: neither. */
+static int queue(struct mk *k, size_t i)
+{
+	const struct rblock *b = &k->l->b[i];
+	uint64_t a = (b->addr + 7) & ~7ull, e = (b->addr + b->size) & ~7ull;
+
+	if (!k->q || !rmaps_batchable(k->m, a, e))
+		return 0;
+	if (scan_cached(k, i))
+		return 1;
+	if (k->nq == QUEUE_MAX || add_pages(k, a, e, 0) < 0) {
+		k->err = flush(k);
+		if (scan_cached(k, i)) /* read ahead */
+			return 1;
+	}
+	add_pages(k, a, e, 1);
+	k->q[k->nq++] = (uint32_t)i;
+	return 1;
+}
+
 /* Scan what the stack holds until it is empty. */
 static int drain(struct mk *k)
 {
 	uint32_t count = 0;
 
-	while (k->sp && !k->err) {
-		const struct rblock *b = &k->l->b[k->stack[--k->sp]];
+	while ((k->sp || k->nq) && !k->err) {
+		const struct rblock *b;
+		size_t i;
 		int r;
 
+		if (!k->sp) {
+			/* what the batch holds may push more */
+			k->err = flush(k);
+			continue;
+		}
+		i = k->stack[--k->sp];
+		b = &k->l->b[i];
 		if (!scanned_kind(b->kind))
 			continue;
-		k->program = 1;
-		k->no_mmap = 0;
-		k->definite = b->state == RS_REACHABLE;
-		k->st->block_bytes += b->size;
-		r = rmaps_words(k->m, b->addr, b->addr + b->size, words, k, &k->st->unreadable,
-				k->deadline);
-		if (r)
-			return r;
+		if (!queue(k, i)) {
+			scan_words(k, b, NULL, 0);
+			r = rmaps_words(k->m, b->addr, b->addr + b->size, words, k,
+					&k->st->unreadable, k->deadline);
+			if (r)
+				return r;
+		}
 		if (!(++count & 1023) && mp_now() > k->deadline)
 			return RX_TIMEOUT;
 	}
@@ -245,6 +355,10 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 	k.stack = rmem_alloc(k.cap * sizeof(*k.stack));
 	if (!k.stack)
 		return RX_NOMEM;
+	if (m->all_safe) {
+		/* without them, each block is read on its own */
+		k.q = rmem_alloc(QUEUE_MAX * sizeof(*k.q));
+	}
 	bounds(&k);
 	for (i = 0; i < l->n; i++)
 		l->b[i].state = RS_UNREACHED;
@@ -301,6 +415,7 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 		l->b[i].state = cls[l->b[i].state];
 	r = RX_OK;
 out:
+	rmem_free(k.q);
 	rmem_free(k.stack);
 	return r;
 }

@@ -384,6 +384,80 @@ static void vecthreads(void)
 }
 
 /* Keeps its block's address only in a local variable, sleeping. */
+/*
+ * graph N: a list of N blocks of assorted sizes reachable from a global,
+ * each holding the next one's address in its last whole word; a lost
+ * list of 100 (one definitely lost, 99 indirectly); a block pointed to
+ * only from inside (possibly lost); and an idle thread, which a tracer
+ * keeps the scan from stopping: every block is then read through a copy.
+ */
+static void *graph_root, *graph_inside;
+
+static size_t graph_size(long i)
+{
+	return 16 + (size_t)((i * 37) % 700);
+}
+
+static __attribute__((noinline)) void *graph_keep(long n)
+{
+	char *first = NULL, *prev = NULL;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		size_t size = graph_size(i);
+		char *p = malloc(size);
+
+		memset(p, 0, size);
+		if (prev)
+			memcpy(prev + (graph_size(i - 1) & ~(size_t)7) - 8, &p, sizeof(p));
+		else
+			first = p;
+		prev = p;
+	}
+	return first;
+}
+
+static __attribute__((noinline)) void graph_lose(void)
+{
+	struct node *head = NULL;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		struct node *x = malloc(sizeof(*x));
+
+		memset(x, 0, sizeof(*x));
+		x->next = head;
+		head = x;
+	}
+	head = NULL;
+}
+
+static __attribute__((noinline)) void graph_inner(void)
+{
+	char *p = malloc(64);
+
+	graph_inside = p + 8;
+}
+
+static void *graph_idle(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+static void graph(long n)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, graph_idle, NULL))
+		exit(2);
+	graph_root = graph_keep(n);
+	graph_lose();
+	graph_inner();
+	scrub();
+}
+
 static void *stack_thread(void *arg)
 {
 	void *volatile p = malloc(222);
@@ -939,6 +1013,8 @@ int main(int argc, char **argv)
 		list(argc > 2 ? atoi(argv[2]) : 10);
 	else if (!strcmp(mode, "cycle"))
 		cycle();
+	else if (!strcmp(mode, "graph"))
+		graph(argc > 2 ? atol(argv[2]) : 1000);
 	else if (!strcmp(mode, "interior"))
 		interior();
 	else if (!strcmp(mode, "mmap"))
