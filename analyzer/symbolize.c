@@ -1,8 +1,9 @@
 /*
  * symbolize.c - libdwfl offline symbolization of recorded return
- * addresses, one Dwfl per recorded module (a module unloaded and another
- * loaded at the same place must not collide), with a cache per address.
- * An address expands into its inlined frames (sym_dwarf.c).
+ * addresses, one Dwfl per module file (sym_files.c: shared by the traces
+ * one memprov reads; a module unloaded and another loaded at the same
+ * place do not collide), with a cache per address. An address expands
+ * into its inlined frames (sym_dwarf.c).
  */
 #include <elf.h>
 #include <elfutils/libdwelf.h>
@@ -15,21 +16,16 @@
 #include "debuginfo.h"
 #include "sym_call.h"
 #include "sym_dwarf.h"
+#include "sym_files.h"
 #include "sym_spans.h"
 #include "symbolize.h"
 #include "util.h"
 
 struct sym_module {
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	Dwarf *dw;         /* usable DWARF (lines, inlined frames), or NULL */
-	struct sym_dwarf *inlined; /* its index of inlined subroutines */
-	struct sym_spans *spans;   /* its symbols' answers per span of addresses */
-	int spans_built;
-	Dwarf_Addr bias;
+	struct sym_file *f; /* its file, or NULL */
+	uint64_t delta;    /* this trace's load address less the file's (f->base) */
 	int state;         /* 0 not tried, 1 usable, -1 not usable, -2 build-id differs */
 	int interpreter;   /* -1 not known yet */
-	struct debuginfo_state dbg;
 };
 
 struct sym_entry {
@@ -49,13 +45,6 @@ struct symbolizer {
 	int enabled;
 	struct sym_module *mods;
 	struct sym_entry *cache;
-};
-
-/* No search of libdwfl's own: it opens FIFOs and devices (debuginfo.h). */
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = debuginfo_find_elf,
-	.find_debuginfo = debuginfo_find,
-	.section_address = dwfl_offline_section_address,
 };
 
 struct symbolizer *sym_new(const struct replay *r, int enabled)
@@ -85,31 +74,6 @@ static const char *module_path(const struct symbolizer *s, const struct replay_m
 	return m->path[0] ? m->path : s->r->trace->hdr.exe;
 }
 
-/*
- * Open a module's file for reading, if it is a regular file holding an
- * executable or shared object (a loaded module is never a relocatable
- * object, whose relocation would make libdwfl search for files itself).
- * The path comes from the trace: debuginfo_open opens nothing else.
- */
-static int open_module(const char *path)
-{
-	Elf64_Ehdr eh;
-	int fd;
-
-	if (path[0] != '/')
-		return -1; /* [vdso], linux-vdso.so.1 ... */
-	fd = debuginfo_open(path, (off_t)sizeof(eh));
-	if (fd < 0)
-		return -1;
-	/* e_type is at the same offset in 32- and 64-bit headers */
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int build_id_matches(Dwfl_Module *mod, const struct replay_module *m)
 {
 	const unsigned char *bits;
@@ -122,50 +86,20 @@ static int build_id_matches(Dwfl_Module *mod, const struct replay_module *m)
 	return n == m->build_id_len && !memcmp(bits, m->build_id, (size_t)n);
 }
 
-/*
- * The module's DWARF, with its separate debug file if it has one. DWARF
- * that refers to a dwz file no search of ours found is not used: libdw
- * would look for that file itself, opening whatever it finds.
- */
-static void module_dwarf(struct sym_module *sm)
-{
-	const char *altname;
-	const void *id;
-
-	sm->dw = dwfl_module_getdwarf(sm->mod, &sm->bias);
-	if (sm->dw && dwelf_dwarf_gnu_debugaltlink(sm->dw, &altname, &id) > 0 && !sm->dbg.alt_found)
-		sm->dw = NULL;
-}
-
 static void module_load(struct symbolizer *s, size_t i)
 {
 	const struct replay_module *m = &s->r->modules[i];
 	struct sym_module *sm = &s->mods[i];
 	const char *path = module_path(s, m);
-	void **userdata;
-	int fd;
 
 	sm->state = -1;
 	if (!s->enabled)
 		return;
-	fd = open_module(path);
-	if (fd < 0)
+	sm->f = sym_file_get(path, m->base);
+	if (!sm->f)
 		return;
-	sm->dwfl = dwfl_begin(&offline_callbacks);
-	if (!sm->dwfl) {
-		close(fd);
-		return;
-	}
-	dwfl_report_begin(sm->dwfl);
-	sm->mod = dwfl_report_elf(sm->dwfl, base_name(path), path, fd, m->base, false);
-	dwfl_report_end(sm->dwfl, NULL, NULL);
-	if (!sm->mod) {
-		close(fd);
-		return;
-	}
-	dwfl_module_info(sm->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	*userdata = &sm->dbg;
-	if (!build_id_matches(sm->mod, m)) {
+	sm->delta = m->base - sm->f->base;
+	if (!build_id_matches(sm->f->mod, m)) {
 		size_t j;
 
 		/* warn once per path, however many times it was loaded */
@@ -178,7 +112,7 @@ static void module_load(struct symbolizer *s, size_t i)
 		sm->state = -2;
 		return;
 	}
-	module_dwarf(sm);
+	sym_file_dwarf(sm->f);
 	sm->state = 1;
 }
 
@@ -213,19 +147,10 @@ static int module_is_interpreter(struct symbolizer *s, size_t i)
 	else if (strncmp(name, "python", 6))
 		sm->interpreter = 0;
 	else if (sm->state == 1)
-		sm->interpreter = defines_symbol(sm->mod, "PyEval_EvalCode", "_PyEval_EvalFrameDefault");
+		sm->interpreter = defines_symbol(sm->f->mod, "PyEval_EvalCode", "_PyEval_EvalFrameDefault");
 	else
 		sm->interpreter = 1; /* python* we cannot read: trust the name */
 	return sm->interpreter;
-}
-
-static struct sym_spans *module_spans(struct sym_module *sm)
-{
-	if (!sm->spans_built) {
-		sm->spans = sym_spans_new(sm->mod);
-		sm->spans_built = 1;
-	}
-	return sm->spans;
 }
 
 /*
@@ -238,7 +163,8 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 	struct sym_module *sm = &s->mods[i];
 	struct sym_frame base = out[0];
 	struct sym_where w;
-	Dwarf_Addr pc = base.ip - 1; /* a return address: the call is before it */
+	Dwarf_Addr pc; /* in the file's module: the call is before the return address */
+	struct sym_file *f;
 	GElf_Off off = 0;
 	const char *name;
 	size_t n = 0, k;
@@ -250,12 +176,14 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 	out[0] = base;
 	if (sm->state != 1)
 		return 1;
+	f = sm->f;
+	pc = base.ip - 1 - sm->delta;
 	memset(&w, 0, sizeof(w));
-	if (sm->dw) {
-		if (!sm->inlined)
-			sm->inlined = sym_dwarf_new();
-		sym_dwarf_line(sm->inlined, sm->mod, pc, &w);
-		n = sym_dwarf_inlined(sm->inlined, sm->mod, pc, &w, out, max - 1);
+	if (f->dw) {
+		if (!f->inlined)
+			f->inlined = sym_dwarf_new();
+		sym_dwarf_line(f->inlined, f->mod, pc, &w);
+		n = sym_dwarf_inlined(f->inlined, f->mod, pc, &w, out, max - 1);
 	}
 	for (k = 0; k <= n; k++) { /* inlined frames share the address's figures */
 		out[k].ip = base.ip;
@@ -265,7 +193,7 @@ static size_t fill_frames(struct symbolizer *s, size_t i, struct sym_frame *out,
 		out[k].memprov = base.memprov;
 		out[k].inlined = k < n;
 	}
-	name = sym_spans_addrinfo(module_spans(sm), sm->mod, pc, &off);
+	name = sym_spans_addrinfo(sym_file_spans(f), f->mod, pc, &off);
 	if (name && !strncmp(name, "__GI_", 5)) {
 		/*
 		 * glibc's internal alias of the function at the same address
@@ -329,13 +257,13 @@ const struct sym_frame *sym_lookup(struct symbolizer *s, uint64_t ip, uint64_t t
 const char *sym_callee(struct symbolizer *s, uint64_t ip, uint64_t ts)
 {
 	struct sym_entry *e = lookup(s, ip, ts);
+	struct sym_module *sm = e->key.module >= 0 ? &s->mods[e->key.module] : NULL;
 	const char *name;
 
 	if (!e->callee_done) {
 		e->callee_done = 1;
-		if (e->key.module >= 0 && s->mods[e->key.module].state == 1) {
-			name = sym_call_target(s->mods[e->key.module].mod,
-					       module_spans(&s->mods[e->key.module]), ip);
+		if (sm && sm->state == 1) {
+			name = sym_call_target(sm->f->mod, sym_file_spans(sm->f), ip - sm->delta);
 			e->callee = name ? sym_demangle(name) : NULL;
 		}
 	}
@@ -384,12 +312,8 @@ void sym_free(struct symbolizer *s)
 		free(e->callee);
 		free(e);
 	}
-	for (i = 0; i < s->r->n_modules; i++) {
-		sym_dwarf_free(s->mods[i].inlined);
-		sym_spans_free(s->mods[i].spans);
-		if (s->mods[i].dwfl)
-			dwfl_end(s->mods[i].dwfl);
-	}
+	for (i = 0; i < s->r->n_modules; i++)
+		sym_file_put(s->mods[i].f);
 	free(s->mods);
 	free(s);
 }
