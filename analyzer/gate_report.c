@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -386,6 +387,16 @@ static void suppressed_text(FILE *f, const struct suppressions *supp, const stru
 	}
 }
 
+/* What a death the scan saw was (interpose/hooks_signal.c scans these). */
+static const char *death_kind(int sig)
+{
+	if (sig == SIGABRT)
+		return "an abort";
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
+		return "a fault";
+	return "a request to end";
+}
+
 static void print_text(const struct gate_opts *o, const struct suppressions *supp,
 		       const struct result *res)
 {
@@ -413,8 +424,9 @@ static void print_text(const struct gate_opts *o, const struct suppressions *sup
 		const char *abbrev = sigabbrev_np(res->t->hdr.term_signal);
 
 		if (res->rule == GATE_RULE_LOST)
-			printf("  the process was killed by SIG%s (signal %d), a request to end: "
-			       "scanned as it came\n", abbrev ? abbrev : "?", res->t->hdr.term_signal);
+			printf("  the process was killed by SIG%s (signal %d), %s: scanned as it came\n",
+			       abbrev ? abbrev : "?", res->t->hdr.term_signal,
+			       death_kind(res->t->hdr.term_signal));
 		else
 			printf("  the process was killed by SIG%s (signal %d): live at the point of death\n",
 			       abbrev ? abbrev : "?", res->t->hdr.term_signal);

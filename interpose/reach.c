@@ -41,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -576,6 +577,37 @@ void mp_reach_note_exit(void)
 	mp_reach_note_exit_past(NULL);
 }
 
+/* A signal's interrupted context: the thread's registers and stack, for the scan. */
+static void note_context(const ucontext_t *uc)
+{
+	static const int gp[] = { REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP,
+				  REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14,
+				  REG_R15 };
+	static uint64_t xmm[32];
+	size_t k;
+
+	memset(&noted, 0, sizeof(noted));
+	for (k = 0; k < sizeof(gp) / sizeof(gp[0]); k++)
+		noted.t.regs[noted.t.nregs++] = (uint64_t)uc->uc_mcontext.gregs[gp[k]];
+	/* interrupted anywhere: a leaf function's red zone below the stack
+	 * pointer holds its data (the kernel put the signal frame past it) */
+	noted.t.sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP] - 128;
+	if (uc->uc_mcontext.fpregs) {
+		memcpy(xmm, uc->uc_mcontext.fpregs->_xmm, sizeof(xmm));
+		noted.t.vec = xmm;
+		noted.t.nvec = 32;
+	}
+	noted.tid = (int32_t)mp_syscall(SYS_gettid);
+	noted.ok = 1;
+}
+
+void mp_reach_at_death(const void *uc)
+{
+	if (uc)
+		note_context(uc);
+	mp_reach_at_exit();
+}
+
 static void run(struct job *j)
 {
 	if (dl_iterate_phdr(find_valgrind, NULL)) {
@@ -619,6 +651,12 @@ void mp_reach_note_exit_past(const void *lib)
 static void run(struct job *j)
 {
 	j->status = MP_REACH_UNSUPPORTED;
+}
+
+void mp_reach_at_death(const void *uc)
+{
+	(void)uc;
+	mp_reach_at_exit();
 }
 
 #endif
@@ -694,6 +732,8 @@ static void own_tables(void)
 	rmem_own(a, len);
 	mp_unwind_cache_range(&a, &len);
 	rmem_own(a, len);
+	if (mp_own_stack_len) /* mp_call_on_own_stack's, the scan's at a death */
+		rmem_own(mp_own_stack_lo, mp_own_stack_len);
 }
 
 static unsigned not_needed; /* mp_reach_not_needed's note, or 0 */

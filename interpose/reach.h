@@ -24,6 +24,16 @@
 void mp_reach_at_exit(void) MP_HIDDEN;
 
 /*
+ * The same at a death by signal, from the handler that records it (the
+ * recorder guard held): uc, the signal's context, gives the interrupted
+ * thread's registers and stack pointer; the handler's frames, perhaps on
+ * an alternate signal stack, are memprov's. Called on a stack of
+ * memprov's own (mp_call_on_own_stack): a program's alternate stack is
+ * often 8 KiB (Rust's), less than the scan takes.
+ */
+void mp_reach_at_death(const void *uc) MP_HIDDEN;
+
+/*
  * No scan at exit in this process, for the reason note says
  * (MP_REACH_N_PYTHON): mp_reach_at_exit records status OFF with it.
  */

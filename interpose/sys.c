@@ -613,3 +613,57 @@ void mp_fd_release(struct mp_owned_fd *o)
 		mp_sys_close(o->fd);
 	o->fd = -1;
 }
+
+uintptr_t mp_own_stack_lo;
+size_t mp_own_stack_len;
+
+#if defined(__x86_64__)
+/* fn(arg) with the stack pointer at top (16-aligned), then back. */
+static void __attribute__((noinline)) call_at(void *top, void (*fn)(void *), void *arg)
+{
+	__asm__ volatile("movq %%rsp, %%rbx\n\t"
+			 "movq %0, %%rsp\n\t"
+			 "movq %2, %%rdi\n\t"
+			 "callq *%1\n\t"
+			 "movq %%rbx, %%rsp"
+			 :
+			 : "r"(top), "r"(fn), "r"(arg)
+			 : "rbx", "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
+			   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+			   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory",
+			   "cc");
+}
+
+int mp_call_on_own_stack(void (*fn)(void *), void *arg)
+{
+	mp_sigset all = ~(mp_sigset)0 & ~(MP_SIGBIT(SIGSEGV) | MP_SIGBIT(SIGBUS)), old = 0;
+	size_t len = MP_OWN_STACK + 4096;
+	void *m;
+
+	if (mp_own_stack_len)
+		return -1; /* in use: a second death in another thread */
+	m = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	mp_rsys(SYS_mprotect, (long)m, 4096, PROT_NONE, 0, 0, 0); /* the guard */
+	/* set, not added to: a fault's handler runs with SIGSEGV blocked,
+	 * and a fault of the work must still reach its safety net */
+	mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, sizeof(old), 0, 0);
+	mp_own_stack_lo = (uintptr_t)m;
+	mp_own_stack_len = len;
+	call_at((char *)m + len, fn, arg);
+	mp_own_stack_len = 0;
+	mp_own_stack_lo = 0;
+	mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof(old), 0, 0);
+	mp_sys_munmap(m, len);
+	return 0;
+}
+#else
+int mp_call_on_own_stack(void (*fn)(void *), void *arg)
+{
+	(void)fn;
+	(void)arg;
+	return -1;
+}
+#endif

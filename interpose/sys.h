@@ -83,6 +83,22 @@ int mp_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
  */
 extern int mp_sandboxed MP_HIDDEN;
 
+/*
+ * fn(arg) on a stack of memprov's own (MP_OWN_STACK bytes, mapped for the
+ * call, a guard page below it, touched only as deep as fn goes), every
+ * signal but SIGSEGV and SIGBUS held off meanwhile (one taken on the
+ * alternate stack would start at its top, over the caller's frame) and
+ * those two let through (a fault of fn's reaches its handler): for
+ * work in a signal handler, which may run on a small alternate stack.
+ * -1 when fn was not called (no stack could be mapped; not x86-64).
+ * mp_own_stack_lo and mp_own_stack_len say where the stack is while fn
+ * runs (0 otherwise).
+ */
+#define MP_OWN_STACK (1u << 20)
+int mp_call_on_own_stack(void (*fn)(void *), void *arg) MP_HIDDEN;
+extern uintptr_t mp_own_stack_lo MP_HIDDEN;
+extern size_t mp_own_stack_len MP_HIDDEN;
+
 /* Raw system calls: never through memprov's own mmap/munmap hooks, and
  * never a cancellation point. */
 void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,

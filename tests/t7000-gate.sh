@@ -116,6 +116,35 @@ test_expect_success 'a pipeline writer killed by SIGPIPE is not gated; a death b
 	grep -q "in leak_here at .*gate_leak.c:$(grep -n LEAK-HEAP "$TOP/tests/gate/gate_leak.c" | cut -d: -f1)\$" out
 '
 
+# A googletest death test (EXPECT_DEATH) forks a child that aborts on
+# purpose, holding what its live frames hold: the gate counted that as
+# lost (a 400 B std::vector failed every such suite). An abort and a
+# fault are scanned as they come now, as a request to end is; and the
+# scan runs on a stack of memprov's own: on an 8 KiB alternate signal
+# stack (Rust's) it overflowed it, and SIGTERM became SIGSEGV (139).
+test_expect_success 'an abort, a fault, a SIGTERM on an 8 KiB signal stack: scanned, status kept, only the lost gated' '
+	hold="in hold_here at .*gate_leak.c:$(grep -n LEAK-HOLD "$TOP/tests/gate/gate_leak.c" | cut -d: -f1)" &&
+	for m in "abrt 8192 134 an abort" "abrt 0 134 an abort" "segv 8192 139 a fault" \
+		 "term 8192 143 a request to end"; do
+		set -- $m && sig=$1 alt=$2 want=$3 && shift 3 &&
+		st=0 && "$BIN/gate_leak" die $sig $alt || st=$?
+		test $st = $want &&
+		st=0 && trace die-$sig-$alt "$BIN/gate_leak" die $sig $alt || st=$?
+		echo "die $sig $alt: bare $want, traced $st" && test $st = $want &&
+		memprov check die-$sig-$alt.trace >out && cat out &&
+		grep -q "^  the process was killed by SIG[A-Z]* (signal [0-9]*), $*: scanned as it came$" out &&
+		grep -q "^  reachability at death (all kinds, before suppressions): definitely lost 0 B, indirectly lost 0 B" out &&
+		{ memprov check --reachable die-$sig-$alt.trace >out; test $? = 1; } &&
+		grep -q "400 B in 1 block live at end-of-trace (still reachable) $hold\$" out || return 1
+	done &&
+	st=0 && trace dieleak "$BIN/gate_leak" die abrt 8192 leak || st=$?
+	test $st = 134 &&
+	{ memprov check dieleak.trace >out; test $? = 1; } && cat out &&
+	grep -q "^memprov check: dieleak.trace .*: FAIL$" out &&
+	grep -q "in leak_here at .*gate_leak.c:$(grep -n LEAK-HEAP "$TOP/tests/gate/gate_leak.c" | cut -d: -f1)\$" out &&
+	! grep -q "hold_here" out
+'
+
 test_expect_success 'a death by SIGTERM holding only gettext state (bindtextdomain, textdomain) passes' '
 	# as `timeout 1 sleep 5` leaves sleep: the default suppressions said
 	# gettext, but had only the message catalogs, and failed it on 44 B

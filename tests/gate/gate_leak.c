@@ -19,6 +19,12 @@
  *                      pipe's SIGPIPE kills it (`gate_leak pipe | head -n 1`)
  *   gate_leak term     keep, then dies of SIGTERM
  *   gate_leak termleak keep and leak, then dies of SIGTERM (sent by itself)
+ *   gate_leak die SIG SIZE [leak]   on an alternate signal stack of SIZE
+ *                      bytes (0: none), holds a 400 B block in a live frame
+ *                      only (LEAK-HOLD), with leak also drops 3 blocks
+ *                      (leak_here), then dies of SIG: "abrt" (abort(), as
+ *                      a googletest death test's child), "segv" (a write
+ *                      to address 0) or "term" (raise)
  *   gate_leak textdomain   binds a gettext domain (bindtextdomain,
  *                      bind_textdomain_codeset, textdomain), then dies of
  *                      SIGTERM: glibc's gettext state is all it holds
@@ -50,6 +56,40 @@ static __attribute__((noinline)) void leak_here(void)
 
 		memset(p, 1, 1000);
 	}
+}
+
+/* The block held by die's frame: the only pointer to it is on the stack. */
+static __attribute__((noinline)) void *hold_here(void)
+{
+	char *p = malloc(400); /* LEAK-HOLD */
+
+	memset(p, 2, 400);
+	return p;
+}
+
+static __attribute__((noinline)) int die(const char *sig, size_t alt, int leak)
+{
+	void *volatile held = hold_here();
+	stack_t ss;
+
+	if (alt) {
+		ss.ss_sp = mmap(NULL, alt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ss.ss_size = alt;
+		ss.ss_flags = 0;
+		if (ss.ss_sp == MAP_FAILED || sigaltstack(&ss, NULL))
+			return 3;
+	}
+	if (leak) {
+		leak_here();
+		scrub();
+	}
+	if (!strcmp(sig, "abrt"))
+		abort();
+	if (!strcmp(sig, "segv"))
+		*(volatile int *)0 = 1;
+	if (!strcmp(sig, "term"))
+		raise(SIGTERM);
+	return held ? 5 : 6;
 }
 
 static __attribute__((noinline)) void keep_here(void)
@@ -163,6 +203,8 @@ int main(int argc, char **argv)
 		scrub();
 		raise(SIGTERM);
 		return 5;
+	} else if (!strcmp(mode, "die") && argc > 3) {
+		return die(argv[2], (size_t)atol(argv[3]), argc > 4);
 	} else if (!strcmp(mode, "textdomain")) {
 		bindtextdomain("memprov-test", "/usr/share/locale");
 		bind_textdomain_codeset("memprov-test", "UTF-8");
