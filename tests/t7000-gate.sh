@@ -145,6 +145,38 @@ test_expect_success 'an abort, a fault, a SIGTERM on an 8 KiB signal stack: scan
 	! grep -q "hold_here" out
 '
 
+# glibc's daemon() ends the parent with an _exit of its own, inside libc:
+# no hook saw it, the parent's trace had no exit and no scan, and
+# `--children` failed it on the blocks it kept (the helper sweep's
+# daemon, 64 B). memprov does daemon() itself, through its fork and exit.
+# wait_daemon FILE: until the daemon wrote FILE and is gone
+wait_daemon() {
+	n=0
+	while [ ! -s "$1" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	read pid rest <"$1" || return 1
+	while [ -d /proc/$pid ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+	test ! -d /proc/$pid
+}
+test_expect_success 'daemon(): the parent exits through memprov, scanned; the daemon as bare' '
+	rm -f "$TRASH/d.bare" "$TRASH/d.run" && rm -rf "$TRASH/dmn" &&
+	"$BIN/gate_leak" daemon "$TRASH/d.bare" && wait_daemon "$TRASH/d.bare" &&
+	timeout 120 "$MEMPROV_CLI" run -d "$TRASH/dmn" --check --children -- \
+		sh -c "\"$BIN/gate_leak\" daemon \"$TRASH/d.run\"" >out 2>&1 &&
+	wait_daemon "$TRASH/d.run" &&
+	cut -d" " -f2- d.bare >expect && cut -d" " -f2- d.run >got && test_cmp expect got &&
+	echo "/ /dev/null 1" >expect && test_cmp expect got &&
+	memprov check "$TRASH/dmn" >out && cat out &&
+	test $(grep -c "^memprov check: .*gate_leak daemon .*: ok$" out) = 2 &&
+	dpid=$(cut -d" " -f1 d.run) &&
+	for pid in $(grep -o "(pid [0-9]*: [^)]*gate_leak daemon" out | cut -d" " -f2 | tr -d :); do
+		test $pid != $dpid || continue
+		memprov stats --json "$TRASH/dmn/memprov.$pid.trace" >st.json &&
+		j st.json "(j[\"state\"], j[\"exit_status\"])" >got &&
+		echo "('"'"'exited'"'"', 0)" >expect && test_cmp expect got || return 1
+		echo "the parent, $pid: exited 0"
+	done | grep -q "exited 0"
+'
+
 test_expect_success 'a death by SIGTERM holding only gettext state (bindtextdomain, textdomain) passes' '
 	# as `timeout 1 sleep 5` leaves sleep: the default suppressions said
 	# gettext, but had only the message catalogs, and failed it on 44 B

@@ -25,6 +25,10 @@
  *                      (leak_here), then dies of SIG: "abrt" (abort(), as
  *                      a googletest death test's child), "segv" (a write
  *                      to address 0) or "term" (raise)
+ *   gate_leak daemon FILE  keep, then daemon(0, 0); the daemon writes to FILE
+ *                      (created as FILE.tmp, then renamed) its pid, its
+ *                      directory, what fd 1 is, whether it leads its
+ *                      session, and exits 0
  *   gate_leak textdomain   binds a gettext domain (bindtextdomain,
  *                      bind_textdomain_codeset, textdomain), then dies of
  *                      SIGTERM: glibc's gettext state is all it holds
@@ -36,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void memprov_mark(const char *label) __attribute__((weak));
 
@@ -96,6 +101,30 @@ static __attribute__((noinline)) void keep_here(void)
 {
 	for (int i = 0; i < 3; i++)
 		keep[i] = malloc(1000); /* LEAK-KEEP */
+}
+
+static int daemon_mode(const char *file)
+{
+	char cwd[256] = "", out[256] = "", tmp[512], line[1024];
+	ssize_t n;
+	FILE *f;
+
+	keep_here();
+	if (daemon(0, 0))
+		return 3;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return 4;
+	n = readlink("/proc/self/fd/1", out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = 0;
+	snprintf(line, sizeof(line), "%d %s %s %d\n", (int)getpid(), cwd, out,
+		 getsid(0) == getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (!f)
+		return 5;
+	fputs(line, f);
+	fclose(f);
+	return rename(tmp, file) ? 6 : 0;
 }
 
 static __attribute__((noinline)) int map_here(void)
@@ -203,6 +232,8 @@ int main(int argc, char **argv)
 		scrub();
 		raise(SIGTERM);
 		return 5;
+	} else if (!strcmp(mode, "daemon") && argc > 2) {
+		return daemon_mode(argv[2]);
 	} else if (!strcmp(mode, "die") && argc > 3) {
 		return die(argv[2], (size_t)atol(argv[3]), argc > 4);
 	} else if (!strcmp(mode, "textdomain")) {
