@@ -5,15 +5,11 @@
  * place do not collide), with a cache per address. An address expands
  * into its inlined frames (sym_dwarf.c).
  */
-#include <elf.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "debuginfo.h"
 #include "sym_call.h"
 #include "sym_dwarf.h"
 #include "sym_files.h"

@@ -176,7 +176,8 @@ int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, voi
  * call, and under a tracer (strace -f) two ptrace stops; a scan of
  * 200,000 blocks made 200,000 of them. rmaps_batchable: whether [a, b)
  * (8-aligned) is one rmaps_words would read whole through one copy, so
- * may be read from the page cache instead. rmaps_cached: the copy of the
+ * may be read from the page cache instead (the cache's buffer is taken
+ * at the first such block: a scan that reads in place never takes it). rmaps_cached: the copy of the
  * page at address page, or NULL. rmaps_fetch: empties the cache, then
  * copies pages[0..n) (distinct, n <= RMAPS_CACHE_PAGES; sorted in place)
  * and, in the slots left, the pages after the last in its mapping, with
@@ -184,6 +185,7 @@ int rmaps_words(const struct rmaps *m, uint64_t a, uint64_t b, rwords_fn fn, voi
  * rmaps_words, which skips what cannot be read).
  */
 #define RMAPS_CACHE_PAGES 16
+#define RMAPS_PAGE 4096ull
 int rmaps_batchable(const struct rmaps *m, uint64_t a, uint64_t b) MP_HIDDEN;
 const uint64_t *rmaps_cached(uint64_t page) MP_HIDDEN;
 void rmaps_fetch(const struct rmaps *m, uint64_t *pages, size_t n) MP_HIDDEN;

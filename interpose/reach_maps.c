@@ -35,7 +35,6 @@
 
 static uint64_t *safe_buf;
 static uint64_t *pm_buf;
-#define PAGE 4096ull
 static uint64_t *cache_buf;                  /* the page cache, taken at its first use */
 static uint64_t cache_pg[RMAPS_CACHE_PAGES]; /* the page each slot holds; 0: none */
 
@@ -307,7 +306,7 @@ int rmaps_batchable(const struct rmaps *m, uint64_t a, uint64_t b)
 	if (!m->all_safe || !m->vm_readv_ok || b <= a || b - a >= PAGEMAP_MIN)
 		return 0;
 	if (!cache_buf)
-		cache_buf = rmem_buffer(RMAPS_CACHE_PAGES * PAGE);
+		cache_buf = rmem_buffer(RMAPS_CACHE_PAGES * RMAPS_PAGE);
 	v = rmaps_find(m, a);
 	/* what rmaps_words would read whole through one copy */
 	return cache_buf && v && b <= v->end && (v->prot & RP_R) && v->type != RV_FILE &&
@@ -320,7 +319,7 @@ const uint64_t *rmaps_cached(uint64_t page)
 
 	for (i = 0; i < RMAPS_CACHE_PAGES; i++)
 		if (cache_pg[i] == page && page)
-			return cache_buf + i * (PAGE / 8);
+			return cache_buf + i * (RMAPS_PAGE / 8);
 	return NULL;
 }
 
@@ -347,22 +346,22 @@ void rmaps_fetch(const struct rmaps *m, uint64_t *pages, size_t n)
 	/* runs of adjacent pages, one iovec each */
 	for (i = 0; i < n; i++) {
 		if (nr && (uint64_t)r[nr - 1].iov_base + r[nr - 1].iov_len == pages[i])
-			r[nr - 1].iov_len += PAGE;
+			r[nr - 1].iov_len += RMAPS_PAGE;
 		else
-			r[nr++] = (struct iovec){ (void *)pages[i], PAGE };
+			r[nr++] = (struct iovec){ (void *)pages[i], RMAPS_PAGE };
 		pg[slots++] = pages[i];
 	}
 	/* the slots left read ahead: the heap is mostly handed out upwards */
 	v = rmaps_find(m, pages[n - 1]);
-	for (last = pages[n - 1] + PAGE; v && slots < RMAPS_CACHE_PAGES && last + PAGE <= v->end;
-	     last += PAGE) {
-		r[nr - 1].iov_len += PAGE;
+	for (last = pages[n - 1] + RMAPS_PAGE;
+	     v && slots < RMAPS_CACHE_PAGES && last + RMAPS_PAGE <= v->end; last += RMAPS_PAGE) {
+		r[nr - 1].iov_len += RMAPS_PAGE;
 		pg[slots++] = last;
 	}
-	l.iov_len = slots * PAGE;
+	l.iov_len = slots * RMAPS_PAGE;
 	got = mp_syscall(SYS_process_vm_readv, m->tid, &l, 1UL, r, (unsigned long)nr, 0UL);
 	/* the kernel reads the pages in order and stops at the first it cannot */
-	for (i = 0; got > 0 && i < slots && (long)((i + 1) * PAGE) <= got; i++)
+	for (i = 0; got > 0 && i < slots && (long)((i + 1) * RMAPS_PAGE) <= got; i++)
 		cache_pg[i] = pg[i];
 }
 

@@ -186,7 +186,6 @@ static void scan_words(struct mk *k, const struct rblock *b, const uint64_t *w, 
 		words(k, w, n);
 }
 
-#define PAGE 4096ull
 #define QUEUE_MAX 4096 /* blocks waiting for their pages */
 
 /* Scan block i from the page cache; 0: a page of it is not there. */
@@ -195,14 +194,15 @@ static int scan_cached(struct mk *k, size_t i)
 	const struct rblock *b = &k->l->b[i];
 	uint64_t a = (b->addr + 7) & ~7ull, e = (b->addr + b->size) & ~7ull, p;
 
-	for (p = a & ~(PAGE - 1); p < e; p += PAGE)
+	for (p = a & ~(RMAPS_PAGE - 1); p < e; p += RMAPS_PAGE)
 		if (!rmaps_cached(p))
 			return 0;
 	scan_words(k, b, NULL, 0);
 	for (p = a; p < e;) {
-		uint64_t pe = (p & ~(PAGE - 1)) + PAGE, t = pe < e ? pe : e;
+		uint64_t pe = (p & ~(RMAPS_PAGE - 1)) + RMAPS_PAGE, t = pe < e ? pe : e;
 
-		words(k, rmaps_cached(p & ~(PAGE - 1)) + (p & (PAGE - 1)) / 8, (size_t)(t - p) / 8);
+		words(k, rmaps_cached(p & ~(RMAPS_PAGE - 1)) + (p & (RMAPS_PAGE - 1)) / 8,
+		      (size_t)(t - p) / 8);
 		p = t;
 	}
 	return 1;
@@ -237,7 +237,7 @@ static int add_pages(struct mk *k, uint64_t a, uint64_t e, int commit)
 	uint64_t p;
 	size_t j, n = k->nwant;
 
-	for (p = a & ~(PAGE - 1); p < e; p += PAGE) {
+	for (p = a & ~(RMAPS_PAGE - 1); p < e; p += RMAPS_PAGE) {
 		for (j = 0; j < n && k->want[j] != p; j++)
 			;
 		if (j < n)

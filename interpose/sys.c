@@ -616,6 +616,7 @@ void mp_fd_release(struct mp_owned_fd *o)
 
 uintptr_t mp_own_stack_lo;
 size_t mp_own_stack_len;
+static int own_stack_busy;
 
 #if defined(__x86_64__)
 /* fn(arg) with the stack pointer at top (16-aligned), then back. */
@@ -640,12 +641,14 @@ int mp_call_on_own_stack(void (*fn)(void *), void *arg)
 	size_t len = MP_OWN_STACK + 4096;
 	void *m;
 
-	if (mp_own_stack_len)
-		return -1; /* in use: a second death in another thread */
+	if (__atomic_exchange_n(&own_stack_busy, 1, __ATOMIC_ACQ_REL))
+		return -1; /* in use: a death in another thread at the same time */
 	m = mp_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		__atomic_store_n(&own_stack_busy, 0, __ATOMIC_RELEASE);
 		return -1;
+	}
 	mp_rsys(SYS_mprotect, (long)m, 4096, PROT_NONE, 0, 0, 0); /* the guard */
 	/* set, not added to: a fault's handler runs with SIGSEGV blocked,
 	 * and a fault of the work must still reach its safety net */
@@ -657,6 +660,7 @@ int mp_call_on_own_stack(void (*fn)(void *), void *arg)
 	mp_own_stack_lo = 0;
 	mp_rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof(old), 0, 0);
 	mp_sys_munmap(m, len);
+	__atomic_store_n(&own_stack_busy, 0, __ATOMIC_RELEASE);
 	return 0;
 }
 #else
