@@ -56,6 +56,9 @@ const char *reach_why_not(const struct replay *r)
 	case MP_REACH_TIMEOUT:
 		return "the scan did not finish within its time bound (MEMPROV_REACH_TIMEOUT_MS)";
 	case MP_REACH_NOMEM:
+		if (r->reach.notes & MP_REACH_N_AS_LIMIT)
+			return "the scan ran out of memory: the process's address-space limit "
+			       "(RLIMIT_AS, ulimit -v), which it could not lift, left it no room";
 		return "the scan ran out of memory (MEMPROV_REACH_MEMORY_MB, or mmap failed)";
 	case MP_REACH_NOTRACE: return "the scan could not read the trace back";
 	case MP_REACH_UNSUPPORTED:
@@ -224,6 +227,9 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 	if (s->notes & MP_REACH_N_ALLOC_LOST)
 		fprintf(f, "  note: a malloc replacement's own mappings were not all kept track "
 			"of: they were scanned as roots\n");
+	if (s->notes & MP_REACH_N_AS_LIMIT)
+		fprintf(f, "  note: the scan ran under the process's address-space limit "
+			"(RLIMIT_AS), which it could not lift\n");
 }
 
 const char *reach_when(const struct replay *r)

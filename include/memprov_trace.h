@@ -729,6 +729,9 @@ enum mp_reach_notes {
 					   interpreter's freed state, while it ran) */
 	MP_REACH_N_ALLOC_LOST = 1 << 8, /* a malloc replacement's own mappings could not
 					   all be kept track of: they were roots */
+	MP_REACH_N_AS_LIMIT = 1 << 9,   /* the process's address-space limit (RLIMIT_AS)
+					   was in force for the scan: it could not be
+					   lifted (to the hard limit at most) */
 };
 
 /*

@@ -39,6 +39,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -627,13 +628,6 @@ static void run(struct job *j)
 	j->self.how = RT_STOPPED;
 	j->self.self = 1;
 	j->tls_static = tls_static_size();
-	/*
-	 * Under a seccomp filter a system call the program never makes may
-	 * kill it: leave out the ptrace helper and process_vm_readv.
-	 */
-	j->sandboxed = mp_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0;
-	if (j->sandboxed)
-		j->st.notes |= MP_REACH_N_SECCOMP;
 	dl_iterate_phdr(scan_locked, j);
 }
 
@@ -743,11 +737,38 @@ void mp_reach_not_needed(unsigned note)
 	__atomic_store_n(&not_needed, note, __ATOMIC_RELAXED);
 }
 
+/*
+ * An address-space limit (ulimit -v, RLIMIT_AS) counts the scan's
+ * mappings and the trace's: a program that filled it (it allocates until
+ * malloc fails, then exits) leaves the scan no room, and the gate, with
+ * no scan, counts all it held live. The limit is lifted for the scan and
+ * the records after it (to none where the process may, as root; else the
+ * soft one to the hard one) and put back as it was: the process is
+ * leaving, and its other threads are stopped for most of that time.
+ * Under a seccomp filter prlimit64 may be what kills it: left as it is.
+ * Returns 1 if *old is to be put back; a limit left in force is noted.
+ */
+static int as_lift(struct rlimit *old, int sandboxed, struct job *j)
+{
+	struct rlimit up = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, old) || old->rlim_cur == RLIM_INFINITY)
+		return 0;
+	if (!sandboxed && !mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, &up, NULL))
+		return 1;
+	j->st.notes |= MP_REACH_N_AS_LIMIT;
+	if (sandboxed || old->rlim_max == old->rlim_cur)
+		return 0;
+	up.rlim_cur = up.rlim_max = old->rlim_max;
+	return !mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, &up, NULL);
+}
+
 MP_REALIGN void mp_reach_at_exit(void)
 {
 	struct job j;
+	struct rlimit as_old;
 	uint64_t t0;
-	int saved = errno, g;
+	int saved = errno, g, lifted;
 	unsigned cls, kind;
 
 	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
@@ -775,6 +796,14 @@ MP_REALIGN void mp_reach_at_exit(void)
 	}
 	t0 = mp_now();
 	j.deadline = t0 + (uint64_t)mp_config.reach_timeout_ms * 1000000u;
+	/*
+	 * Under a seccomp filter a system call the program never makes may
+	 * kill it: no ptrace helper, no process_vm_readv, no prlimit64.
+	 */
+	j.sandboxed = mp_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0;
+	if (j.sandboxed)
+		j.st.notes |= MP_REACH_N_SECCOMP;
+	lifted = as_lift(&as_old, j.sandboxed, &j);
 	rmem_init((uint64_t)mp_config.reach_memory_mb << 20);
 	own_tables();
 	j.status = MP_REACH_NOMEM;
@@ -794,5 +823,7 @@ MP_REALIGN void mp_reach_at_exit(void)
 	 */
 	if (rmem_peak() > REACH_KEEP_MAX)
 		rmem_release();
+	if (lifted)
+		mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, &as_old, NULL);
 	errno = saved;
 }

@@ -665,6 +665,59 @@ test_expect_success 'under ulimit -v, Python maps nearly what it maps bare: memp
 	grep -q "^ended: exited with status 0$" asl.stats
 '
 
+test_expect_success 'a program that fills its address-space limit: the scan lifts the limit, the gate finds only the leak' '
+	# the scan at exit found no room to map its tables under the limit the
+	# program had filled, and the gate counted all 240 MiB it held live
+	# (exit 23; a helper'"'"'s sweep). A soft limit is lifted to the hard
+	# one for the scan; a hard one only by a process that may (root with
+	# CAP_SYS_RESOURCE), else the reason names the limit
+	cat >asfill.c <<-\EOF &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <string.h>
+	static void **keep;
+	static size_t n, cap;
+	static __attribute__((noinline)) void *lose_me(void) { return malloc(40); }
+	int main(void)
+	{
+		void *p = lose_me();
+		memset(p, 1, 40);
+		p = NULL;
+		for (;;) {
+			if (n == cap) {
+				void **k = realloc(keep, (cap = cap ? cap * 2 : 64) * sizeof(*k));
+				if (!k)
+					break;
+				keep = k;
+			}
+			if (!(p = malloc(100000)))
+				break;
+			memset(p, 1, 64);
+			keep[n++] = p;
+		}
+		printf("%s\n", n > 1000 ? "filled" : "few");
+		return 0;
+	}
+	EOF
+	${CC:-cc} -g -O1 -o asfill asfill.c &&
+	test "$( (ulimit -v 262144; ./asfill) )" = filled &&
+	st=0 && (ulimit -S -v 262144; memprov run -d asd --check -- ./asfill) >asd.out 2>asd.err || st=$? &&
+	cat asd.err &&
+	test "$(cat asd.out) $st" = "filled 23" &&
+	grep -q "lost at exit (definitely and indirectly): 40 B in 1 block" asd.err &&
+	grep -q "in lose_me at .*asfill.c:6" asd.err &&
+	! grep -q "ran out of memory" asd.err &&
+	(ulimit -v 262144; memprov run -d ash --check -- ./asfill) >ash.out 2>ash.err || : &&
+	cat ash.err &&
+	if grep -q "ran out of memory" ash.err
+	then
+		grep -q "address-space limit (RLIMIT_AS, ulimit -v), which it could not lift" ash.err
+	else
+		grep -q "lost at exit (definitely and indirectly): 40 B in 1 block" ash.err
+	fi &&
+	test "$(cat ash.out)" = filled
+'
+
 test_expect_success 'gdb on a traced program: a breakpoint set by a function name stops only in the program' '
 	# libmemprov.so carried its symbol table and debugging information:
 	# "break add" in gdb took reach_roots.c'"'"'s add too, and the traced
