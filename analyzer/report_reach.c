@@ -341,7 +341,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 	const struct mp_rec_reach *s = &r->reach;
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
 					     "no-main-arena", "files", "seccomp", "inherited",
-					     "python", "allocator-roots" };
+					     "python", "allocator-roots", "address-space-limit" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

@@ -711,7 +711,9 @@ test_expect_success 'a program that fills its address-space limit: the scan lift
 	cat ash.err &&
 	if grep -q "ran out of memory" ash.err
 	then
-		grep -q "address-space limit (RLIMIT_AS, ulimit -v), which it could not lift" ash.err
+		grep -q "address-space limit (RLIMIT_AS, ulimit -v), which it could not lift" ash.err &&
+		memprov leaks --json ash/memprov.*.trace >ash.json &&
+		jget --check ash.json "=\"address-space-limit\" in j[\"reach\"][\"notes\"]==true"
 	else
 		grep -q "lost at exit (definitely and indirectly): 40 B in 1 block" ash.err
 	fi &&
