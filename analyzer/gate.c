@@ -625,6 +625,14 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		res.skip_why = t.hdr.flags & MP_HF_GO ?
 			"a Go program: its runtime exits by a raw system call no hook sees, so there was no scan: no verdict (--reachable gates all it held)" :
 			"it exited past every hook (a raw exit system call), so there was no scan: no verdict (--reachable gates all it held)";
+	} else if (!(o->flags & GATE_REACHABLE) && (t.hdr.flags & MP_HF_HEAP_AHEAD)) {
+		/*
+		 * Another object's malloc served the program (an allocator
+		 * preloaded before memprov): no heap in the trace, no scan.
+		 * Passing it would say nothing leaked where nothing was seen.
+		 */
+		res.skipped = 1;
+		res.skip_why = "the heap was not traced: the program's malloc is that of a library preloaded before libmemprov.so (put libmemprov.so first in LD_PRELOAD), or its own: no verdict";
 	} else if (t.hdr.state == MP_STATE_EXEC) {
 		res.skipped = 1;
 		res.skip_why = "replaced by exec (its memory went with it)";

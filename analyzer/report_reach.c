@@ -68,6 +68,10 @@ const char *reach_why_not(const struct replay *r)
 		return "no scan: the process's memory map could not be read "
 		       "(/proc not mounted, or no descriptor left under the program's RLIMIT_NOFILE)";
 	case MP_REACH_PARTIAL:
+		if (r->trace->hdr.flags & MP_HF_HEAP_AHEAD)
+			return "no scan: the heap was not traced: the program's malloc is that of "
+			       "a library preloaded before libmemprov.so (put it first in "
+			       "LD_PRELOAD), or its own";
 		return "no scan: the trace does not record every allocation "
 		       "(MEMPROV_SAMPLE_BYTES or MEMPROV_HEAP=0)";
 	default: return "the scan failed";

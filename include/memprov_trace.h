@@ -228,6 +228,11 @@ enum mp_header_flags {
 				 * the process's own hooks did not see its exit (a
 				 * raw exit_group, as Go's runtime makes), so there
 				 * was no scan */
+	MP_HF_HEAP_AHEAD = 1 << 9, /* the heap was not traced: an object ahead of
+				      libmemprov.so in the lookup scope defines malloc
+				      (an allocator preloaded before it, or the
+				      program's own), so the program's calls never
+				      reached memprov's hooks */
 };
 
 struct mp_file_header {

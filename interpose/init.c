@@ -139,6 +139,21 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 		goto out; /* setuid/setgid: leave it alone */
 	mp_warn_init();
 	mp_config_load();
+	if (mp_heap_ahead && mp_config.heap && !mp_config.disable) {
+		/*
+		 * The program's malloc and free are another object's: memprov
+		 * would see only the calls that object left to it (an
+		 * allocation by reallocarray, never its free), and call live
+		 * what was freed. No heap, and the reports say why.
+		 */
+		mp_config.heap = 0;
+		mp_trace_add_flags(MP_HF_HEAP_AHEAD);
+		mp_warn(*mp_heap_ahead ? "the heap is not traced: malloc is that of a library "
+					 "preloaded before libmemprov.so (put libmemprov.so first "
+					 "in LD_PRELOAD): " :
+					 "the heap is not traced: the program defines its own malloc",
+			*mp_heap_ahead ? mp_heap_ahead : NULL);
+	}
 	/* disabled, or a constructor before this one confined the process (hooks_sandbox.c) */
 	if (mp_config.disable || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
 		goto out;

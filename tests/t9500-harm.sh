@@ -720,6 +720,89 @@ test_expect_success 'a program that fills its address-space limit: the scan lift
 	test "$(cat ash.out)" = filled
 '
 
+test_expect_success 'an allocator preloaded before memprov: reallocarray'"'"'s block is that allocator'"'"'s, the heap not traced and said so, no verdict' '
+	# jemalloc and tcmalloc define no reallocarray: the program'"'"'s call
+	# bound to memprov'"'"'s hook, which handed it to glibc'"'"'s realloc, and
+	# the allocator'"'"'s free then crashed on glibc'"'"'s block (ls -laR:
+	# SIGSEGV under jemalloc, abort under tcmalloc; a helper'"'"'s sweep)
+	cat >bump.c <<-\EOF &&
+	#include <errno.h>
+	#include <stdlib.h>
+	#include <string.h>
+	#include <sys/mman.h>
+	static char *arena, *top;
+	static const size_t cap = 64 << 20;
+	int bump_owns(void *p) { return arena && (char *)p >= arena && (char *)p < arena + cap; }
+	void *malloc(size_t n)
+	{
+		void *p;
+		if (!arena) {
+			arena = mmap(0, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			top = arena;
+		}
+		n = (n + 15) & ~(size_t)15;
+		if (arena == MAP_FAILED || top + n + 16 > arena + cap) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		*(size_t *)top = n;
+		p = top + 16;
+		top += n + 16;
+		return p;
+	}
+	void free(void *p) { (void)p; }
+	void *calloc(size_t a, size_t b)
+	{
+		size_t n;
+		void *p = __builtin_mul_overflow(a, b, &n) ? NULL : malloc(n);
+		return p ? memset(p, 0, n) : NULL;
+	}
+	void *realloc(void *p, size_t n)
+	{
+		size_t old = p && bump_owns(p) ? ((size_t *)p)[-2] : 0;
+		void *q = malloc(n);
+		if (q && p)
+			memcpy(q, p, old < n ? old : n);
+		return q;
+	}
+	void *memalign(size_t al, size_t n)
+	{
+		char *p = malloc(n + al);
+		return p ? (void *)(((size_t)p + al - 1) & ~(al - 1)) : NULL;
+	}
+	int posix_memalign(void **o, size_t al, size_t n) { return (*o = memalign(al, n)) ? 0 : ENOMEM; }
+	void *aligned_alloc(size_t al, size_t n) { return memalign(al, n); }
+	EOF
+	cat >bumpuse.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <stdio.h>
+	#include <stdlib.h>
+	int main(void)
+	{
+		int (*owns)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "bump_owns");
+		char *p = reallocarray(NULL, 10, 10), *q = malloc(30);
+		p[0] = 1;
+		printf("%s %s\n", owns && owns(p) ? "bump" : "foreign", owns && owns(q) ? "bump" : "foreign");
+		free(p);
+		return 0;
+	}
+	EOF
+	${CC:-cc} -shared -fPIC -O1 -o libbump.so bump.c &&
+	${CC:-cc} -O1 -o bumpuse bumpuse.c -ldl &&
+	LD_PRELOAD="$TRASH/libbump.so" ./bumpuse >bump-bare.out &&
+	test "$(cat bump-bare.out)" = "bump bump" &&
+	traced bump env LD_PRELOAD="$TRASH/libbump.so:$MEMPROV_LIB" ./bumpuse >bump.out 2>bump.err &&
+	test_cmp bump-bare.out bump.out &&
+	grep -qx "memprov: the heap is not traced: malloc is that of a library preloaded before libmemprov.so (put libmemprov.so first in LD_PRELOAD): $TRASH/libbump.so" bump.err &&
+	memprov leaks --json bump.1.trace >bump.json &&
+	jget --check bump.json totals.heap.blocks=0 &&
+	memprov check bump.1.trace >bump.check &&
+	grep -q "not gated: the heap was not traced: the program'"'"'s malloc is that of a library preloaded before libmemprov.so" bump.check &&
+	traced bumpf env LD_PRELOAD="$MEMPROV_LIB:$TRASH/libbump.so" ./bumpuse >bumpf.out 2>bumpf.err &&
+	test_cmp bump-bare.out bumpf.out && test ! -s bumpf.err
+'
+
 test_expect_success 'gdb on a traced program: a breakpoint set by a function name stops only in the program' '
 	# libmemprov.so carried its symbol table and debugging information:
 	# "break add" in gdb took reach_roots.c'"'"'s add too, and the traced
