@@ -588,6 +588,7 @@ static int still_running(const struct trace *t, const char *path)
 static int gate_one(const struct gate_opts *o, struct suppressions *supp, const char *path,
 		    struct gate_totals *tot)
 {
+	static char stop_why[512]; /* res.skip_why's text, until gate_write has printed it */
 	struct result res;
 	struct trace t;
 
@@ -633,6 +634,20 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		 */
 		res.skipped = 1;
 		res.skip_why = "the heap was not traced: the program's malloc is that of a library preloaded before libmemprov.so (put libmemprov.so first in LD_PRELOAD), or its own: no verdict";
+	} else if (!(o->flags & GATE_REACHABLE) && t.hdr.state == MP_STATE_STOPPED) {
+		/*
+		 * Tracing stopped before the process ended (a file-size limit
+		 * it set, a full disk, a seccomp filter): what it freed later
+		 * is not in the trace, and there was no scan. Gating all it
+		 * held then failed every program that lowers its own
+		 * RLIMIT_FSIZE (bash's `ulimit -f`) on memory it freed.
+		 */
+		snprintf(stop_why, sizeof(stop_why),
+			 "tracing stopped before the process ended (%s): what it freed later is "
+			 "not in the trace and there was no scan: no verdict (--reachable gates all "
+			 "it held when it stopped)", replay_stop_why(&t.hdr));
+		res.skipped = 1;
+		res.skip_why = stop_why;
 	} else if (t.hdr.state == MP_STATE_EXEC) {
 		res.skipped = 1;
 		res.skip_why = "replaced by exec (its memory went with it)";

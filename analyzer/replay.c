@@ -1003,6 +1003,17 @@ uint64_t replay_end_ts(const struct replay *r)
 	return t->hdr.end_mono_ns > t->last_ts ? t->hdr.end_mono_ns : t->last_ts;
 }
 
+const char *replay_stop_why(const struct mp_file_header *h)
+{
+	return h->stop_message[0] ? h->stop_message :
+	       h->stop_reason == MP_STOP_NOSPACE ? "no space left for the trace" :
+	       h->stop_reason == MP_STOP_MAP ? "cannot map the trace" :
+	       h->stop_reason == MP_STOP_FSIZE ? "the file-size limit was reached" :
+	       h->stop_reason == MP_STOP_FILE ? "the trace's descriptor was lost" :
+	       h->stop_reason == MP_STOP_SECCOMP ? "the program installed a seccomp filter" :
+	       "internal limit";
+}
+
 const char *replay_ending(const struct replay *r, char *buf, size_t len)
 {
 	const struct mp_file_header *h = &r->trace->hdr;
@@ -1028,14 +1039,7 @@ const char *replay_ending(const struct replay *r, char *buf, size_t len)
 		break;
 	}
 	case MP_STATE_STOPPED:
-		snprintf(buf, len, "tracing stopped: %s",
-			 h->stop_message[0] ? h->stop_message :
-			 h->stop_reason == MP_STOP_NOSPACE ? "no space left for the trace" :
-			 h->stop_reason == MP_STOP_MAP ? "cannot map the trace" :
-			 h->stop_reason == MP_STOP_FSIZE ? "the file-size limit was reached" :
-			 h->stop_reason == MP_STOP_FILE ? "the trace's descriptor was lost" :
-			 h->stop_reason == MP_STOP_SECCOMP ? "the program installed a seccomp filter" :
-			 "internal limit");
+		snprintf(buf, len, "tracing stopped: %s", replay_stop_why(h));
 		break;
 	default:
 		if (h->flags & MP_HF_GO)

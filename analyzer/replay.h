@@ -282,5 +282,7 @@ uint64_t replay_end_ts(const struct replay *r);
 
 /* "exited with status 3", "killed or still running: ...": how it ended. */
 const char *replay_ending(const struct replay *r, char *buf, size_t len);
+/* Why tracing stopped early (state MP_STATE_STOPPED), in words. */
+const char *replay_stop_why(const struct mp_file_header *h);
 
 #endif /* MEMPROV_REPLAY_H */
