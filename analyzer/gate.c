@@ -46,6 +46,7 @@ void gate_opts_init(struct gate_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->gate_status = GATE_RUN_STATUS;
+	o->oom_kills = -1;
 }
 
 void gate_opts_release(struct gate_opts *o)
@@ -659,6 +660,22 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		res.skip_why = o->flags & GATE_RUN ?
 			"still running when the command ended (a child that outlives it): no exit yet, no verdict" :
 			"still running (the process writes its trace now): no exit yet, no verdict; check it once it has ended";
+	} else if (!(o->flags & GATE_REACHABLE) && (o->flags & GATE_RUN) && !o->oom_kills &&
+		   !(t.hdr.flags & MP_HF_GO) &&
+		   ((t.hdr.state == MP_STATE_KILLED && t.hdr.term_signal == SIGKILL) ||
+		    t.hdr.state == MP_STATE_RUNNING)) {
+		/*
+		 * A death no handler sees, and not the OOM killer's (none ran
+		 * while the command did): a parent's timeout (Python's
+		 * subprocess kills with SIGKILL), `kill -9`. What it held
+		 * was in use; there was no scan. Gating all of it failed
+		 * every test suite that times a child out; where an OOM kill
+		 * did run (or memprov cannot tell), it is still gated.
+		 */
+		res.skipped = 1;
+		res.skip_why = t.hdr.state == MP_STATE_KILLED ?
+			"killed by SIGKILL, not by the OOM killer (it ended no process while the command ran): no scan, no verdict (--reachable gates all it held)" :
+			"its end was seen by no hook (killed by SIGKILL, as a parent's timeout does, or a raw exit system call), and the OOM killer ended no process while the command ran: no scan, no verdict (--reachable gates all it held)";
 	} else if (!(o->flags & GATE_REACHABLE) && (t.hdr.flags & MP_HF_GO) &&
 		   t.hdr.state == MP_STATE_RUNNING) {
 		/* the same without memprov run: exited, or killed (which

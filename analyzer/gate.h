@@ -82,6 +82,8 @@ struct gate_opts {
 	const char *after;
 	const char *junit;
 	int gate_status;            /* run --check: status when only the gate failed */
+	long oom_kills;             /* run --check: processes the OOM killer ended
+				       while the command ran (-1: not known) */
 };
 
 /* Is kind gated (--kind, or every kind when none was given)? */

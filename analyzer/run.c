@@ -991,6 +991,51 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 }
 
 /*
+ * How many processes the OOM killer has ended: the system's count
+ * (/proc/vmstat) and this cgroup's (memory.events, cgroup v2: a
+ * container's limit), summed; -1 when neither can be read. The gate
+ * tells a SIGKILL from a parent (a timeout) from an OOM kill by whether
+ * the count moved while the command ran.
+ */
+static long count_in(const char *path, const char *key)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	long n = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			n = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return n;
+}
+
+static long oom_kill_count(void)
+{
+	char line[PATH_MAX], path[PATH_MAX + 64];
+	long sys = count_in("/proc/vmstat", "oom_kill"), cg = -1;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.events", line + 3);
+			cg = count_in(path, "oom_kill");
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (sys < 0 && cg < 0)
+		return -1;
+	return (sys > 0 ? sys : 0) + (cg > 0 ? cg : 0);
+}
+
+/*
  * --check: gate the traces this run wrote (the command's, after any
  * exec). The command's own failure wins; when it succeeded, a gate
  * failure exits with --gate-status (23) and an unreadable trace with 2.
@@ -1219,6 +1264,7 @@ static int cmd_run(int argc, char **argv)
 	int ret, started = 0, sig = 0, json_fd = -1;
 	enum clobber clob;
 	pid_t pid = 0;
+	long oom0 = -1;
 
 	gate_opts_init(&a.gate);
 	if (run_parse(&a, argc, argv, &ret) < 0)
@@ -1243,6 +1289,7 @@ static int cmd_run(int argc, char **argv)
 	tmpl = trace_template(a.output);
 	clob = clobber_old(tmpl, a.no_clobber, &base);
 	trace_glob(tmpl, &before);
+	oom0 = a.check ? oom_kill_count() : -1;
 	ret = spawn_and_wait(a.cmd, &pid, &started, &sig);
 	if (ret < 0) {
 		ret = EXIT_FAIL;
@@ -1252,8 +1299,12 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	own_line();
 	report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index);
-	if (a.check)
+	if (a.check) {
+		long oom1 = oom0 < 0 ? -1 : oom_kill_count();
+
+		a.gate.oom_kills = oom1 < 0 ? -1 : oom1 - oom0;
 		ret = run_gate(&a, json_fd, tmpl, &before, pid, ret);
+	}
 out:
 	if (json_fd >= 0)
 		close(json_fd);

@@ -148,11 +148,12 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 		 */
 		mp_config.heap = 0;
 		mp_trace_add_flags(MP_HF_HEAP_AHEAD);
-		mp_warn(*mp_heap_ahead ? "the heap is not traced: malloc is that of a library "
-					 "preloaded before libmemprov.so (put libmemprov.so first "
-					 "in LD_PRELOAD): " :
-					 "the heap is not traced: the program defines its own malloc",
-			*mp_heap_ahead ? mp_heap_ahead : NULL);
+		/* a preload order the user can change is said on stderr; the
+		 * program's own malloc only in the trace (its stderr is its own) */
+		if (*mp_heap_ahead)
+			mp_warn("the heap is not traced: malloc is that of a library preloaded "
+				"before libmemprov.so (put libmemprov.so first in LD_PRELOAD): ",
+				mp_heap_ahead);
 	}
 	/* disabled, or a constructor before this one confined the process (hooks_sandbox.c) */
 	if (mp_config.disable || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))

@@ -87,7 +87,9 @@ test_expect_success 'a program with its own malloc runs to the end under memprov
 	echo "ownmalloc ok 1000" >expect &&
 	test_cmp expect own.out &&
 	memprov leaks --json own.trace >own.json &&
-	jget --check own.json state=exited totals.heap.blocks=0
+	jget --check own.json state=exited totals.heap.blocks=0 &&
+	memprov check own.trace >own.check &&
+	grep -q "not gated: the heap was not traced: the program.s malloc is that of a library preloaded before libmemprov.so (put libmemprov.so first in LD_PRELOAD), or its own: no verdict" own.check
 '
 
 test_expect_success 'a program with its own malloc runs to the end with LD_PRELOAD' '

@@ -178,4 +178,25 @@ test_expect_success 'a caller that blocks SIGCHLD (it reads it from a signalfd):
 	test $st = 0
 '
 
+test_expect_success '--check: a child its parent kills with SIGKILL (a timeout) is not gated when no OOM kill ran; --reachable gates it' '
+	# a SIGKILL leaves no scan: all the child held was gated, and every
+	# test suite that times a child out failed (Python'"'"'s subprocess
+	# kills with SIGKILL: test.test_subprocess; a helper'"'"'s sweep)
+	oom() { awk "/^oom_kill / { print \$2 }" /proc/vmstat; } &&
+	o0=$(oom) &&
+	st=0 && timeout 60 "$MEMPROV_CLI" run -d kd --check --children -- \
+		sh -c "sh -c \"sleep 3; true\" & p=\$!; sleep 0.3; kill -9 \$p; wait \$p; true" >kd.out 2>kd.err || st=$? &&
+	cat kd.err &&
+	if test "$(oom)" != "$o0"
+	then
+		echo "an OOM kill ran meanwhile: the child is gated, as it must be then"
+	else
+		test $st = 0 &&
+		grep -q "not gated: its end was seen by no hook (killed by SIGKILL, as a parent'"'"'s timeout does, or a raw exit system call), and the OOM killer ended no process while the command ran: no scan, no verdict" kd.err &&
+		killed=$(grep -l "sleep 3; true" kd/memprov.*.trace | head -n 1) && test -n "$killed" &&
+		{ "$MEMPROV_CLI" check --reachable "$killed" >kr.out; test $? = 1; } &&
+		grep -q "FAIL" kr.out
+	fi
+'
+
 test_done
