@@ -5,11 +5,13 @@
  * exit with its status as a shell would.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
 #include <limits.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -723,21 +726,80 @@ static void note_end(const char *path, const struct mp_file_header *h, pid_t pid
 }
 
 /*
+ * Why the loader would not have loaded libmemprov.so into cmd, where
+ * that can be told from its file: a static executable has no loader; a
+ * setuid or setgid one (another user's or group's) or one with file
+ * capabilities runs in secure mode, where LD_PRELOAD is ignored. NULL:
+ * none of these (a script, a command not found, one that dropped
+ * privileges itself).
+ */
+static const char *untraceable_why(const char *cmd)
+{
+	char path[PATH_MAX];
+	const char *dirs = getenv("PATH");
+	struct stat st;
+	ElfW(Ehdr) eh;
+	int fd = -1, interp = 0, i;
+
+	if (strchr(cmd, '/')) {
+		snprintf(path, sizeof(path), "%s", cmd);
+	} else {
+		path[0] = 0;
+		while (dirs && *dirs && !path[0]) { /* as execvp searches PATH */
+			size_t n = strcspn(dirs, ":");
+
+			snprintf(path, sizeof(path), "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd);
+			if (access(path, X_OK) || stat(path, &st) || !S_ISREG(st.st_mode))
+				path[0] = 0;
+			dirs += n + (dirs[n] == ':');
+		}
+	}
+	if (!path[0] || stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getgid()))
+		return "a setuid or setgid program: the loader ignores LD_PRELOAD for it";
+	if (getuid() && getxattr(path, "security.capability", NULL, 0) > 0)
+		return "a program with file capabilities: the loader ignores LD_PRELOAD for it";
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(ElfW(Phdr))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	for (i = 0; i < eh.e_phnum && !interp; i++) {
+		ElfW(Phdr) ph;
+
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		interp = ph.p_type == PT_INTERP;
+	}
+	close(fd);
+	return interp || i < eh.e_phnum ? NULL :
+	       "statically linked: no dynamic loader runs in it to load libmemprov.so";
+}
+
+/*
  * Say where the traces are: the command's own (the program its pid
  * finally became, after any exec), then one line on the others. sig: the
  * signal that killed the command (0: none); else code: its exit status.
  */
 static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
-			  const char *base, int sig, int code, const char *index)
+			  const char *base, int sig, int code, const char *index, const char *cmd)
 {
 	struct run_traces t;
+	const char *why;
 	char *mine;
 
 	run_traces_find(&t, tmpl, before, pid);
 	if (t.last < t.n)
 		note_end(t.path[t.last], &t.h[t.last], pid, sig, code, index);
 	mine = t.last < t.n ? xstrdup(t.path[t.last]) : name_for_pid(tmpl, pid, before);
-	if (!readable_file(mine))
+	if (!readable_file(mine) && (why = untraceable_why(cmd)))
+		fprintf(stderr, "memprov: no trace at %s: %s is %s\n", mine, cmd, why);
+	else if (!readable_file(mine))
 		fprintf(stderr, "memprov: no trace at %s: the command may not have started under "
 			"libmemprov.so, or its trace could not be created (its message above says why)\n",
 			mine);
@@ -1298,7 +1360,7 @@ static int cmd_run(int argc, char **argv)
 	if (!started)
 		goto out;
 	own_line();
-	report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index);
+	report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index, a.cmd[0]);
 	if (a.check) {
 		long oom1 = oom0 < 0 ? -1 : oom_kill_count();
 

@@ -93,4 +93,16 @@ test_expect_success 'run --check --json-file that cannot be written: exit 2, the
 	test $st = 2 && grep -F "cannot write '\''nodir/gate.json'\''" err && ! test -e ran
 '
 
+test_expect_success 'a command that cannot be traced: run says why (a static executable), --check exits 2' '
+	# it said only "the command may not have started under
+	# libmemprov.so" (a helper'"'"'s sweep: gojq, shfmt, gcc -static)
+	printf "int main(void) { return 0; }\n" >st.c &&
+	{ ${CC:-cc} -static -o st st.c 2>/dev/null || { echo "no static libc: not checked"; exit 0; }; } &&
+	./st &&
+	st=0 && memprov run -d std --check -- ./st 2>st.err || st=$? &&
+	cat st.err && test $st = 2 &&
+	grep -q "^memprov: no trace at .*: ./st is statically linked: no dynamic loader runs in it to load libmemprov.so$" st.err &&
+	memprov run -d std2 -- sh -c true 2>sh.err && ! grep -q "no trace at" sh.err
+'
+
 test_done
