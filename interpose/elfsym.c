@@ -266,9 +266,8 @@ struct next_after_each {
 	void **found;
 	size_t n, left;
 	int seen;
-	size_t n_ahead;      /* the first n_ahead names: a definition ahead counts */
-	void **ahead;        /* the first one ahead of the caller's object, or NULL */
-	const char **ahead_obj; /* the object of ahead[0] ("" the program) */
+	const char **ahead_obj; /* the first object ahead of the caller's that defines
+				   names[0] ("" the program), or NULL; not looked for if NULL */
 };
 
 static int next_after_each_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -280,12 +279,11 @@ static int next_after_each_cb(struct dl_phdr_info *info, size_t size, void *data
 	(void)size;
 	if (!na->seen) {
 		na->seen = contains(info, na->caller);
-		if (na->seen || !na->n_ahead || elf_syms_init(&es, info))
+		if (na->seen || !na->ahead_obj || *na->ahead_obj || !na->n ||
+		    elf_syms_init(&es, info))
 			return 0;
-		for (i = 0; i < na->n_ahead; i++)
-			if (!na->ahead[i] && (na->ahead[i] = elf_lookup(&es, na->names[i], NULL)) &&
-			    !i && na->ahead_obj)
-				*na->ahead_obj = info->dlpi_name ? info->dlpi_name : "";
+		if (elf_lookup(&es, na->names[0], NULL))
+			*na->ahead_obj = info->dlpi_name ? info->dlpi_name : "";
 		return 0;
 	}
 	if (elf_syms_init(&es, info))
@@ -304,23 +302,19 @@ static int next_after_each_cb(struct dl_phdr_info *info, size_t size, void *data
 void mp_dlsym_next_after_each(const void *caller, const char *const *names, void **found,
 			      size_t n)
 {
-	mp_dlsym_bound_each(caller, names, found, n, 0, NULL);
+	mp_dlsym_next_after_each_ahead(caller, names, found, n, NULL);
 }
 
 /*
- * The same, where for the first n_ahead names a definition in an object
- * ahead of the caller's (the program, a library preloaded before it)
- * wins: the one the program's own calls bind to. *ahead_obj (if not
- * NULL) is set to the name of the object ahead that defines names[0], or
- * NULL if none does.
+ * The same, and *ahead_obj (if not NULL) the name of the first object
+ * ahead of the caller's in the lookup scope (the program, a library
+ * preloaded before it) that defines names[0], or NULL if none does: the
+ * one the program's own calls of that name bind to.
  */
-void mp_dlsym_bound_each(const void *caller, const char *const *names, void **found, size_t n,
-			 size_t n_ahead, const char **ahead_obj)
+void mp_dlsym_next_after_each_ahead(const void *caller, const char *const *names, void **found,
+				    size_t n, const char **ahead_obj)
 {
-	void *ahead[MP_AHEAD_MAX] = { 0 };
-	struct next_after_each na = { (uintptr_t)caller, names, found, n, n, 0,
-				      n_ahead < MP_AHEAD_MAX ? n_ahead : MP_AHEAD_MAX, ahead,
-				      ahead_obj };
+	struct next_after_each na = { (uintptr_t)caller, names, found, n, n, 0, ahead_obj };
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -328,9 +322,6 @@ void mp_dlsym_bound_each(const void *caller, const char *const *names, void **fo
 	if (ahead_obj)
 		*ahead_obj = NULL;
 	dl_iterate_phdr(next_after_each_cb, &na);
-	for (i = 0; i < na.n_ahead; i++)
-		if (ahead[i])
-			found[i] = ahead[i];
 }
 
 void *mp_dlsym_next_after(const void *caller, const char *name)

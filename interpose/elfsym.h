@@ -31,9 +31,9 @@ void *mp_dlsym_next_after(const void *caller, const char *name) MP_HIDDEN;
 /* The same for n names in one walk: found[i] for names[i], or NULL. */
 void mp_dlsym_next_after_each(const void *caller, const char *const *names, void **found,
 			      size_t n) MP_HIDDEN;
-#define MP_AHEAD_MAX 16
-void mp_dlsym_bound_each(const void *caller, const char *const *names, void **found, size_t n,
-			 size_t n_ahead, const char **ahead_obj) MP_HIDDEN;
+/* The same, and which object ahead of the caller's defines names[0] (elfsym.c). */
+void mp_dlsym_next_after_each_ahead(const void *caller, const char *const *names, void **found,
+				    size_t n, const char **ahead_obj) MP_HIDDEN;
 
 /*
  * A lookup kept until the loaded objects change: mp_dl_changed(), which

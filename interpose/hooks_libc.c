@@ -212,6 +212,10 @@ MP_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 	size_t sz;
 
 	mp_hooks_need();
+	/* the program's realloc is another object's: glibc's reallocarray
+	 * calls it (memprov's resize would hand the block to glibc's) */
+	if (MP_UNLIKELY(mp_heap_ahead) && mp_real_reallocarray)
+		return mp_real_reallocarray(p, n, m);
 	if (__builtin_mul_overflow(n, m, &sz)) {
 		/* p stays valid: a failed resize, or a failed alloc for NULL */
 		if (heap_enter(MP_FN_reallocarray)) {

@@ -16,10 +16,10 @@ const char *mp_heap_ahead;
 static __thread volatile int resolving __attribute__((tls_model("initial-exec")));
 
 /*
- * The next definition after libmemprov.so of each hooked name; for the
- * heap's, one ahead of it if there is one (libc_real.h: mp_heap_ahead).
- * A name libc lacks (free_sized before glibc 2.38) stays NULL: its hook
- * then fails as the missing function would.
+ * The next definition after libmemprov.so of each hooked name, and
+ * whether malloc's is ahead of it (libc_real.h: mp_heap_ahead). A name
+ * libc lacks (free_sized before glibc 2.38) stays NULL: its hook then
+ * fails as the missing function would.
  */
 void mp_hooks_resolve(void)
 {
@@ -32,9 +32,8 @@ void mp_hooks_resolve(void)
 	if (resolving)
 		return;
 	resolving = 1;
-	_Static_assert(MP_HEAP_HOOKS <= MP_AHEAD_MAX, "the heap's hooks fit");
-	mp_dlsym_bound_each((const void *)mp_hooks_resolve, names, found,
-			    sizeof(names) / sizeof(names[0]), MP_HEAP_HOOKS, &mp_heap_ahead);
+	mp_dlsym_next_after_each_ahead((const void *)mp_hooks_resolve, names, found,
+				       sizeof(names) / sizeof(names[0]), &mp_heap_ahead);
 #define MP_RESOLVE(ret, name, params) *(void **)&mp_real_##name = found[i++];
 	MP_LIBC_HOOKS(MP_RESOLVE)
 #undef MP_RESOLVE

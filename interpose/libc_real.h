@@ -121,16 +121,15 @@ MP_LIBC_HOOKS(MP_REAL_DECL)
 extern int mp_hooks_ready MP_HIDDEN;
 
 /*
- * The first MP_HEAP_HOOKS of MP_LIBC_HOOKS (malloc ... free_aligned_sized)
- * are the heap's: where an object ahead of libmemprov.so in the lookup
- * scope defines malloc (an allocator preloaded before it, or the
- * program's own), the program's calls bind to that object's, not to
- * memprov's hooks, and mp_heap_ahead names it ("" the program). The
- * heap's real functions are then those it binds to: the object's own
- * where it has them (a hook it left to memprov, as jemalloc leaves
- * reallocarray, must not hand its blocks to glibc's realloc).
+ * Where an object ahead of libmemprov.so in the lookup scope defines
+ * malloc (an allocator preloaded before it, or the program's own), the
+ * program's calls bind to that object's, not to memprov's hooks, and
+ * mp_heap_ahead names it ("" the program); else NULL. The real functions
+ * stay the next ones after memprov (a library ahead that wraps malloc
+ * calls memprov's next, and memprov must not call it back); a hook the
+ * object left to memprov (jemalloc defines no reallocarray) forwards to
+ * the same function after memprov, whose own calls bind to the object.
  */
-#define MP_HEAP_HOOKS 12
 extern const char *mp_heap_ahead MP_HIDDEN;
 
 void mp_hooks_resolve(void) MP_HIDDEN;

@@ -802,7 +802,25 @@ test_expect_success 'an allocator preloaded before memprov: reallocarray'"'"'s b
 	memprov check bump.1.trace >bump.check &&
 	grep -q "not gated: the heap was not traced: the program'"'"'s malloc is that of a library preloaded before libmemprov.so" bump.check &&
 	traced bumpf env LD_PRELOAD="$MEMPROV_LIB:$TRASH/libbump.so" ./bumpuse >bumpf.out 2>bumpf.err &&
-	test_cmp bump-bare.out bumpf.out && test ! -s bumpf.err
+	test_cmp bump-bare.out bumpf.out && test ! -s bumpf.err &&
+	# a library ahead that wraps malloc and calls the next one (memprov'"'"'s):
+	# memprov must not call it back (its real malloc stays the next one)
+	cat >wrapm.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <stddef.h>
+	static void *(*next_malloc)(size_t);
+	void *malloc(size_t n)
+	{
+		if (!next_malloc)
+			next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+		return next_malloc(n);
+	}
+	EOF
+	${CC:-cc} -shared -fPIC -O1 -o libwrapm.so wrapm.c -ldl &&
+	printf "a\nb\n" >wr.in && sort wr.in >wr-bare.out &&
+	traced wr env LD_PRELOAD="$TRASH/libwrapm.so:$MEMPROV_LIB" sort wr.in >wr.out 2>wr.err &&
+	test_cmp wr-bare.out wr.out
 '
 
 test_expect_success 'a program that lowers its own file-size limit: tracing stops, the gate gives no verdict on what it freed later' '
