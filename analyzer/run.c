@@ -1052,13 +1052,7 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 	return WEXITSTATUS(status);
 }
 
-/*
- * How many processes the OOM killer has ended: the system's count
- * (/proc/vmstat) and this cgroup's (memory.events, cgroup v2: a
- * container's limit), summed; -1 when neither can be read. The gate
- * tells a SIGKILL from a parent (a timeout) from an OOM kill by whether
- * the count moved while the command ran.
- */
+/* The number after "key " on a line of file path, or -1. */
 static long count_in(const char *path, const char *key)
 {
 	char line[256];
@@ -1077,6 +1071,13 @@ static long count_in(const char *path, const char *key)
 	return n;
 }
 
+/*
+ * How many processes the OOM killer has ended: the system's count
+ * (/proc/vmstat) and this cgroup's (memory.events, cgroup v2: a
+ * container's limit), summed; -1 when neither can be read. The gate
+ * tells a SIGKILL from a parent (a timeout) from an OOM kill by whether
+ * the count moved while the command ran.
+ */
 static long oom_kill_count(void)
 {
 	char line[PATH_MAX], path[PATH_MAX + 64];

@@ -231,8 +231,9 @@ enum mp_header_flags {
 	MP_HF_HEAP_AHEAD = 1 << 9, /* the heap was not traced: an object ahead of
 				      libmemprov.so in the lookup scope defines malloc
 				      (an allocator preloaded before it, or the
-				      program's own), so the program's calls never
-				      reached memprov's hooks */
+				      program's own): the program's calls reached
+				      memprov's hooks only where that object left
+				      them to it (or through it) */
 };
 
 struct mp_file_header {

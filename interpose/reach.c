@@ -745,19 +745,20 @@ void mp_reach_not_needed(unsigned note)
  * the records after it (to none where the process may, as root; else the
  * soft one to the hard one) and put back as it was: the process is
  * leaving, and its other threads are stopped for most of that time.
- * Under a seccomp filter prlimit64 may be what kills it: left as it is.
+ * Under a seccomp filter prlimit64 may be what kills it: not called.
  * Returns 1 if *old is to be put back; a limit left in force is noted.
  */
 static int as_lift(struct rlimit *old, int sandboxed, struct job *j)
 {
 	struct rlimit up = { RLIM_INFINITY, RLIM_INFINITY };
 
-	if (mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, old) || old->rlim_cur == RLIM_INFINITY)
+	if (sandboxed || mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, old) ||
+	    old->rlim_cur == RLIM_INFINITY)
 		return 0;
-	if (!sandboxed && !mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, &up, NULL))
+	if (!mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, &up, NULL))
 		return 1;
 	j->st.notes |= MP_REACH_N_AS_LIMIT;
-	if (sandboxed || old->rlim_max == old->rlim_cur)
+	if (old->rlim_max == old->rlim_cur)
 		return 0;
 	up.rlim_cur = up.rlim_max = old->rlim_max;
 	return !mp_syscall(SYS_prlimit64, 0, RLIMIT_AS, &up, NULL);
