@@ -84,6 +84,7 @@ unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const uint8_t *h
  */
 #define MP_CFI_CIES 4
 #define MP_CFI_CIE_MAX 128
+#define MP_CFI_SAMPLES 64
 struct mp_cfi_file {
 	int fd;
 	uint32_t serial;  /* names its pages in cfi.c's page cache (never 0) */
@@ -96,6 +97,11 @@ struct mp_cfi_file {
 		uint8_t b[MP_CFI_CIE_MAX];
 	} cie[MP_CFI_CIES];
 	uint64_t from_memory; /* FDEs read in memory all the same */
+	/* .eh_frame_hdr's table sampled: entry i * count / MP_CFI_SAMPLES's
+	 * start address, read once (bit i of samp_have), so that a search
+	 * reads one or two pages of the table, not some 20 entries */
+	uint64_t samp_have;
+	int32_t samp[MP_CFI_SAMPLES];
 };
 
 /* The size of the module's .eh_frame_hdr (8 bytes per FDE), 0 if none. */
