@@ -35,7 +35,15 @@ LIB_SYMS := interpose/libmemprov-syms.so
 LIB_SRC := $(wildcard interpose/*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
-	-ftls-model=initial-exec -I/usr/include/$(shell $(CC) -print-multiarch)
+	-ftls-model=initial-exec -ffunction-sections \
+	-I/usr/include/$(shell $(CC) -print-multiarch)
+# The functions common runs execute come first in the text, together
+# (interpose/hot.txt, written by scripts/hot-text.sh; the linker script is
+# the linker's default with them first, scripts/text-order.sh): the
+# kernel maps a library's pages 64 KiB at a time around a fault, and a
+# traced Python process had all of memprov's 200 KiB of text resident.
+LIB_LD := interpose/libmemprov.ld
+LIB_LDFLAGS := -Wl,-z,nodelete -Wl,-z,now
 # libunwind is not linked: unwind_lib.c opens it (RTLD_LOCAL) the first
 # time a stack needs it, which common programs never do. Linked, it and
 # its liblzma were loaded into every traced process (a sixth of what
@@ -77,7 +85,7 @@ else
 BUILD := $(CLI)
 endif
 
-.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers check-realign
+.PHONY: all help test test-build demo bench fuzz install uninstall deb clean format deps check-layers check-realign hot-text
 
 all: $(BUILD) ## build the preload library and the CLI (default)
 ifneq ($(ARCH),x86_64)
@@ -104,8 +112,12 @@ interpose/%.o: interpose/%.c | $(BUILD_STAMP)
 # a hook. The price: binding all 77 at load adds 30k instructions to a
 # short process (ls -d /: 1.28 M traced lazily, 1.31 M now, callgrind;
 # bench/profile.sh startup-callgrind), within the noise of its wall time.
-$(LIB_SYMS): $(LIB_OBJ)
-	$(call quiet,LINK,$@)$(CC) -shared $(CFLAGS) -Wl,-z,nodelete -Wl,-z,now -o $@ $(LIB_OBJ) $(LIB_LIBS)
+$(LIB_LD): interpose/hot.txt scripts/text-order.sh
+	$(call quiet,GEN,$@)scripts/text-order.sh interpose/hot.txt $(CC) $(CFLAGS) $(LIB_LDFLAGS) >$@.tmp && mv $@.tmp $@
+
+$(LIB_SYMS): $(LIB_OBJ) $(LIB_LD)
+	$(call quiet,LINK,$@)$(CC) -shared $(CFLAGS) $(LIB_LDFLAGS) \
+		$$(test -s $(LIB_LD) && echo -Wl,-T,$(LIB_LD)) -o $@ $(LIB_OBJ) $(LIB_LIBS)
 
 $(LIB): $(LIB_SYMS)
 	$(call quiet,STRIP,$@)strip --strip-all -o $@ $(LIB_SYMS)
@@ -134,6 +146,9 @@ test: all $(TEST_BUILD) ## build and run the test suite
 
 check-layers: all ## check the call graph: no cycle in analyzer/, interpose/ layered
 	$(Q)scripts/check-layers.py --interpose
+
+hot-text: $(LIB_SYMS) test-build ## rewrite interpose/hot.txt: the functions first in the preload object's text
+	$(Q)scripts/hot-text.sh
 
 check-realign: $(LIB_SYMS) ## check that every function of the preload object with aligned stack stores aligns its stack
 	$(Q)scripts/check-realign.sh $(LIB_SYMS)
@@ -181,7 +196,7 @@ format: ## reformat the C sources with clang-format
 	clang-format -i $(LIB_SRC) $(CLI_SRC) interpose/*.h analyzer/*.h include/*.h
 
 clean: ## remove build outputs
-	rm -f $(LIB) $(LIB_SYMS) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(BUILD_STAMP) memprov_*.deb
+	rm -f $(LIB) $(LIB_SYMS) $(LIB_LD) $(LIB_OBJ) $(CLI) $(CLI_OBJ) */*.d tests/bin/* $(BUILD_STAMP) memprov_*.deb
 	rm -rf tests/out fuzz/build build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

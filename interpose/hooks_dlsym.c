@@ -101,7 +101,7 @@ void *mp_dlvsym_cuda(void *handle, const char *name, const char *version)
  * sees our caller's return address, which is what RTLD_NEXT needs.
  */
 __asm__(
-	"	.text\n"
+	"	.pushsection .text.dlsym,\"ax\",@progbits\n"
 	"	.globl dlsym\n"
 	"	.type dlsym, @function\n"
 	"	.p2align 4\n"
@@ -156,7 +156,8 @@ __asm__(
 	"	jnz mp_dlvsym_cuda\n"
 	"	jmp *mp_dlvsym_ptr(%rip)\n"
 	"	.cfi_endproc\n"
-	"	.size dlvsym, .-dlvsym\n");
+	"	.size dlvsym, .-dlvsym\n"
+	"	.popsection\n");
 #else
 /*
  * Portable fallback: correct when the compiler turns the forwarding call

@@ -323,7 +323,7 @@ long mp_syscall_slow(long nr, long a1, long a2, long a3, long a4, long a5, long 
  * mp_syscall_slow (a6 passed on as its seventh argument), every other
  * number straight to the kernel.
  */
-__asm__(".text\n"
+__asm__(".pushsection .text.syscall,\"ax\",@progbits\n"
 	".globl syscall\n"
 	".type syscall, @function\n"
 	"syscall:\n"
@@ -386,5 +386,6 @@ __asm__(".text\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	jmp 1b\n"
 	"	.cfi_endproc\n"
-	".size syscall, .-syscall\n");
+	".size syscall, .-syscall\n"
+	".popsection\n");
 #endif

@@ -109,7 +109,8 @@ extern __thread struct mp_entry_regs mp_entry_regs
  * taken inside it (a signal) unwinds.
  */
 #define MP_ENTRY_STUB(name, impl, vis)                                      \
-	__asm__(".text\n\t.globl " #name "\n\t" vis "\n\t.type " #name     \
+	__asm__(".section .text." #name ",\"ax\",@progbits\n\t.globl " #name \
+		"\n\t" vis "\n\t.type " #name                                \
 		", @function\n" #name ":\n\t.cfi_startproc\n\t"               \
 		"movq mp_entry_regs@gottpoff(%rip), %rax\n\t"                  \
 		"movq %rbx, %fs:0(%rax)\n\tmovq %rbp, %fs:8(%rax)\n\t"         \

@@ -251,4 +251,46 @@ test_expect_success '2,000 short-lived threads: a block of trace each, none left
 	test $2 -le $((4096 + 5 * 65536))
 '
 
+# libmemprov.so's text is ordered (interpose/hot.txt, scripts/hot-text.sh):
+# the functions every process runs, then those of Python processes, then
+# those of native ones. A Python process runs only the first two groups,
+# so no page of the text past the 64 KiB window that holds their end is
+# mapped in it (the kernel maps a file 64 KiB around each fault): every
+# page of it was before, 208 KiB.
+test_expect_success 'a Python process maps libmemprov.so'"'"'s text only as far as its Python functions' '
+	syms="$TOP/interpose/libmemprov-syms.so" &&
+	sed -n "/^# every traced process/,/^# native processes/p" "$TOP/interpose/hot.txt" |
+		grep -v "^[#*]" >hot.names &&
+	end=$(nm -S "$syms" | gawk -v names=hot.names "
+		BEGIN { while ((getline w <names) > 0) hot[w] = 1 }
+		NF == 4 && \$3 ~ /^[tTW]\$/ { n = \$4; sub(/\\..*/, \"\", n)
+			if (n in hot && strtonum(\"0x\" \$1) + strtonum(\"0x\" \$2) > e) e = strtonum(\"0x\" \$1) + strtonum(\"0x\" \$2) }
+		END { print e + 0 }") &&
+	text_end=$(readelf -SW "$syms" | gawk "\$2 == \".text\" { print strtonum(\"0x\" \$4) + strtonum(\"0x\" \$6) }") &&
+	echo "hot groups end at $end, the text at $text_end" &&
+	test "$end" -gt 0 && test $((text_end - end)) -gt $((2 * 65536)) &&
+	cat >calls.py <<-\EOF &&
+	import struct
+	def f(n):
+	    return [str(i) * 3 for i in range(n)]
+	for k in range(2000):
+	    f(50)
+	for line in open("/proc/self/maps"):
+	    p = line.split()
+	    if p[-1].endswith("/libmemprov.so") and p[1] == "r-xp":
+	        lo, hi = (int(x, 16) for x in p[0].split("-"))
+	        base = lo - int(p[2], 16)
+	        with open("/proc/self/pagemap", "rb") as pm:
+	            pm.seek(lo // 4096 * 8)
+	            b = pm.read((hi - lo) // 4096 * 8)
+	        mapped = [lo + 4096 * i - base for i in range((hi - lo) // 4096)
+	                  if struct.unpack_from("Q", b, 8 * i)[0] >> 63]
+	        print(len(mapped), max(mapped))
+	EOF
+	env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/calls.trace" /usr/bin/python3 calls.py >mapped &&
+	read pages last <mapped &&
+	echo "text pages mapped: $pages, the last at $last" &&
+	test "$last" -lt $(( (end + 65535) / 65536 * 65536 ))
+'
+
 test_done
