@@ -933,11 +933,6 @@ static int py_install(void *arg)
 	if (pthread_key_create(&py_key, py_thread_free) ||
 	    pthread_atfork(NULL, NULL, py_fork_child))
 		goto out;
-	if (api.request_extra) {
-		py_extra_index = api.request_extra(NULL);
-		if (py_extra_index < 0)
-			api.PyErr_Clear();
-	}
 	py_parse_marks();
 	if (mp_config.python_objects && pyalloc_objects(&api))
 		mp_warn("MEMPROV_PYTHON_OBJECTS: this interpreter's allocators cannot be hooked; ",
@@ -949,6 +944,14 @@ static int py_install(void *arg)
 		py_register_atexit();
 		py_register_after_fork();
 		goto out;
+	}
+	/* the profile function's cache of code ids: asked for here only,
+	 * the walk needs none (its call faulted in 64 KiB of python3.11's
+	 * text that nothing else runs: 0x4a0000, near PyInstanceMethod_New) */
+	if (api.request_extra) {
+		py_extra_index = api.request_extra(NULL);
+		if (py_extra_index < 0)
+			api.PyErr_Clear();
 	}
 	py_hook = api.PyCFunction_NewEx(&py_hook_def, NULL, NULL);
 	if (!py_hook)
