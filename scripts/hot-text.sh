@@ -1,25 +1,28 @@
 #!/bin/sh
-# hot-text.sh - writes interpose/hot.txt, the functions of libmemprov.so
-# that common runs execute, which the link puts first in its text
-# (scripts/text-order.sh), together, in this order: those every traced process runs (start-up,
-# hooks, stack walk, trace writer), those of Python processes, those of
-# native ones (the scan at exit among them).
+# hot-text.sh - writes interpose/hot.txt: the functions of libmemprov.so
+# that common runs execute, in three groups: those every traced process
+# runs (start-up, hooks, stack walk, trace writer), those of Python
+# processes, those of native ones (the scan at exit among them). The link
+# puts them first in the text, in that order (scripts/text-order.sh).
 #
 # Why: the kernel maps a file's pages 64 KiB at a time around a fault
-# (fault-around), so a process's resident share of libmemprov.so's 200 KiB
-# of text was every 64 KiB window holding one function it ran: all of it,
-# where the functions a Python process runs are some 64 KiB (pycalls:
-# 188 KiB of memprov's text resident, 104 KiB with this order).
+# (fault-around), so a process had every 64 KiB window of libmemprov.so's
+# text that held one function it ran resident: all 208 KiB of it, where
+# the functions a Python process runs take some 90 KiB (pycalls: 104 KiB
+# of memprov's text resident with this order).
 #
-#   scripts/hot-text.sh        (after make and make test-build; ~1 minute)
+#   scripts/hot-text.sh        (make hot-text; after make test-build; ~1 minute)
+#   HOT_KEEP=1 scripts/hot-text.sh     keeps its directory (names it)
 #
-# How: a copy of the library built with -finstrument-functions and
-# scripts/hot-text-probe.c, which notes each function the first time it
-# runs, traces the workloads: bench/pycalls.py and a numpy import (Python
-# processes), tests/bin/uw-churn, uw-cxxthrow, ls and a shell pipeline
-# (native ones, with their scans at exit). A function renamed or added
-# since the last run is placed with the rest of the text: the library is
-# correct either way, only its resident size changes.
+# How: the workloads (bench/pycalls.py and a numpy import, Python
+# processes; tests/bin/uw-churn, uw-cxxthrow, ls and a shell pipeline,
+# native ones) run under a copy of the library built with
+# -finstrument-functions and scripts/hot-text-probe.c, which notes the
+# code of each function the first time it runs; then, where valgrind is
+# installed, under the real library with callgrind (see run below). A
+# function renamed or added since the last run is placed with the rest of
+# the text: the library is correct either way, only its resident size
+# changes.
 set -eu
 cd "$(dirname "$0")/.."
 test -x tests/bin/uw-churn || { echo "hot-text: run make and make test-build first" >&2; exit 2; }
@@ -35,10 +38,11 @@ for c in interpose/*.c; do
 	eval "$cmd -w -finstrument-functions -c -o \"\$tmp/$(basename "$c" .c).o\" $c" &
 done
 wait
-cc -O2 -fPIC -DHOT_OUT="\"$tmp/seen\"" -c -o "$tmp/probe.o" scripts/hot-text-probe.c
+cc=${cmd%% *}
+$cc -O2 -fPIC -DHOT_OUT="\"$tmp/seen\"" -c -o "$tmp/probe.o" scripts/hot-text-probe.c
 probe=$tmp/libmemprov-probe.so
 lib=$PWD/interpose/libmemprov-syms.so
-cc -shared -Wl,-z,nodelete -Wl,-z,now -o "$probe" "$tmp"/*.o -ldl -lpthread
+$cc -shared -Wl,-z,nodelete -Wl,-z,now -o "$probe" "$tmp"/*.o -ldl -lpthread
 
 # names FILE OFFSETS: the functions of FILE holding the offsets (hex, one
 # a line), one name a line, with every other name of the function (one of
