@@ -137,7 +137,10 @@ static int is_import_file(const char *file)
 /*
  * A file of the standard library or of an installed package, not of the
  * program: frozen modules, and paths under lib/pythonX.Y, site-packages
- * or dist-packages. "<string>" (-c) and "<stdin>" are the program's.
+ * or dist-packages, or inside a wheel or an egg imported as it is (.whl/,
+ * .egg/: python -m venv runs pip from its wheel, through ensurepip; pip's
+ * caches kept till exit failed the gate). "<string>" (-c) and "<stdin>"
+ * are the program's, as is a zip application (.pyz, .zip).
  */
 static int is_library_file(const char *file)
 {
@@ -147,7 +150,8 @@ static int is_library_file(const char *file)
 		return !strncmp(file, "<frozen ", 8);
 	return strstr(file, "/lib/python2") || strstr(file, "/lib/python3") ||
 	       strstr(file, "/lib64/python") || strstr(file, "/lib/pypy") ||
-	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
+	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
+	       strstr(file, ".whl/") || strstr(file, ".egg/");
 }
 
 int cat_library_file(const char *file)

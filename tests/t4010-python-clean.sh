@@ -241,6 +241,24 @@ test_expect_success 'asyncio with 20,000 tasks at once and fnmatch with 5,000 pa
 	grep "[0-9.]* MiB .* leak:^WeakSet.add\$ (default: " g.check
 '
 
+# A package imported from a wheel as it is (python -m venv runs pip from
+# its wheel, through ensurepip) is a library, as it is in site-packages:
+# what its cache keeps till exit is not the program's (pip failed the gate
+# on 149.8 KiB). The same cache in the program's own module still fails.
+test_expect_success 'a package imported from a .whl is a library: its cache passes the gate' '
+	rm -rf whl && mkdir -p whl/src/cachelib whl/src/mine &&
+	printf "import functools\n@functools.lru_cache(maxsize=None)\ndef metadata(name):\n    return bytearray(40000)\n" \
+		>whl/src/cachelib/__init__.py &&
+	cp whl/src/cachelib/__init__.py whl/src/mine/__init__.py &&
+	(cd whl/src && /usr/bin/python3 -m zipfile -c ../cachelib-1.0-py3-none-any.whl cachelib) &&
+	printf "import sys\nsys.path.insert(0, sys.argv[1])\nimport %s\nprint(len(%s.metadata(\"x\")))\n" cachelib cachelib >whl/lib.py &&
+	printf "import sys\nsys.path.insert(0, sys.argv[1])\nimport %s\nprint(len(%s.metadata(\"x\")))\n" mine mine >whl/own.py &&
+	"$MEMPROV_CLI" run -d whl/r1 --check -- /usr/bin/python3 whl/lib.py "$PWD/whl/cachelib-1.0-py3-none-any.whl" >out1 2>err1 &&
+	echo 40000 >expect && test_cmp expect out1 &&
+	st=0 && "$MEMPROV_CLI" run -d whl/r2 --check -- /usr/bin/python3 whl/own.py "$PWD/whl/src" >out2 2>err2 || st=$? &&
+	cat err2 && test "$st" = 23 && grep -q "__init__.py:4" err2
+'
+
 # Profile mode (MEMPROV_PYTHON_MODE=profile, --mark-on): CPython 3.11
 # makes a code object's line table (2 bytes a code unit) the first time it
 # calls memprov's profile function for it, with the caller's line on the
