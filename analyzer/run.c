@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <gelf.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -725,36 +726,96 @@ static void note_end(const char *path, const struct mp_file_header *h, pid_t pid
 	close(fd);
 }
 
-/*
- * Why the loader would not have loaded libmemprov.so into cmd, where
- * that can be told from its file: a static executable has no loader; a
- * setuid or setgid one (another user's or group's) or one with file
- * capabilities runs in secure mode, where LD_PRELOAD is ignored. NULL:
- * none of these (a script, a command not found, one that dropped
- * privileges itself).
- */
-static const char *untraceable_why(const char *cmd)
+/* cmd's file, as execvp finds it, in path (PATH_MAX): 0, or -1 if none. */
+static int command_path(const char *cmd, char *path)
 {
-	char path[PATH_MAX];
 	const char *dirs = getenv("PATH");
 	struct stat st;
-	ElfW(Ehdr) eh;
-	int fd = -1, interp = 0, i;
 
 	if (strchr(cmd, '/')) {
-		snprintf(path, sizeof(path), "%s", cmd);
+		snprintf(path, PATH_MAX, "%s", cmd);
 	} else {
 		path[0] = 0;
 		while (dirs && *dirs && !path[0]) { /* as execvp searches PATH */
 			size_t n = strcspn(dirs, ":");
 
-			snprintf(path, sizeof(path), "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd);
+			snprintf(path, PATH_MAX, "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd);
 			if (access(path, X_OK) || stat(path, &st) || !S_ISREG(st.st_mode))
 				path[0] = 0;
 			dirs += n + (dirs[n] == ':');
 		}
 	}
-	if (!path[0] || stat(path, &st) || !S_ISREG(st.st_mode))
+	return path[0] && !stat(path, &st) && S_ISREG(st.st_mode) ? 0 : -1;
+}
+
+/*
+ * The sanitizer runtime cmd's executable needs (its DT_NEEDED), that
+ * refuses to start with a library preloaded before it: AddressSanitizer's
+ * (gcc's libasan, clang's libclang_rt.asan) or HWASan's. ASan checks that
+ * its runtime comes first and exits ("ASan runtime does not come first in
+ * initial library list", exit 1), or with the check turned off crashes
+ * before main (a helper's sweep). NULL: none.
+ */
+static const char *sanitizer_needed(const char *cmd)
+{
+	static char name[128];
+	char path[PATH_MAX];
+	const char *found = NULL;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int fd;
+
+	if (command_path(cmd, path) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Dyn d;
+		size_t i;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; !found && i < sh.sh_size / sh.sh_entsize && gelf_getdyn(data, (int)i, &d); i++) {
+			const char *n = d.d_tag == DT_NEEDED ?
+				elf_strptr(e, sh.sh_link, (size_t)d.d_un.d_val) : NULL;
+
+			if (n && (!strncmp(n, "libasan.so", 10) || !strncmp(n, "libhwasan.so", 12) ||
+				  !strncmp(n, "libclang_rt.asan", 16) ||
+				  !strncmp(n, "libclang_rt.hwasan", 18))) {
+				snprintf(name, sizeof(name), "%s", n);
+				found = name;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+/*
+ * Why the loader would not have loaded libmemprov.so into cmd, where
+ * that can be told from its file: a static executable has no loader; a
+ * setuid or setgid one (another user's or group's) or one with file
+ * capabilities runs in secure mode, where LD_PRELOAD is ignored; one
+ * built with AddressSanitizer was run without it (sanitizer_needed).
+ * NULL: none of these (a script, a command not found, one that dropped
+ * privileges itself).
+ */
+static const char *untraceable_why(const char *cmd)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	ElfW(Ehdr) eh;
+	int fd = -1, interp = 0, i;
+
+	if (sanitizer_needed(cmd))
+		return "built with a sanitizer whose runtime must come before any preloaded library: "
+		       "it ran without libmemprov.so";
+	if (command_path(cmd, path) || stat(path, &st))
 		return NULL;
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != getgid()))
@@ -930,7 +991,7 @@ static char *absolute_output(const char *output)
 static int set_env(const struct run_args *a, const char *lib, const char *plugin_dir)
 {
 	char *output = absolute_output(a->output);
-	int ret = prepend_env("LD_PRELOAD", lib, " ") || setenv("MEMPROV_OUTPUT", output, 1) ||
+	int ret = (lib && prepend_env("LD_PRELOAD", lib, " ")) || setenv("MEMPROV_OUTPUT", output, 1) ||
 		  (a->mark_on && setenv("MEMPROV_MARK_ON", a->mark_on, 1)) ||
 		  (a->python_objects && setenv("MEMPROV_PYTHON_OBJECTS", "1", 1));
 
@@ -1324,6 +1385,7 @@ static int cmd_run(int argc, char **argv)
 	struct run_args a = { .output = getenv("MEMPROV_OUTPUT") };
 	glob_t before = { 0 };
 	char *lib = NULL, *plugin = NULL, *tmpl = NULL, *base = NULL;
+	const char *san;
 	int ret, started = 0, sig = 0, json_fd = -1;
 	enum clobber clob;
 	pid_t pid = 0;
@@ -1342,8 +1404,12 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		*strrchr(plugin, '/') = 0;
 	}
+	if ((san = sanitizer_needed(a.cmd[0])))
+		fprintf(stderr, "memprov: %s needs %s, a sanitizer's runtime that refuses to start after "
+			"a preloaded library: it runs without libmemprov.so, not traced (its LeakSanitizer "
+			"checks its leaks)\n", a.cmd[0], san);
 	if ((a.dir && make_run_dir(&a) < 0) || check_output(a.output) < 0 ||
-	    set_env(&a, lib, plugin) < 0)
+	    set_env(&a, san ? NULL : lib, plugin) < 0)
 		goto out;
 	if (a.json_file && (json_fd = open_json_file(a.json_file)) < 0) {
 		ret = EXIT_USAGE;
