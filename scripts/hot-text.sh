@@ -26,6 +26,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 test -x tests/bin/uw-churn || { echo "hot-text: run make and make test-build first" >&2; exit 2; }
+command -v gawk >/dev/null || { echo "hot-text: needs gawk (apt-get install gawk)" >&2; exit 2; }
 out=interpose/hot.txt
 tmp=$(mktemp -d)
 trap '[ -n "${HOT_KEEP:-}" ] && echo "hot-text: kept $tmp" || rm -rf "$tmp"' EXIT

@@ -261,12 +261,19 @@ test_expect_success 'a Python process maps libmemprov.so'"'"'s text only as far 
 	syms="$TOP/interpose/libmemprov-syms.so" &&
 	sed -n "/^# every traced process/,/^# native processes/p" "$TOP/interpose/hot.txt" |
 		grep -v "^[#*]" >hot.names &&
-	end=$(nm -S "$syms" | gawk -v names=hot.names "
-		BEGIN { while ((getline w <names) > 0) hot[w] = 1 }
-		NF == 4 && \$3 ~ /^[tTW]\$/ { n = \$4; sub(/\\..*/, \"\", n)
-			if (n in hot && strtonum(\"0x\" \$1) + strtonum(\"0x\" \$2) > e) e = strtonum(\"0x\" \$1) + strtonum(\"0x\" \$2) }
-		END { print e + 0 }") &&
-	text_end=$(readelf -SW "$syms" | gawk "\$2 == \".text\" { print strtonum(\"0x\" \$4) + strtonum(\"0x\" \$6) }") &&
+	nm -S "$syms" >syms.txt && readelf -SW "$syms" >sections.txt &&
+	set -- $(/usr/bin/python3 -c "
+import re
+hot = set(open(\"hot.names\").read().split())
+end = 0
+for l in open(\"syms.txt\"):
+    p = l.split()
+    if len(p) == 4 and p[2] in \"tTW\" and p[3].split(\".\")[0] in hot:
+        end = max(end, int(p[0], 16) + int(p[1], 16))
+text = [l.split() for l in open(\"sections.txt\") if re.search(r\" \\.text \", l)][0]
+i = text.index(\".text\")
+print(end, int(text[i + 2], 16) + int(text[i + 4], 16))") &&
+	end=$1 text_end=$2 &&
 	echo "hot groups end at $end, the text at $text_end" &&
 	test "$end" -gt 0 && test $((text_end - end)) -gt $((2 * 65536)) &&
 	cat >calls.py <<-\EOF &&
