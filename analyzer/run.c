@@ -749,51 +749,96 @@ static int command_path(const char *cmd, char *path)
 }
 
 /*
- * The sanitizer runtime cmd's executable needs (its DT_NEEDED), that
- * refuses to start with a library preloaded before it: AddressSanitizer's
- * (gcc's libasan, clang's libclang_rt.asan) or HWASan's. ASan checks that
- * its runtime comes first and exits ("ASan runtime does not come first in
- * initial library list", exit 1), or with the check turned off crashes
- * before main (a helper's sweep). NULL: none.
+ * The sanitizer cmd's executable is built with, from its file: a runtime
+ * it needs (DT_NEEDED) or one linked into it (clang's default, gcc's
+ * -static-libasan: the function that starts it among its symbols; where
+ * those are stripped, gcc's shows by the hooks it looks for, weak
+ * __sanitizer_* symbols, in a program that defines malloc). *first: the runtime
+ * refuses to start with a library preloaded before it (AddressSanitizer's
+ * gcc libasan or clang libclang_rt.asan, HWASan's), which checks that it
+ * comes first and exits ("ASan runtime does not come first in initial
+ * library list", exit 1), or with the check turned off crashed before
+ * main (a helper's sweep). Elsewhere libmemprov.so stands aside in the
+ * process (elfsym.c's mp_elf_sanitizer). NULL: none.
  */
-static const char *sanitizer_needed(const char *cmd)
+static const char *sanitizer_of(const char *cmd, int *first)
 {
-	static char name[128];
+	static const char *const needs[][3] = {
+		{ "libasan.so", "AddressSanitizer", "1" },
+		{ "libclang_rt.asan", "AddressSanitizer", "1" },
+		{ "libhwasan.so", "HWAddressSanitizer", "1" },
+		{ "libclang_rt.hwasan", "HWAddressSanitizer", "1" },
+		{ "libtsan.so", "ThreadSanitizer", "" },
+		{ "libclang_rt.tsan", "ThreadSanitizer", "" },
+		{ "libclang_rt.msan", "MemorySanitizer", "" },
+	};
+	static const char *const inits[][2] = {
+		{ "__asan_init", "AddressSanitizer" },
+		{ "__hwasan_init", "HWAddressSanitizer" },
+		{ "__tsan_init", "ThreadSanitizer" },
+		{ "__msan_init", "MemorySanitizer" },
+	};
+	static char named[160];
 	char path[PATH_MAX];
 	const char *found = NULL;
 	Elf_Scn *scn = NULL;
 	Elf *e;
-	int fd;
+	int fd, own_malloc = 0, hooks = 0;
 
+	*first = 0;
 	if (command_path(cmd, path) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
+	while (e && !*first && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
-		GElf_Dyn d;
-		size_t i;
 		Elf_Data *data;
+		size_t i, n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM &&
+		     sh.sh_type != SHT_SYMTAB) ||
 		    !(data = elf_getdata(scn, NULL)))
 			continue;
-		for (i = 0; !found && i < sh.sh_size / sh.sh_entsize && gelf_getdyn(data, (int)i, &d); i++) {
-			const char *n = d.d_tag == DT_NEEDED ?
-				elf_strptr(e, sh.sh_link, (size_t)d.d_un.d_val) : NULL;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; !*first && i < n; i++) {
+			const char *name = NULL;
+			GElf_Dyn d;
+			GElf_Sym sym;
+			size_t k;
 
-			if (n && (!strncmp(n, "libasan.so", 10) || !strncmp(n, "libhwasan.so", 12) ||
-				  !strncmp(n, "libclang_rt.asan", 16) ||
-				  !strncmp(n, "libclang_rt.hwasan", 18))) {
-				snprintf(name, sizeof(name), "%s", n);
-				found = name;
+			if (sh.sh_type == SHT_DYNAMIC && gelf_getdyn(data, (int)i, &d) && d.d_tag == DT_NEEDED) {
+				name = elf_strptr(e, sh.sh_link, (size_t)d.d_un.d_val);
+			} else if (sh.sh_type != SHT_DYNAMIC && gelf_getsym(data, (int)i, &sym)) {
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (name && sh.sh_type == SHT_DYNSYM && sym.st_shndx == SHN_UNDEF &&
+				    GELF_ST_BIND(sym.st_info) == STB_WEAK &&
+				    (!strncmp(name, "__sanitizer_", 12) || !strncmp(name, "__lsan_", 7)))
+					hooks = 1;
+				if (name && sh.sh_type == SHT_DYNSYM && !strcmp(name, "malloc") &&
+				    sym.st_shndx != SHN_UNDEF)
+					own_malloc = 1;
+				if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					name = NULL;
 			}
+			if (!name)
+				continue;
+			for (k = 0; sh.sh_type == SHT_DYNAMIC && k < ARRAY_SIZE(needs); k++)
+				if (!strncmp(name, needs[k][0], strlen(needs[k][0]))) {
+					snprintf(named, sizeof(named), "%s (%s)", needs[k][1], name);
+					found = named;
+					*first = needs[k][2][0] != 0;
+				}
+			for (k = 0; sh.sh_type != SHT_DYNAMIC && k < ARRAY_SIZE(inits); k++)
+				if (!strcmp(name, inits[k][0]))
+					found = inits[k][1];
 		}
 	}
 	if (e)
 		elf_end(e);
 	close(fd);
-	return found;
+	/* linked in by gcc, its symbols stripped: its hooks tell it, not which */
+	return found ? found : own_malloc && hooks ? "a sanitizer" : NULL;
 }
 
 /*
@@ -812,9 +857,19 @@ static const char *untraceable_why(const char *cmd)
 	ElfW(Ehdr) eh;
 	int fd = -1, interp = 0, i;
 
-	if (sanitizer_needed(cmd))
-		return "built with a sanitizer whose runtime must come before any preloaded library: "
-		       "it ran without libmemprov.so";
+	int first;
+	const char *san = sanitizer_of(cmd, &first);
+
+	if (san) {
+		static char why[256];
+
+		snprintf(why, sizeof(why), first ?
+			 "built with %s, whose runtime must come before any preloaded library: it "
+			 "ran without libmemprov.so" :
+			 "built with %s, whose runtime replaces malloc: libmemprov.so stood aside "
+			 "in it", san);
+		return why;
+	}
 	if (command_path(cmd, path) || stat(path, &st))
 		return NULL;
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
@@ -1386,6 +1441,7 @@ static int cmd_run(int argc, char **argv)
 	glob_t before = { 0 };
 	char *lib = NULL, *plugin = NULL, *tmpl = NULL, *base = NULL;
 	const char *san;
+	int san_first = 0;
 	int ret, started = 0, sig = 0, json_fd = -1;
 	enum clobber clob;
 	pid_t pid = 0;
@@ -1404,12 +1460,12 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		*strrchr(plugin, '/') = 0;
 	}
-	if ((san = sanitizer_needed(a.cmd[0])))
-		fprintf(stderr, "memprov: %s needs %s, a sanitizer's runtime that refuses to start after "
+	if ((san = sanitizer_of(a.cmd[0], &san_first)) && san_first)
+		fprintf(stderr, "memprov: %s is built with %s, whose runtime refuses to start after "
 			"a preloaded library: it runs without libmemprov.so, not traced (its LeakSanitizer "
 			"checks its leaks)\n", a.cmd[0], san);
 	if ((a.dir && make_run_dir(&a) < 0) || check_output(a.output) < 0 ||
-	    set_env(&a, san ? NULL : lib, plugin) < 0)
+	    set_env(&a, san && san_first ? NULL : lib, plugin) < 0)
 		goto out;
 	if (a.json_file && (json_fd = open_json_file(a.json_file)) < 0) {
 		ret = EXIT_USAGE;

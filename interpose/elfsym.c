@@ -40,15 +40,10 @@ static uintptr_t fix_ptr(uintptr_t base, uintptr_t v)
 	return v < base ? v + base : v;
 }
 
-static int elf_syms_init(struct elf_syms *es, const struct dl_phdr_info *info)
+/* The tables of the object loaded at b whose dynamic section is dyn. */
+static int elf_syms_at(struct elf_syms *es, uintptr_t b, const ElfW(Dyn) *dyn)
 {
-	const ElfW(Dyn) *dyn = NULL;
-	uintptr_t b = info->dlpi_addr;
-
-	memset(es, 0, sizeof(*es));
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(b + info->dlpi_phdr[i].p_vaddr);
+	*es = (struct elf_syms){ 0 };
 	if (!dyn)
 		return -1;
 	es->base = b;
@@ -69,6 +64,16 @@ static int elf_syms_init(struct elf_syms *es, const struct dl_phdr_info *info)
 	return 0;
 }
 
+static int elf_syms_init(struct elf_syms *es, const struct dl_phdr_info *info)
+{
+	const ElfW(Dyn) *dyn = NULL;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	return elf_syms_at(es, info->dlpi_addr, dyn);
+}
+
 /* Does symbol idx carry version (NULL: the default, non-hidden one)? */
 static int version_ok(const struct elf_syms *es, uint32_t idx, const char *version)
 {
@@ -84,7 +89,7 @@ static int version_ok(const struct elf_syms *es, uint32_t idx, const char *versi
 		if (vd->vd_ndx == (v & 0x7fff)) {
 			const ElfW(Verdaux) *va =
 				(const ElfW(Verdaux) *)((const char *)vd + vd->vd_aux);
-			return strcmp(es->strtab + va->vda_name, version) == 0;
+			return mp_streq(es->strtab + va->vda_name, version);
 		}
 		if (!vd->vd_next)
 			break;
@@ -103,7 +108,7 @@ static void *sym_match(const struct elf_syms *es, uint32_t idx, const char *name
 		return NULL;
 	if (type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE)
 		return NULL; /* IFUNCs would need calling: not needed here */
-	if (strcmp(es->strtab + s->st_name, name) || !version_ok(es, idx, version))
+	if (!mp_streq(es->strtab + s->st_name, name) || !version_ok(es, idx, version))
 		return NULL;
 	return (void *)(es->base + s->st_value);
 }
@@ -169,11 +174,38 @@ static void *elf_lookup(const struct elf_syms *es, const char *name, const char 
 	return NULL;
 }
 
+typedef int (*iterate_cb)(struct dl_phdr_info *, size_t, void *);
+typedef int (*iterate_fn)(iterate_cb, void *);
+static iterate_fn real_iterate;
+
+/*
+ * libc's dl_iterate_phdr, found through the loader's own list of objects
+ * (_r_debug): the program may define one of its own, and a sanitizer's
+ * does, which calls through a pointer its runtime has not yet set when
+ * memprov first looks (before its set-up, during it: its dlsym calls).
+ */
+static int dl_iterate(iterate_cb cb, void *data)
+{
+	iterate_fn f = __atomic_load_n(&real_iterate, __ATOMIC_RELAXED);
+
+	if (!f) {
+		for (const struct link_map *l = _r_debug.r_map; l && !f; l = l->l_next) {
+			struct elf_syms es;
+
+			if (l->l_name && mp_streq(mp_basename(l->l_name), "libc.so.6") &&
+			    !elf_syms_at(&es, l->l_addr, l->l_ld))
+				f = (iterate_fn)elf_lookup(&es, "dl_iterate_phdr", NULL);
+		}
+		if (!f)
+			f = dl_iterate_phdr;
+		__atomic_store_n(&real_iterate, f, __ATOMIC_RELAXED);
+	}
+	return f(cb, data);
+}
+
 static int name_is(const char *path, const char *base)
 {
-	const char *slash = strrchr(path, '/');
-
-	return strcmp(slash ? slash + 1 : path, base) == 0;
+	return mp_streq(mp_basename(path), base);
 }
 
 struct find_real {
@@ -218,7 +250,7 @@ static void resolve_real(void)
 		return;
 	for (unsigned i = 0; i < sizeof(libs) / sizeof(libs[0]) && !fr.dlsym; i++) {
 		fr.lib = libs[i];
-		dl_iterate_phdr(find_real_cb, &fr);
+		dl_iterate(find_real_cb, &fr);
 	}
 	if (!fr.dlsym) {
 		mp_warn("cannot find the real dlsym in libc", "; dlsym returns NULL");
@@ -321,7 +353,7 @@ void mp_dlsym_next_after_each_ahead(const void *caller, const char *const *names
 		found[i] = NULL;
 	if (ahead_obj)
 		*ahead_obj = NULL;
-	dl_iterate_phdr(next_after_each_cb, &na);
+	dl_iterate(next_after_each_cb, &na);
 }
 
 void *mp_dlsym_next_after(const void *caller, const char *name)
@@ -370,12 +402,9 @@ static int scope_caller(struct dl_phdr_info *info, size_t size, void *arg)
 /* The base name of the object's file, or NULL (the program, the vDSO). */
 static const char *file_base(const struct dl_phdr_info *info)
 {
-	const char *slash;
-
 	if (!info->dlpi_name || !info->dlpi_name[0])
 		return NULL;
-	slash = strrchr(info->dlpi_name, '/');
-	return slash ? slash + 1 : info->dlpi_name;
+	return mp_basename(info->dlpi_name);
 }
 
 /* Pass 2: what each needed object (by its file's base name) defines. */
@@ -389,7 +418,7 @@ static int scope_needed(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!base)
 		return 0;
 	for (int k = 0; k < sc->n_needed; k++)
-		if (!sc->in_needed[k] && !strcmp(base, sc->needed[k]) && !elf_syms_init(&es, info))
+		if (!sc->in_needed[k] && mp_streq(base, sc->needed[k]) && !elf_syms_init(&es, info))
 			sc->in_needed[k] = elf_lookup(&es, sc->name, NULL);
 	return 0;
 }
@@ -401,10 +430,10 @@ void *mp_dlsym_in_scope(const void *caller, const char *name)
 	memset(&sc, 0, sizeof(sc));
 	sc.caller = (uintptr_t)caller;
 	sc.name = name;
-	dl_iterate_phdr(scope_caller, &sc);
+	dl_iterate(scope_caller, &sc);
 	if (!sc.found_caller || sc.found)
 		return sc.found;
-	dl_iterate_phdr(scope_needed, &sc);
+	dl_iterate(scope_needed, &sc);
 	for (int k = 0; k < sc.n_needed; k++)
 		if (sc.in_needed[k])
 			return sc.in_needed[k]; /* the first needed that defines it, in their order */
@@ -466,7 +495,7 @@ static int in_object_cb(struct dl_phdr_info *info, size_t size, void *data)
 	struct elf_syms es;
 
 	(void)size;
-	if (!base || strncmp(base, io->prefix, strlen(io->prefix)) || elf_syms_init(&es, info))
+	if (!base || !mp_starts(base, io->prefix) || elf_syms_init(&es, info))
 		return 0;
 	io->found = elf_lookup(&es, io->name, NULL);
 	return io->found != NULL;
@@ -476,7 +505,7 @@ void *mp_dlsym_in_object(const char *prefix, const char *name)
 {
 	struct in_object io = { prefix, name, NULL };
 
-	dl_iterate_phdr(in_object_cb, &io);
+	dl_iterate(in_object_cb, &io);
 	return io.found;
 }
 
@@ -506,7 +535,7 @@ void mp_dlsym_at_each(uintptr_t base, const char *const *names, void **found, si
 	struct at_base ab = { base, names, found, n };
 
 	memset(found, 0, n * sizeof(*found));
-	dl_iterate_phdr(at_base_cb, &ab);
+	dl_iterate(at_base_cb, &ab);
 }
 
 struct first_def {
@@ -530,8 +559,113 @@ void *mp_elf_lookup(const char *name)
 {
 	struct first_def fd = { name, NULL };
 
-	dl_iterate_phdr(first_def_cb, &fd);
+	dl_iterate(first_def_cb, &fd);
 	return fd.found;
+}
+
+/*
+ * A sanitizer's runtime, found by the function that starts it: linked
+ * into the program (clang's default) or a library of its own (gcc's
+ * libasan, libtsan). Its interceptors are the program's malloc and
+ * string functions, and until it has set itself up they call through
+ * pointers still NULL: the lookups that run before then (the real dlsym,
+ * the sanitizer's own dlsym calls, this search) use no libc string
+ * function.
+ */
+static const char *const sanitizers[][2] = {
+	{ "__asan_init", "AddressSanitizer" },
+	{ "__hwasan_init", "HWAddressSanitizer" },
+	{ "__tsan_init", "ThreadSanitizer" },
+	{ "__msan_init", "MemorySanitizer" },
+};
+
+/* How many entries the dynamic symbol table has (its hash tables say). */
+static uint32_t count_syms(const struct elf_syms *es)
+{
+	const uint32_t *gh = es->gnu_hash;
+	uint32_t nbuckets, symoffset, last = 0;
+	const uint32_t *buckets, *chain;
+
+	if (es->hash)
+		return es->hash[1]; /* nchain */
+	nbuckets = gh[0];
+	symoffset = gh[1];
+	buckets = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + gh[2]);
+	chain = buckets + nbuckets;
+	for (uint32_t b = 0; b < nbuckets; b++)
+		if (buckets[b] > last)
+			last = buckets[b];
+	if (last < symoffset)
+		return symoffset;
+	while (!(chain[last - symoffset] & 1))
+		last++;
+	return last + 1;
+}
+
+/*
+ * A runtime linked into the program by gcc (-static-libasan,
+ * -static-libtsan) exports its interceptors (malloc, strcmp, ...) but
+ * not the function that starts it: what tells it is the hooks it looks
+ * for, undefined weak symbols named __sanitizer_* or __lsan_*. Looked
+ * for only in a program that defines malloc itself.
+ */
+static int refers_to_sanitizer(const struct elf_syms *es)
+{
+	uint32_t n;
+
+	if (!elf_lookup(es, "malloc", NULL))
+		return 0;
+	n = count_syms(es);
+	for (uint32_t i = 1; i < n && i < (1u << 20); i++) {
+		const ElfW(Sym) *s = &es->symtab[i];
+
+		if (s->st_shndx == SHN_UNDEF && ELF64_ST_BIND(s->st_info) == STB_WEAK &&
+		    (mp_starts(es->strtab + s->st_name, "__sanitizer_") ||
+		     mp_starts(es->strtab + s->st_name, "__lsan_")))
+			return 1;
+	}
+	return 0;
+}
+
+struct sanitizer_find {
+	int found;  /* 1 + index in sanitizers[], or SANITIZER_UNNAMED */
+	int object; /* objects seen: the first is the program */
+};
+
+#define SANITIZER_UNNAMED ((int)(sizeof(sanitizers) / sizeof(sanitizers[0])) + 1)
+
+static int sanitizer_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct sanitizer_find *sf = data;
+	struct elf_syms es;
+	int program = !sf->object++;
+
+	(void)size;
+	if (elf_syms_init(&es, info))
+		return 0;
+	for (int i = 0; i < SANITIZER_UNNAMED - 1; i++)
+		if (elf_lookup(&es, sanitizers[i][0], NULL)) {
+			sf->found = i + 1;
+			return 1;
+		}
+	if (program && refers_to_sanitizer(&es))
+		sf->found = SANITIZER_UNNAMED; /* a named one later wins */
+	return 0;
+}
+
+const char *mp_elf_sanitizer(void)
+{
+	static int known; /* 0: not looked yet; -1: none; else sanitizer_find's found */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!k) {
+		struct sanitizer_find sf = { 0, 0 };
+
+		dl_iterate(sanitizer_cb, &sf);
+		k = sf.found ? sf.found : -1;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == SANITIZER_UNNAMED ? "a sanitizer" : k > 0 ? sanitizers[k - 1][1] : NULL;
 }
 
 struct text_find {
@@ -574,7 +708,7 @@ int mp_elf_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi)
 	*lo = *hi = 0;
 	if (!addr)
 		return -1;
-	dl_iterate_phdr(find_text, &t);
+	dl_iterate(find_text, &t);
 	*lo = t.lo;
 	*hi = t.hi;
 	return t.hi ? 0 : -1;

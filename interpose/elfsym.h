@@ -75,6 +75,15 @@ void mp_dlsym_at_each(uintptr_t base, const char *const *names, void **found, si
  * finds it, without dlsym (and so without dlerror's buffer); or NULL. */
 void *mp_elf_lookup(const char *name) MP_HIDDEN;
 
+/*
+ * The sanitizer whose runtime is in the process ("AddressSanitizer",
+ * "ThreadSanitizer", ...; "a sanitizer" for one linked into the program
+ * by gcc, which does not say which), or NULL. Looked for once, the first time
+ * asked. memprov stands aside in such a process: the heap is the
+ * runtime's (AddressSanitizer's checks its own leaks).
+ */
+const char *mp_elf_sanitizer(void) MP_HIDDEN;
+
 /* The executable range of the object holding addr. 0, or -1 (none). */
 int mp_elf_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi) MP_HIDDEN;
 

@@ -51,6 +51,9 @@ void *mp_dlvsym_cuda(void *handle, const char *name, const char *version) MP_HID
 int mp_dlsym_route(const char *name, void *handle)
 {
 	mp_elf_resolve_dlsym();
+	/* a sanitizer's runtime sets itself up by dlsym: nothing of memprov's there */
+	if (MP_UNLIKELY(mp_elf_sanitizer() != NULL))
+		return 0;
 	return name && (mp_cuda_wants(name) ||
 			(handle != RTLD_NEXT && (mp_heap_hook_wants(name) || mp_sandbox_hook_wants(name) ||
 						 mp_cxx_hook_wants(name))));

@@ -1,8 +1,10 @@
 /*
  * init.c - the life of a traced process: start-up (settings, trace file,
  * modules), exit()/_exit() and the end of main, fork() (the child writes
- * its own trace), and the exec family (the trace says the process image
- * was replaced). Also the public API of include/memprov.h.
+ * its own trace), the exec family and posix_spawn (the trace says the
+ * process image was replaced; a program that needs a sanitizer's runtime
+ * first starts without libmemprov.so). Also the public API of
+ * include/memprov.h.
  *
  * Layer: 7 entry points (docs/ARCHITECTURE.md): calls every layer below: it starts and ends tracing.
  */
@@ -22,6 +24,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "elfsym.h"
+#include "exec_target.h"
 #include "gate.h"
 #include "hooks_cxx.h"
 #include "hooks_libc.h"
@@ -133,6 +137,14 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 
 	(void)envp;
 
+	/*
+	 * A sanitizer's runtime replaces malloc (AddressSanitizer's checks
+	 * its own leaks): memprov stands aside (asked first, as MemorySanitizer sets itself
+	 * up at the first call to one of its interceptors, which the lookups
+	 * of mp_hooks_need would be).
+	 */
+	if (mp_elf_sanitizer())
+		goto out;
 	mp_hooks_need(); /* a constructor's malloc before this one may have resolved them */
 	mp_replacement_find();
 	if (getauxval(AT_SECURE))
@@ -550,19 +562,18 @@ static int is_self(const char *s, size_t n)
 	return self && strlen(self) == (size_t)(s + n - base) && !memcmp(self, base, strlen(self));
 }
 
-static char *const *exec_env(char *const *envp)
+/* envp without this libmemprov.so in LD_PRELOAD, built in out (room
+ * bytes); envp as it is when it does not fit. */
+static char *const *strip_self(char *const *envp, char **out, size_t room)
 {
 	static const char key[] = "LD_PRELOAD=";
-	size_t n = 0, i, j, vlen = 0, k = sizeof(key) - 1, room;
-	char **out, *val, *w;
+	size_t n = 0, i, j, vlen = 0, k = sizeof(key) - 1;
+	char *val, *w;
 
-	if (MP_LIKELY(!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED)) || !envp)
-		return envp;
-	out = mp_sandbox_exec_buf(&room);
 	for (; envp[n]; n++)
 		if (!strncmp(envp[n], key, k))
 			vlen += strlen(envp[n]) + 1;
-	if (!out || (n + 1) * sizeof(char *) + vlen + 1 > room)
+	if ((n + 1) * sizeof(char *) + vlen + 1 > room)
 		return envp;
 	val = (char *)(out + n + 1);
 	for (i = j = 0; i < n; i++) {
@@ -593,6 +604,36 @@ static char *const *exec_env(char *const *envp)
 	return out;
 }
 
+static char *const *exec_env(char *const *envp)
+{
+	size_t room;
+	char **out;
+
+	if (MP_LIKELY(!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED)) || !envp)
+		return envp;
+	out = mp_sandbox_exec_buf(&room);
+	return out ? strip_self(envp, out, room) : envp;
+}
+
+/* Does envp preload this libmemprov.so? */
+static int preloads_self(char *const *envp)
+{
+	static const char key[] = "LD_PRELOAD=";
+
+	for (; envp && *envp; envp++) {
+		const char *s, *end;
+
+		if (strncmp(*envp, key, sizeof(key) - 1))
+			continue;
+		for (s = *envp + sizeof(key) - 1; *s; s = *end ? end + 1 : end) {
+			end = s + strcspn(s, ": ");
+			if (end != s && is_self(s, (size_t)(end - s)))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Around every exec: the header says EXEC while the call runs, RUNNING
  * again if it failed. A vfork child shares our memory but has its own
@@ -619,34 +660,156 @@ static int exec_end(int marked, int r)
 	return r;
 }
 
-/* real: the libc function called, with env (the environment, or one
- * without libmemprov.so in a sandboxed process: exec_env); envp: the one
- * the program passed. */
-#define MP_EXEC_HOOK(name, real, params, envp, args)                      \
-	MP_EXPORT int name params                                         \
-	{                                                                 \
-		char *const *env;                                         \
-                                                                          \
-		mp_hooks_need();                                          \
-		if (MP_UNLIKELY(!mp_real_##real)) {                       \
-			errno = ENOSYS;                                   \
-			return -1;                                        \
-		}                                                         \
-		env = exec_env(envp);                                     \
-		int marked = exec_begin();                                \
-		return exec_end(marked, mp_real_##real args);             \
-	}
+/* One exec call: of the file open at fd (fexecve) when fd >= 0, else of
+ * file, looked up in PATH when search (execvp, execvpe). */
+struct exec_call {
+	const char *file;
+	int fd, search;
+	char *const *argv;
+};
 
-MP_EXEC_HOOK(execve, execve, (const char *path, char *const argv[], char *const envp[]),
-	     envp, (path, argv, env))
-MP_EXEC_HOOK(execv, execve, (const char *path, char *const argv[]), environ,
-	     (path, argv, env))
-MP_EXEC_HOOK(execvp, execvpe, (const char *file, char *const argv[]), environ,
-	     (file, argv, env))
-MP_EXEC_HOOK(execvpe, execvpe, (const char *file, char *const argv[], char *const envp[]),
-	     envp, (file, argv, env))
-MP_EXEC_HOOK(fexecve, fexecve, (int fd, char *const argv[], char *const envp[]), envp,
-	     (fd, argv, env))
+static int exec_real(const struct exec_call *c, char *const *env)
+{
+	if (c->fd >= 0)
+		return mp_real_fexecve(c->fd, c->argv, env);
+	if (c->search)
+		return mp_real_execvpe(c->file, c->argv, env);
+	return mp_real_execve(c->file, c->argv, env);
+}
+
+/* How much of the stack an environment without libmemprov.so may take. */
+#define EXEC_ALONE_ROOM (32u << 10)
+
+/*
+ * Run a program that needs a sanitizer's runtime first (exec_target.c)
+ * without libmemprov.so in LD_PRELOAD: with it, the runtime refuses to
+ * start (AddressSanitizer exits 1), changing what the program does. The
+ * environment is built on this stack (a vfork child has no other memory
+ * of its own); one too big for it goes as it is.
+ */
+static __attribute__((noinline)) int exec_alone(const struct exec_call *c, char *const *envp)
+{
+	char *room[EXEC_ALONE_ROOM / sizeof(char *)];
+	char *const *env = strip_self(envp, room, sizeof(room));
+	int marked = exec_begin();
+
+	return exec_end(marked, exec_real(c, env));
+}
+
+/* envp: the environment the program passed (environ for execv, execvp). */
+static int exec_hook(const struct exec_call *c, char *const *envp)
+{
+	char *const *env;
+	int marked;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(c->fd >= 0 ? !mp_real_fexecve : c->search ? !mp_real_execvpe : !mp_real_execve)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	/* execvp looks the file up in the caller's PATH, not in envp's */
+	if (!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) && preloads_self(envp) &&
+	    MP_UNLIKELY(mp_exec_needs_first(c->file, c->fd, c->search, environ)))
+		return exec_alone(c, envp);
+	env = exec_env(envp);
+	marked = exec_begin();
+	return exec_end(marked, exec_real(c, env));
+}
+
+MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	struct exec_call c = { path, -1, 0, argv };
+
+	return exec_hook(&c, envp);
+}
+
+MP_EXPORT int execv(const char *path, char *const argv[])
+{
+	struct exec_call c = { path, -1, 0, argv };
+
+	return exec_hook(&c, environ);
+}
+
+MP_EXPORT int execvp(const char *file, char *const argv[])
+{
+	struct exec_call c = { file, -1, 1, argv };
+
+	return exec_hook(&c, environ);
+}
+
+MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	struct exec_call c = { file, -1, 1, argv };
+
+	return exec_hook(&c, envp);
+}
+
+MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	struct exec_call c = { NULL, fd, 0, argv };
+
+	if (fd < 0) { /* as libc: EBADF, not memprov's path for a file */
+		errno = EBADF;
+		return -1;
+	}
+	return exec_hook(&c, envp);
+}
+
+/*
+ * posix_spawn and posix_spawnp (glibc's system and popen, GNU make's
+ * recipes, Python's subprocess in some cases): libc's exec inside them
+ * is not hooked, so the environment is settled here, as for an exec: no
+ * libmemprov.so for a program that needs a sanitizer's runtime first (on
+ * this stack), nor in a sandboxed process.
+ */
+struct spawn_call {
+	pid_t *pid;
+	const char *file;
+	int search;
+	const posix_spawn_file_actions_t *actions;
+	const posix_spawnattr_t *attr;
+	char *const *argv;
+};
+
+static int spawn_real(const struct spawn_call *c, char *const *env)
+{
+	return (c->search ? mp_real_posix_spawnp : mp_real_posix_spawn)(c->pid, c->file, c->actions,
+									 c->attr, c->argv, env);
+}
+
+static __attribute__((noinline)) int spawn_alone(const struct spawn_call *c, char *const *envp)
+{
+	char *room[EXEC_ALONE_ROOM / sizeof(char *)];
+
+	return spawn_real(c, strip_self(envp, room, sizeof(room)));
+}
+
+static int spawn_hook(const struct spawn_call *c, char *const *envp)
+{
+	mp_hooks_need();
+	if (MP_UNLIKELY(c->search ? !mp_real_posix_spawnp : !mp_real_posix_spawn))
+		return ENOSYS;
+	if (!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) && preloads_self(envp) &&
+	    MP_UNLIKELY(mp_exec_needs_first(c->file, -1, c->search, environ)))
+		return spawn_alone(c, envp);
+	return spawn_real(c, exec_env(envp));
+}
+
+MP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	struct spawn_call c = { pid, path, 0, actions, attr, argv };
+
+	return spawn_hook(&c, envp);
+}
+
+MP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	struct spawn_call c = { pid, file, 1, actions, attr, argv };
+
+	return spawn_hook(&c, envp);
+}
 
 #define MAX_EXECL_ARGS 4096
 

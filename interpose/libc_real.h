@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -54,6 +55,10 @@
 	X(int, execve, (const char *, char *const *, char *const *))      \
 	X(int, execvpe, (const char *, char *const *, char *const *))     \
 	X(int, fexecve, (int, char *const *, char *const *))             \
+	X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *, \
+			     const posix_spawnattr_t *, char *const *, char *const *)) \
+	X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *, \
+			      const posix_spawnattr_t *, char *const *, char *const *)) \
 	X(void, quick_exit, (int))                                        \
 	X(int, sigaction, (int, const struct sigaction *, struct sigaction *)) \
 	X(sighandler_t, signal, (int, sighandler_t))                      \

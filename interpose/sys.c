@@ -181,6 +181,30 @@ size_t mp_strlcpy(char *dst, const char *src, size_t size)
 	return n;
 }
 
+int mp_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+int mp_starts(const char *s, const char *prefix)
+{
+	while (*prefix && *s == *prefix)
+		s++, prefix++;
+	return !*prefix;
+}
+
+const char *mp_basename(const char *path)
+{
+	const char *base = path;
+
+	for (; *path; path++)
+		if (*path == '/')
+			base = path + 1;
+	return base;
+}
+
 char *mp_utoa(char *buf, uint64_t v)
 {
 	char tmp[24];

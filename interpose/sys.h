@@ -209,6 +209,14 @@ void mp_warn(const char *msg1, const char *msg2) MP_HIDDEN;
 /* Small string helpers that neither allocate nor use stdio. */
 size_t mp_strlcpy(char *dst, const char *src, size_t size) MP_HIDDEN;
 char *mp_utoa(char *buf, uint64_t v) MP_HIDDEN;  /* returns end, NUL-terminated */
+/*
+ * Comparisons that never call libc: they run where a libc string
+ * function may be another object's not yet working (a sanitizer's
+ * interceptor, before its runtime has set itself up: elfsym.c).
+ */
+int mp_streq(const char *a, const char *b) MP_HIDDEN;
+int mp_starts(const char *s, const char *prefix) MP_HIDDEN; /* s begins with prefix */
+const char *mp_basename(const char *path) MP_HIDDEN;        /* after the last '/' */
 
 /*
  * A descriptor memprov opened for itself, moved above the numbers a

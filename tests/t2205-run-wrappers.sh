@@ -105,19 +105,4 @@ test_expect_success 'a command that cannot be traced: run says why (a static exe
 	memprov run -d std2 -- sh -c true 2>sh.err && ! grep -q "no trace at" sh.err
 '
 
-# AddressSanitizer's runtime refuses to start after a preloaded library
-# (exit 1: "ASan runtime does not come first in initial library list"):
-# run sees libasan among the executable's needed libraries and runs it
-# without libmemprov.so (a helper's sweep: it exited 1 under run before).
-test_expect_success 'an AddressSanitizer build runs as bare, not traced; --check exits 2' '
-	printf "#include <stdio.h>\nint main(int c, char **v) { puts(\"ran\"); return c > 1 ? 3 : 0; }\n" >asan.c &&
-	{ ${CC:-cc} -fsanitize=address -o asan asan.c 2>/dev/null || { echo "no libasan: not checked"; exit 0; }; } &&
-	st=0 && ./asan 3 >bare.out || st=$? && test $st = 3 &&
-	st=0 && memprov run -d asd -- ./asan 3 >run.out 2>run.err || st=$? &&
-	cat run.err && test $st = 3 && test_cmp bare.out run.out &&
-	grep -q "^memprov: ./asan needs libasan\.so[.0-9]*, a sanitizer" run.err &&
-	st=0 && memprov run -d asd2 --check -- ./asan >chk.out 2>chk.err || st=$? &&
-	test $st = 2 && test_cmp bare.out chk.out
-'
-
 test_done
