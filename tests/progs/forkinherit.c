@@ -131,6 +131,41 @@ static int pool(int n, int leaker)
 	return bad;
 }
 
+/* Before its i-th fork (from 0) the parent allocates (i + 1) * 100 bytes
+ * and keeps them: child i inherits 100 * (i + 1) * (i + 2) / 2 bytes. */
+static __attribute__((noinline)) void *parent_steps(size_t n)
+{
+	void *p = malloc(n);
+
+	memset(p, 1, n);
+	return p;
+}
+
+static int ladder(int n)
+{
+	void *steps[64];
+	int i, st, bad = 0;
+
+	if (n < 1 || n > 64)
+		return 2;
+	for (i = 0; i < n; i++) {
+		pid_t pid;
+
+		steps[i] = parent_steps((size_t)(i + 1) * 100);
+		pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid == 0)
+			_exit(0);
+		say_child(pid);
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			bad = 1;
+	}
+	for (i = 0; i < n; i++)
+		free(steps[i]);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "inherit"))
@@ -139,6 +174,8 @@ int main(int argc, char **argv)
 		return fork_one(1);
 	if (argc > 3 && !strcmp(argv[1], "pool"))
 		return pool(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: forkinherit inherit|reach|pool N LEAKER\n");
+	if (argc > 2 && !strcmp(argv[1], "ladder"))
+		return ladder(atoi(argv[2]));
+	fprintf(stderr, "usage: forkinherit inherit|reach|pool N LEAKER|ladder N\n");
 	return 2;
 }
