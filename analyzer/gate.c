@@ -458,6 +458,11 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 	} else if (res->rule == GATE_RULE_LOST) {
 		struct replay_live *lost = snapshot_classes(&g.r, GATE_LOST_CLASSES);
 
+		/* a forked child is held to what it allocated itself here too:
+		 * its parent's blocks that only the parent's other threads held
+		 * are lost in it, whoever could free them; and its scan classifies
+		 * them only when it could read its parent's trace up to the fork */
+		inherit_drop(&g.r, &lost);
 		cat.flags |= CAT_LOST; /* nothing classified yet: no answer cached without it */
 		check_leaks(o, &cat, res, &lost);
 		replay_live_free(&lost);

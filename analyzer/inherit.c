@@ -429,6 +429,21 @@ void inherit_split(struct replay *r, struct replay_live **live, struct replay_li
 	}
 }
 
+void inherit_drop(struct replay *r, struct replay_live **lost)
+{
+	struct replay_live *l, *tmp;
+
+	r->inherit.lost_known = 1;
+	r->inherit.lost_blocks = r->inherit.lost_bytes = 0;
+	HASH_ITER(hh, *lost, l, tmp)
+		if (l->key.inherited) {
+			HASH_DEL(*lost, l);
+			r->inherit.lost_blocks += l->blocks;
+			r->inherit.lost_bytes += l->bytes;
+			free(l);
+		}
+}
+
 void inherit_held(struct replay *r)
 {
 	struct replay_block *const tables[2] = { r->blocks, r->mmaps };
@@ -462,6 +477,12 @@ void inherit_text(FILE *f, const struct replay *r, const char *indent)
 	fprintf(f, "%s in %s block%s (the rest is the process's own)\n",
 		bytes_exact(b1, sizeof(b1), in->held_bytes),
 		fmt_count(c1, sizeof(c1), in->held_blocks), in->held_blocks == 1 ? "" : "s");
+	if (in->lost_known && in->lost_blocks)
+		fprintf(f, "%sof them lost in this process, not gated (the parent allocated them; "
+			"a block that only another of its threads held is lost in every forked "
+			"child): %s in %s block%s\n", indent,
+			bytes_exact(b1, sizeof(b1), in->lost_bytes),
+			fmt_count(c1, sizeof(c1), in->lost_blocks), in->lost_blocks == 1 ? "" : "s");
 	fprintf(f, "%sparent's trace: ", indent);
 	put_text(f, in->parent_path, ESC_TEXT);
 	fputc('\n', f);
@@ -487,7 +508,11 @@ void inherit_json(FILE *f, const struct replay *r)
 		fprintf(f, "null");
 	fprintf(f, ",\"known\":%s,\"at_fork\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}"
 		",\"freed\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}"
-		",\"held\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}}",
+		",\"held\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 		in->state == INHERIT_FOUND ? "true" : "false", in->blocks, in->bytes,
 		in->freed_blocks, in->freed_bytes, in->held_blocks, in->held_bytes);
+	if (in->lost_known)
+		fprintf(f, ",\"lost\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+			in->lost_blocks, in->lost_bytes);
+	fputc('}', f);
 }

@@ -31,6 +31,13 @@ void inherit_seed(struct replay *r);
  */
 void inherit_split(struct replay *r, struct replay_live **live, struct replay_live **out);
 
+/*
+ * The gate's lost rule: drop the inherited entries of *lost (the blocks
+ * of the lost classes) and count them in r->inherit.lost_*: a forked
+ * child is held to what it allocated itself.
+ */
+void inherit_drop(struct replay *r, struct replay_live **lost);
+
 /* The same, at the end of the replay: inherited blocks still live. */
 void inherit_held(struct replay *r);
 

@@ -149,6 +149,9 @@ struct replay_inherit {
 	uint64_t freed_blocks, freed_bytes; /* inherited blocks the child freed */
 	uint64_t held_blocks, held_bytes;   /* still held at the instant reported
 					       (set by inherit_split) */
+	int lost_known;                     /* the gate's lost rule set lost_*: */
+	uint64_t lost_blocks, lost_bytes;   /* of those held, lost in the child
+					       (inherit_drop) */
 };
 
 struct replay;

@@ -17,6 +17,7 @@
  *
  * Prints "child=PID" for each child (write(2): no stdio buffer to copy).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,56 @@ static int ladder(int n)
 	return bad;
 }
 
+/* A block that only a thread of the parent holds (on its stack): lost in
+ * a forked child, which has no such thread. The child leaks 50 B itself. */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cond = PTHREAD_COND_INITIALIZER;
+static int held_ready, held_go;
+
+static __attribute__((noinline)) void *thread_holds(void *arg)
+{
+	char *volatile p = malloc(777);
+
+	memset(p, 1, 777);
+	pthread_mutex_lock(&held_lock);
+	held_ready = 1;
+	pthread_cond_broadcast(&held_cond);
+	while (!held_go)
+		pthread_cond_wait(&held_cond, &held_lock);
+	pthread_mutex_unlock(&held_lock);
+	free(p);
+	return arg;
+}
+
+static int thread_held(void)
+{
+	pthread_t t;
+	pid_t pid;
+	int st;
+
+	if (pthread_create(&t, NULL, thread_holds, NULL))
+		return 2;
+	pthread_mutex_lock(&held_lock);
+	while (!held_ready)
+		pthread_cond_wait(&held_cond, &held_lock);
+	pthread_mutex_unlock(&held_lock);
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		drop(malloc(50));
+		exit(0);
+	}
+	say_child(pid);
+	waitpid(pid, &st, 0);
+	pthread_mutex_lock(&held_lock);
+	held_go = 1;
+	pthread_cond_broadcast(&held_cond);
+	pthread_mutex_unlock(&held_lock);
+	pthread_join(t, NULL);
+	return !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "inherit"))
@@ -174,8 +225,10 @@ int main(int argc, char **argv)
 		return fork_one(1);
 	if (argc > 3 && !strcmp(argv[1], "pool"))
 		return pool(atoi(argv[2]), atoi(argv[3]));
+	if (argc > 1 && !strcmp(argv[1], "threadheld"))
+		return thread_held();
 	if (argc > 2 && !strcmp(argv[1], "ladder"))
 		return ladder(atoi(argv[2]));
-	fprintf(stderr, "usage: forkinherit inherit|reach|pool N LEAKER|ladder N\n");
+	fprintf(stderr, "usage: forkinherit inherit|reach|pool N LEAKER|ladder N|threadheld\n");
 	return 2;
 }
