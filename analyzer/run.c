@@ -761,7 +761,7 @@ static int command_path(const char *cmd, char *path)
  * main (a helper's sweep). Elsewhere libmemprov.so stands aside in the
  * process (elfsym.c's mp_elf_sanitizer). NULL: none.
  */
-static const char *sanitizer_of(const char *cmd, int *first)
+static const char *sanitizer_of_path(const char *path, int *first, int depth)
 {
 	static const char *const needs[][3] = {
 		{ "libasan.so", "AddressSanitizer", "1" },
@@ -771,23 +771,38 @@ static const char *sanitizer_of(const char *cmd, int *first)
 		{ "libtsan.so", "ThreadSanitizer", "" },
 		{ "libclang_rt.tsan", "ThreadSanitizer", "" },
 		{ "libclang_rt.msan", "MemorySanitizer", "" },
+		{ "liblsan.so", "LeakSanitizer", "" },
+		{ "libclang_rt.lsan", "LeakSanitizer", "" },
 	};
 	static const char *const inits[][2] = {
 		{ "__asan_init", "AddressSanitizer" },
 		{ "__hwasan_init", "HWAddressSanitizer" },
 		{ "__tsan_init", "ThreadSanitizer" },
 		{ "__msan_init", "MemorySanitizer" },
+		{ "__lsan_init", "LeakSanitizer" },
 	};
 	static char named[160];
-	char path[PATH_MAX];
 	const char *found = NULL;
 	Elf_Scn *scn = NULL;
 	Elf *e;
-	int fd, own_malloc = 0, hooks = 0;
+	int fd, own_malloc = 0, hooks = 0, best = -1;
+	char line[257];
+	ssize_t got;
 
 	*first = 0;
-	if (command_path(cmd, path) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
+	/* a script: its interpreter's (one level, as the exec hooks look) */
+	got = pread(fd, line, sizeof(line) - 1, 0);
+	if (got > 2 && line[0] == '#' && line[1] == '!') {
+		char *p = line + 2;
+
+		close(fd);
+		line[got] = 0;
+		p += strspn(p, " \t");
+		p[strcspn(p, " \t\n")] = 0;
+		return *p && !depth ? sanitizer_of_path(p, first, 1) : NULL;
+	}
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	while (e && !*first && (scn = elf_nextscn(e, scn))) {
@@ -830,15 +845,55 @@ static const char *sanitizer_of(const char *cmd, int *first)
 					*first = needs[k][2][0] != 0;
 				}
 			for (k = 0; sh.sh_type != SHT_DYNAMIC && k < ARRAY_SIZE(inits); k++)
-				if (!strcmp(name, inits[k][0]))
-					found = inits[k][1];
+				if (!strcmp(name, inits[k][0]) && (best < 0 || (int)k < best))
+					best = (int)k; /* ASan's defines __lsan_init too */
 		}
 	}
 	if (e)
 		elf_end(e);
 	close(fd);
+	if (!found && best >= 0)
+		found = inits[best][1];
 	/* linked in by gcc, its symbols stripped: its hooks tell it, not which */
 	return found ? found : own_malloc && hooks ? "a sanitizer" : NULL;
+}
+
+/* The entry of the LD_PRELOAD in the environment that is a sanitizer's
+ * runtime refusing to come after another library (libasan.so for an
+ * extension built with AddressSanitizer), or NULL. */
+static const char *preloaded_first_runtime(void)
+{
+	static const char *const first[] = { "libasan.so", "libhwasan.so", "libclang_rt.asan",
+					     "libclang_rt.hwasan" };
+	static char entry[PATH_MAX];
+	const char *s = getenv("LD_PRELOAD");
+	size_t k;
+
+	while (s && *s) {
+		size_t n = strcspn(s, ": ");
+		const char *base = s;
+
+		for (k = 0; k < n; k++)
+			if (s[k] == '/')
+				base = s + k + 1;
+		for (k = 0; k < ARRAY_SIZE(first) && n < sizeof(entry); k++)
+			if (!strncmp(base, first[k], strlen(first[k])) &&
+			    (size_t)(s + n - base) >= strlen(first[k])) {
+				memcpy(entry, s, n);
+				entry[n] = 0;
+				return entry;
+			}
+		s += n + (s[n] != 0);
+	}
+	return NULL;
+}
+
+static const char *sanitizer_of(const char *cmd, int *first)
+{
+	char path[PATH_MAX];
+
+	*first = 0;
+	return command_path(cmd, path) ? NULL : sanitizer_of_path(path, first, 0);
 }
 
 /*
@@ -859,6 +914,10 @@ static const char *untraceable_why(const char *cmd)
 
 	int first;
 	const char *san = sanitizer_of(cmd, &first);
+
+	if (preloaded_first_runtime())
+		return "run with a sanitizer's runtime in LD_PRELOAD, which must come before any "
+		       "other library: it ran without libmemprov.so";
 
 	if (san) {
 		static char why[256];
@@ -1460,7 +1519,12 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		*strrchr(plugin, '/') = 0;
 	}
-	if ((san = sanitizer_of(a.cmd[0], &san_first)) && san_first)
+	if ((san = preloaded_first_runtime())) {
+		san_first = 1;
+		fprintf(stderr, "memprov: LD_PRELOAD names %s, a sanitizer's runtime that refuses to "
+			"start after a preloaded library: %s runs without libmemprov.so, not traced\n",
+			san, a.cmd[0]);
+	} else if ((san = sanitizer_of(a.cmd[0], &san_first)) && san_first)
 		fprintf(stderr, "memprov: %s is built with %s, whose runtime refuses to start after "
 			"a preloaded library: it runs without libmemprov.so, not traced (its LeakSanitizer "
 			"checks its leaks)\n", a.cmd[0], san);

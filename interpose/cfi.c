@@ -485,17 +485,6 @@ MP_REALIGN unsigned mp_cfi_fde_rule(const uint8_t *fde, const uint8_t *lo, const
 /* ------------------------------------------------------------------ */
 /* FDEs and CIEs read from the module's file                            */
 
-/* Up to n bytes at file offset off into buf: how many (0 on an error). */
-static size_t pread_raw(int fd, uint64_t off, uint8_t *buf, size_t n)
-{
-	long got;
-	int tries = 0;
-
-	do /* the raw call: libc's pread is a cancellation point */
-		got = mp_rsys(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
-	while (got == -EINTR && ++tries < 8);
-	return got > 0 ? (size_t)got : 0;
-}
 
 /*
  * The pages of the files read last, shared by all files. FDEs of nearby
@@ -540,7 +529,7 @@ static int file_page(const struct mp_cfi_file *f, uint64_t pg)
 			old = i;
 	}
 	pages[old].serial = 0;
-	got = pread_raw(f->fd, pg * FILE_PAGE, page_data[old], FILE_PAGE);
+	got = mp_sys_pread(f->fd, pg * FILE_PAGE, page_data[old], FILE_PAGE);
 	if (!got)
 		return -1;
 	pages[old].serial = f->serial;
@@ -562,7 +551,7 @@ static size_t file_read(struct mp_cfi_file *f, uintptr_t at, uint8_t *buf, size_
 		n = f->hi - at;
 	off = f->off + (at - f->lo);
 	if (pages_busy || !f->serial)
-		return pread_raw(f->fd, off, buf, n);
+		return mp_sys_pread(f->fd, off, buf, n);
 	pages_busy = 1;
 	__asm__ volatile("" ::: "memory"); /* a handler that comes in now sees it */
 	while (done < n) {
@@ -804,7 +793,7 @@ static int file_same(int fd, uint64_t off, const void *mem, size_t n)
 
 	if (n > sizeof(b))
 		n = sizeof(b);
-	return pread_raw(fd, off, b, n) == n && !memcmp(b, mem, n);
+	return mp_sys_pread(fd, off, b, n) == n && !memcmp(b, mem, n);
 }
 
 size_t mp_cfi_hdr_size(const struct dl_phdr_info *info)

@@ -577,6 +577,7 @@ static const char *const sanitizers[][2] = {
 	{ "__hwasan_init", "HWAddressSanitizer" },
 	{ "__tsan_init", "ThreadSanitizer" },
 	{ "__msan_init", "MemorySanitizer" },
+	{ "__lsan_init", "LeakSanitizer" }, /* alone: AddressSanitizer's has one too */
 };
 
 /* How many entries the dynamic symbol table has (its hash tables say). */

@@ -16,27 +16,19 @@
  *
  * Layer: 1 leaf (docs/ARCHITECTURE.md): calls only sys. Raw system calls
  * only, nothing allocated: it runs in a vfork child too, on the parent's
- * stack (some 6 KiB of it, a path's room the most).
+ * stack, and on a thread's that may be glibc's least (16 KiB): it takes
+ * under 3 KiB of it.
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "exec_target.h"
 
-/* Up to n bytes at off; how many (0 on an error). */
-static size_t read_at(int fd, uint64_t off, void *buf, size_t n)
-{
-	long got;
-	int tries = 0;
-
-	do /* the raw call: libc's pread is a cancellation point */
-		got = mp_rsys(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
-	while (got == -EINTR && ++tries < 8);
-	return got > 0 ? (size_t)got : 0;
-}
 
 static void copy_bytes(void *dst, const void *src, size_t n)
 {
@@ -63,7 +55,7 @@ static int first_runtime_at(int fd, uint64_t off)
 	static const char *const first[] = { "libasan.so", "libhwasan.so", "libclang_rt.asan",
 					     "libclang_rt.hwasan" };
 	char name[24];
-	size_t got = read_at(fd, off, name, sizeof(name) - 1);
+	size_t got = mp_sys_pread(fd, off, name, sizeof(name) - 1);
 
 	name[got] = 0;
 	for (unsigned i = 0; i < sizeof(first) / sizeof(first[0]); i++)
@@ -74,42 +66,48 @@ static int first_runtime_at(int fd, uint64_t off)
 
 #define MAX_LOADS 8
 #define MAX_NEEDED 16
-#define DYN_BATCH 32
+#define DYN_BATCH 16
 #define DYN_MAX 1024
+#define PATH_ROOM 1024 /* a longer candidate in PATH is not looked at */
 
 /* An ELF executable's DT_NEEDED: 1 when one of them must come first.
  * head: the file's first got bytes (the program headers, most often). */
 static int elf_needs_first(int fd, const char *head, size_t got)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)head;
-	Elf64_Phdr ph[8], loads[MAX_LOADS];
+	Elf64_Phdr ph[4];
+	struct {
+		uint64_t vaddr, offset, filesz;
+	} loads[MAX_LOADS];
 	Elf64_Dyn dyn[DYN_BATCH];
 	uint64_t dyn_off = 0, dyn_size = 0, strtab = 0, needed[MAX_NEEDED], str_off = UINT64_MAX;
 	int nloads = 0, nneeded = 0, done = 0;
 
 	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr))
 		return 0; /* another class: libmemprov.so is not loaded into it anyway */
-	for (unsigned i = 0; i < eh->e_phnum; i += 8) {
-		unsigned n = eh->e_phnum - i < 8 ? eh->e_phnum - i : 8;
+	for (unsigned i = 0; i < eh->e_phnum; i += 4) {
+		unsigned n = eh->e_phnum - i < 4 ? eh->e_phnum - i : 4;
 
 		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(ph[0]);
 
 		if (off + n * sizeof(ph[0]) <= got)
 			copy_bytes(ph, head + off, n * sizeof(ph[0]));
-		else if (read_at(fd, off, ph, n * sizeof(ph[0])) != n * sizeof(ph[0]))
+		else if (mp_sys_pread(fd, off, ph, n * sizeof(ph[0])) != n * sizeof(ph[0]))
 			return 0;
 		for (unsigned k = 0; k < n; k++) {
 			if (ph[k].p_type == PT_DYNAMIC) {
 				dyn_off = ph[k].p_offset;
 				dyn_size = ph[k].p_filesz;
 			} else if (ph[k].p_type == PT_LOAD && nloads < MAX_LOADS) {
-				loads[nloads++] = ph[k];
+				loads[nloads].vaddr = ph[k].p_vaddr;
+				loads[nloads].offset = ph[k].p_offset;
+				loads[nloads++].filesz = ph[k].p_filesz;
 			}
 		}
 	}
 	for (uint64_t at = 0; !done && at < dyn_size && at < DYN_MAX * sizeof(dyn[0]);
 	     at += sizeof(dyn)) {
-		size_t got = read_at(fd, dyn_off + at, dyn, sizeof(dyn)) / sizeof(dyn[0]);
+		size_t got = mp_sys_pread(fd, dyn_off + at, dyn, sizeof(dyn)) / sizeof(dyn[0]);
 
 		if (!got)
 			break;
@@ -124,8 +122,8 @@ static int elf_needs_first(int fd, const char *head, size_t got)
 	}
 	/* DT_STRTAB is an address: the file offset is its load segment's */
 	for (int k = 0; k < nloads; k++)
-		if (strtab >= loads[k].p_vaddr && strtab - loads[k].p_vaddr < loads[k].p_filesz)
-			str_off = strtab - loads[k].p_vaddr + loads[k].p_offset;
+		if (strtab >= loads[k].vaddr && strtab - loads[k].vaddr < loads[k].filesz)
+			str_off = strtab - loads[k].vaddr + loads[k].offset;
 	if (str_off == UINT64_MAX)
 		return 0;
 	for (int k = 0; k < nneeded; k++)
@@ -139,9 +137,9 @@ static int needs_first(int fd, int depth)
 {
 	union {
 		Elf64_Ehdr eh;
-		char line[1024]; /* the program headers too, mostly */
+		char line[768]; /* the program headers too, mostly */
 	} u;
-	size_t got = read_at(fd, 0, &u, sizeof(u) - 1);
+	size_t got = mp_sys_pread(fd, 0, &u, sizeof(u) - 1);
 
 	if (got >= sizeof(u.eh) && u.line[0] == 0x7f && u.line[1] == 'E' && u.line[2] == 'L' &&
 	    u.line[3] == 'F')
@@ -150,7 +148,7 @@ static int needs_first(int fd, int depth)
 		char *p = u.line + 2, *end;
 		int ifd, r;
 
-		u.line[got < 128 ? got : 128] = 0; /* the kernel reads a #! line so far */
+		u.line[got < 256 ? got : 256] = 0; /* the kernel reads a #! line so far (Linux 5.1) */
 		while (*p == ' ' || *p == '\t')
 			p++;
 		for (end = p; *end && *end != ' ' && *end != '\t' && *end != '\n'; end++)
@@ -182,13 +180,42 @@ static int has_slash(const char *s)
 	return 0;
 }
 
+/* Would execve run the file at path: a regular file we may execute? Its
+ * descriptor, or -1 (execvp goes on to the next directory of PATH). */
+static int open_runnable(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (mp_rsys(SYS_faccessat, AT_FDCWD, (long)path, X_OK, 0, 0, 0) < 0 ||
+	    (fd = open_file(path)) < 0)
+		return -1;
+	if (mp_rsys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) < 0 || !S_ISREG(st.st_mode)) {
+		close_file(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int mp_exec_needs_first(const char *file, int fd, int search, char *const *env)
 {
-	char buf[PATH_MAX];
+	char buf[PATH_ROOM];
 	int r;
 
-	if (fd >= 0)
-		return needs_first(fd, 0);
+	if (fd >= 0) {
+		char *w;
+
+		if ((r = needs_first(fd, 0)) || mp_rsys(SYS_pread64, fd, (long)buf, 1, 0, 0, 0) != -EBADF)
+			return r;
+		/* an O_PATH descriptor (fexecve takes one): its file, opened for reading */
+		w = buf + mp_strlcpy(buf, "/proc/self/fd/", sizeof(buf));
+		mp_utoa(w, (uint64_t)fd);
+		if ((fd = open_file(buf)) < 0)
+			return 0;
+		r = needs_first(fd, 0);
+		close_file(fd);
+		return r;
+	}
 	if (!file || !*file)
 		return 0;
 	if (search && !has_slash(file)) {
@@ -214,7 +241,7 @@ int mp_exec_needs_first(const char *file, int fd, int search, char *const *env)
 				buf[w++] = '/';
 				for (size_t i = 0; i <= flen; i++)
 					buf[w++] = file[i];
-				if ((fd = open_file(buf)) >= 0)
+				if ((fd = open_runnable(buf)) >= 0)
 					break;
 			}
 			if (!*e)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/single_threaded.h>
@@ -95,6 +96,12 @@ static void atfork_parent(void)
 }
 
 /* The child never writes to its parent's file: it opens its own. */
+static void start_forked(void *arg)
+{
+	(void)arg;
+	start_tracing(1);
+}
+
 static void atfork_child(void)
 {
 	int saved_errno = errno; /* the child's, as fork left it: memprov's new trace is not its business */
@@ -107,7 +114,10 @@ static void atfork_child(void)
 	mp_gate_open();
 	mp_stack_reset();
 	mp_modules_reset();
-	if (traced_before_fork)
+	/* on a stack of memprov's own: the forking thread's may be glibc's
+	 * least, 16 KiB with its TLS in it, and a new trace's start-up took
+	 * more than was left (the child died of SIGSEGV before fork returned) */
+	if (traced_before_fork && mp_call_on_own_stack(start_forked, NULL) < 0)
 		start_tracing(1);
 	/* one thread here: the reader learns that a parent's memory came with it */
 	if (mp_tracing && mp_header) {
@@ -395,6 +405,8 @@ MP_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
 				void (*rtld_fini)(void), void *stack_end)
 {
 	mp_hooks_need();
+	if (mp_elf_sanitizer()) /* standing aside: not even a frame in its stacks */
+		return mp_real___libc_start_main(main, argc, argv, init, fini, rtld_fini, stack_end);
 	user_main = main;
 	return mp_real___libc_start_main(MAIN_WRAPPER, argc, argv, init, fini,
 					 rtld_fini, stack_end);
@@ -615,10 +627,30 @@ static char *const *exec_env(char *const *envp)
 	return out ? strip_self(envp, out, room) : envp;
 }
 
-/* Does envp preload this libmemprov.so? */
-static int preloads_self(char *const *envp)
+#define PRELOADS_SELF 1
+#define PRELOADS_FIRST 2 /* a sanitizer's runtime that must come first */
+
+/* Is the LD_PRELOAD entry s (n bytes) a sanitizer runtime that must be first? */
+static int is_first_runtime(const char *s, size_t n)
+{
+	static const char *const first[] = { "libasan.so", "libhwasan.so", "libclang_rt.asan",
+					     "libclang_rt.hwasan" };
+	const char *base = s;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '/')
+			base = s + i + 1;
+	for (size_t k = 0; k < sizeof(first) / sizeof(first[0]); k++)
+		if ((size_t)(s + n - base) >= strlen(first[k]) && !strncmp(base, first[k], strlen(first[k])))
+			return 1;
+	return 0;
+}
+
+/* What envp's LD_PRELOAD holds: PRELOADS_SELF, PRELOADS_FIRST. */
+static int preloads(char *const *envp)
 {
 	static const char key[] = "LD_PRELOAD=";
+	int what = 0;
 
 	for (; envp && *envp; envp++) {
 		const char *s, *end;
@@ -628,10 +660,29 @@ static int preloads_self(char *const *envp)
 		for (s = *envp + sizeof(key) - 1; *s; s = *end ? end + 1 : end) {
 			end = s + strcspn(s, ": ");
 			if (end != s && is_self(s, (size_t)(end - s)))
-				return 1;
+				what |= PRELOADS_SELF;
+			else if (end != s && is_first_runtime(s, (size_t)(end - s)))
+				what |= PRELOADS_FIRST;
 		}
 	}
-	return 0;
+	return what;
+}
+
+/*
+ * Must the program start without libmemprov.so: it needs a sanitizer's
+ * runtime that refuses a library preloaded before it, or the environment
+ * preloads that runtime itself (LD_PRELOAD=libasan.so for a Python
+ * extension built with AddressSanitizer)?
+ */
+static int must_go_alone(const char *file, int fd, int search, char *const *envp)
+{
+	int what;
+
+	if (__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
+		return 0; /* exec_env leaves libmemprov.so out anyway */
+	what = preloads(envp);
+	return (what & PRELOADS_SELF) &&
+	       ((what & PRELOADS_FIRST) || MP_UNLIKELY(mp_exec_needs_first(file, fd, search, environ)));
 }
 
 /*
@@ -677,8 +728,38 @@ static int exec_real(const struct exec_call *c, char *const *env)
 	return mp_real_execve(c->file, c->argv, env);
 }
 
-/* How much of the stack an environment without libmemprov.so may take. */
-#define EXEC_ALONE_ROOM (32u << 10)
+/* How much of the stack an environment without libmemprov.so may take:
+ * a thread's may be 16 KiB in all; a bigger one is mapped (and left
+ * behind in the parent of a vfork child, whose exec succeeded). */
+#define EXEC_ALONE_STACK 2048
+
+/* The bytes strip_self needs for envp. */
+static size_t strip_room(char *const *envp)
+{
+	size_t n = 0, len = 0;
+
+	for (; envp[n]; n++)
+		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
+			len += strlen(envp[n]) + 1;
+	return (n + 1) * sizeof(char *) + len + 1;
+}
+
+/* Room for strip_self: on the stack when it fits there (stack, its
+ * EXEC_ALONE_STACK bytes), else mapped (*mapped). */
+static char **alone_room(char *const *envp, char **stack, size_t *room, size_t *mapped)
+{
+	void *m;
+
+	*room = strip_room(envp);
+	*mapped = 0;
+	if (*room <= EXEC_ALONE_STACK)
+		return stack;
+	m = mp_sys_mmap(NULL, *room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	*mapped = *room;
+	return m;
+}
 
 /*
  * Run a program that needs a sanitizer's runtime first (exec_target.c)
@@ -689,11 +770,17 @@ static int exec_real(const struct exec_call *c, char *const *env)
  */
 static __attribute__((noinline)) int exec_alone(const struct exec_call *c, char *const *envp)
 {
-	char *room[EXEC_ALONE_ROOM / sizeof(char *)];
-	char *const *env = strip_self(envp, room, sizeof(room));
-	int marked = exec_begin();
+	char *stack[EXEC_ALONE_STACK / sizeof(char *)];
+	size_t room, mapped;
+	char **out = alone_room(envp, stack, &room, &mapped);
+	int marked = exec_begin(), r, saved;
 
-	return exec_end(marked, exec_real(c, env));
+	r = exec_end(marked, exec_real(c, out ? strip_self(envp, out, room) : envp));
+	saved = errno;
+	if (mapped)
+		mp_sys_munmap(out, mapped);
+	errno = saved;
+	return r;
 }
 
 /* envp: the environment the program passed (environ for execv, execvp). */
@@ -707,9 +794,7 @@ static int exec_hook(const struct exec_call *c, char *const *envp)
 		errno = ENOSYS;
 		return -1;
 	}
-	/* execvp looks the file up in the caller's PATH, not in envp's */
-	if (!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) && preloads_self(envp) &&
-	    MP_UNLIKELY(mp_exec_needs_first(c->file, c->fd, c->search, environ)))
+	if (must_go_alone(c->file, c->fd, c->search, envp))
 		return exec_alone(c, envp);
 	env = exec_env(envp);
 	marked = exec_begin();
@@ -779,9 +864,14 @@ static int spawn_real(const struct spawn_call *c, char *const *env)
 
 static __attribute__((noinline)) int spawn_alone(const struct spawn_call *c, char *const *envp)
 {
-	char *room[EXEC_ALONE_ROOM / sizeof(char *)];
+	char *stack[EXEC_ALONE_STACK / sizeof(char *)];
+	size_t room, mapped;
+	char **out = alone_room(envp, stack, &room, &mapped);
+	int r = spawn_real(c, out ? strip_self(envp, out, room) : envp);
 
-	return spawn_real(c, strip_self(envp, room, sizeof(room)));
+	if (mapped)
+		mp_sys_munmap(out, mapped);
+	return r;
 }
 
 static int spawn_hook(const struct spawn_call *c, char *const *envp)
@@ -789,8 +879,7 @@ static int spawn_hook(const struct spawn_call *c, char *const *envp)
 	mp_hooks_need();
 	if (MP_UNLIKELY(c->search ? !mp_real_posix_spawnp : !mp_real_posix_spawn))
 		return ENOSYS;
-	if (!__atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED) && preloads_self(envp) &&
-	    MP_UNLIKELY(mp_exec_needs_first(c->file, -1, c->search, environ)))
+	if (must_go_alone(c->file, -1, c->search, envp))
 		return spawn_alone(c, envp);
 	return spawn_real(c, exec_env(envp));
 }

@@ -7,9 +7,11 @@
 #ifndef MEMPROV_SYS_H
 #define MEMPROV_SYS_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #define MP_HIDDEN __attribute__((visibility("hidden")))
@@ -105,6 +107,18 @@ void *mp_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off) MP_HIDDEN;
 int mp_sys_munmap(void *addr, size_t len) MP_HIDDEN;
 int mp_sys_open(const char *path, int flags, int mode) MP_HIDDEN;
+/* Up to n bytes at file offset off (retried on EINTR): how many, 0 on an
+ * error. Inline, as mp_rsys: the unit tests link cfi.o alone. */
+static inline size_t mp_sys_pread(int fd, uint64_t off, void *buf, size_t n)
+{
+	long got;
+	int tries = 0;
+
+	do /* the raw call: libc's pread is a cancellation point */
+		got = mp_rsys(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
+	while (got == -EINTR && ++tries < 8);
+	return got > 0 ? (size_t)got : 0;
+}
 struct stat;
 int mp_sys_fstat(int fd, struct stat *st) MP_HIDDEN;
 int mp_sys_close(int fd) MP_HIDDEN;

@@ -109,4 +109,88 @@ test_expect_success 'a libasan.so build run by make (posix_spawn) under a traced
 	printf "ran\nmade\n" >want && test_cmp want mk.out
 '
 
+# A helper's sweep of the first version: each of these failed.
+test_expect_success 'stands aside: no frame of libmemprov.so in a linked-in runtime'"'"'s stacks; gcc'"'"'s liblsan.so, no trace' '
+	build sasan -fsanitize=address -static-libasan &&
+	st=0 && LD_PRELOAD="$MEMPROV_LIB" ./sasan leak >o 2>e || st=$? &&
+	test $st != 0 && grep -q "SUMMARY: AddressSanitizer: 100 byte" e && ! grep libmemprov e &&
+	build lsan -fsanitize=leak &&
+	st=0 && ./lsan leak >bare.out 2>bare.err || st=$? && test $st != 0 &&
+	mkdir tl && st2=0 &&
+	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$PWD/tl/t" ./lsan leak >o 2>e || st2=$? &&
+	test $st2 = $st && test -z "$(ls tl)" &&
+	st=0 && memprov run -d lr -- ./lsan 4 2>lr.err || st=$? && test $st = 4 &&
+	grep -q "./lsan is built with LeakSanitizer (liblsan\.so[.0-9]*), whose runtime replaces malloc" lr.err
+'
+
+# glibc's least thread stack is 16 KiB, its TLS inside: the environment
+# without libmemprov.so was built in 32 KiB of it (SIGSEGV), and a child
+# forked there died starting its trace (SIGSEGV, with any program)
+cat >"$TRASH/spawner.c" <<'EOF'
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
+static char *prog;
+static void *run(void *how)
+{
+	char *argv[] = { prog, "7", NULL };
+	pid_t pid;
+	int st = 0, r = 0;
+
+	if (!strcmp(how, "spawn")) {
+		r = posix_spawn(&pid, prog, NULL, NULL, argv, environ);
+	} else if ((pid = fork()) == 0) {
+		execve(prog, argv, environ);
+		_exit(127);
+	}
+	if (!r)
+		waitpid(pid, &st, 0);
+	printf("%s r=%d st=%d\n", (char *)how, r, WEXITSTATUS(st));
+	return NULL;
+}
+int main(int argc, char **argv)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	prog = argv[1];
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 16384);
+	for (int i = 2; i < argc; i++) {
+		pthread_create(&t, &a, run, argv[i]);
+		pthread_join(t, NULL);
+	}
+	return 0;
+}
+EOF
+
+test_expect_success 'a thread of 16 KiB of stack starts a libasan.so build and a plain one (posix_spawn, fork and execve): as bare' '
+	build asan -fsanitize=address &&
+	${CC:-cc} -o spawner spawner.c -pthread &&
+	./spawner ./asan spawn exec >bare.out &&
+	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$PWD/sp.trace" ./spawner ./asan spawn exec >pre.out &&
+	test_cmp bare.out pre.out && grep -q "spawn r=0 st=7" pre.out && grep -q "exec r=0 st=7" pre.out &&
+	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$PWD/sp2.trace" ./spawner ./plain spawn exec >plain.out &&
+	test_cmp bare.out plain.out
+'
+
+test_expect_success 'LD_PRELOAD=libasan.so under memprov run; a libasan.so script interpreter; PATH with a directory first' '
+	build asan -fsanitize=address && build plain &&
+	A=$(${CC:-cc} -print-file-name=libasan.so) && test -e "$A" &&
+	st=0 && ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=$A memprov run -d pr -- ./plain 3 >pr.out 2>pr.err || st=$? &&
+	cat pr.err && test $st = 3 && test "$(cat pr.out)" = ran &&
+	grep -q "^memprov: LD_PRELOAD names .*libasan\.so[.0-9]*, a sanitizer" pr.err &&
+	printf "#!%s\n" "$PWD/asan" >script && chmod +x script &&
+	st=0 && memprov run -d sr -- ./script >sr.out 2>sr.err || st=$? &&
+	cat sr.err && test $st = 0 && test "$(cat sr.out)" = ran &&
+	mkdir -p first/asan bin && cp asan bin/ &&
+	st=0 && memprov run -d pd --check --children -- sh -c "env PATH=$PWD/first:$PWD/bin asan 6" >pd.out 2>pd.err || st=$? &&
+	cat pd.err && test $st = 6 && test "$(cat pd.out)" = ran
+'
+
 test_done
