@@ -50,18 +50,29 @@ static void close_file(int fd)
 }
 
 /* Does the DT_NEEDED name at file offset off name a runtime that must come first? */
-static int first_runtime_at(int fd, uint64_t off)
+int mp_exec_first_runtime(const char *name, size_t n)
 {
 	static const char *const first[] = { "libasan.so", "libhwasan.so", "libclang_rt.asan",
 					     "libclang_rt.hwasan" };
+
+	for (unsigned i = 0; i < sizeof(first) / sizeof(first[0]); i++) {
+		const char *a = name, *f = first[i];
+
+		while (*f && a < name + n && *a == *f)
+			a++, f++;
+		if (!*f)
+			return 1;
+	}
+	return 0;
+}
+
+static int first_runtime_at(int fd, uint64_t off)
+{
 	char name[24];
 	size_t got = mp_sys_pread(fd, off, name, sizeof(name) - 1);
 
 	name[got] = 0;
-	for (unsigned i = 0; i < sizeof(first) / sizeof(first[0]); i++)
-		if (mp_starts(name, first[i]))
-			return 1;
-	return 0;
+	return mp_exec_first_runtime(name, got);
 }
 
 #define MAX_LOADS 8

@@ -6,6 +6,8 @@
 #ifndef MEMPROV_EXEC_TARGET_H
 #define MEMPROV_EXEC_TARGET_H
 
+#include <stddef.h>
+
 #include "sys.h"
 
 /*
@@ -16,5 +18,8 @@
  * has no '/'. 0 when it does not, or cannot be read.
  */
 int mp_exec_needs_first(const char *file, int fd, int search, char *const *env) MP_HIDDEN;
+
+/* Does the file name (n bytes, a base name) name such a runtime? */
+int mp_exec_first_runtime(const char *name, size_t n) MP_HIDDEN;
 
 #endif

@@ -633,17 +633,12 @@ static char *const *exec_env(char *const *envp)
 /* Is the LD_PRELOAD entry s (n bytes) a sanitizer runtime that must be first? */
 static int is_first_runtime(const char *s, size_t n)
 {
-	static const char *const first[] = { "libasan.so", "libhwasan.so", "libclang_rt.asan",
-					     "libclang_rt.hwasan" };
 	const char *base = s;
 
 	for (size_t i = 0; i < n; i++)
 		if (s[i] == '/')
 			base = s + i + 1;
-	for (size_t k = 0; k < sizeof(first) / sizeof(first[0]); k++)
-		if ((size_t)(s + n - base) >= strlen(first[k]) && !strncmp(base, first[k], strlen(first[k])))
-			return 1;
-	return 0;
+	return mp_exec_first_runtime(base, (size_t)(s + n - base));
 }
 
 /* What envp's LD_PRELOAD holds: PRELOADS_SELF, PRELOADS_FIRST. */
@@ -717,11 +712,12 @@ struct exec_call {
 	const char *file;
 	int fd, search;
 	char *const *argv;
+	int by_fd; /* fexecve: fd, whatever its value */
 };
 
 static int exec_real(const struct exec_call *c, char *const *env)
 {
-	if (c->fd >= 0)
+	if (c->by_fd)
 		return mp_real_fexecve(c->fd, c->argv, env);
 	if (c->search)
 		return mp_real_execvpe(c->file, c->argv, env);
@@ -766,7 +762,7 @@ static char **alone_room(char *const *envp, char **stack, size_t *room, size_t *
  * without libmemprov.so in LD_PRELOAD: with it, the runtime refuses to
  * start (AddressSanitizer exits 1), changing what the program does. The
  * environment is built on this stack (a vfork child has no other memory
- * of its own); one too big for it goes as it is.
+ * of its own) or, beyond EXEC_ALONE_STACK bytes, in a mapping.
  */
 static __attribute__((noinline)) int exec_alone(const struct exec_call *c, char *const *envp)
 {
@@ -790,7 +786,7 @@ static int exec_hook(const struct exec_call *c, char *const *envp)
 	int marked;
 
 	mp_hooks_need();
-	if (MP_UNLIKELY(c->fd >= 0 ? !mp_real_fexecve : c->search ? !mp_real_execvpe : !mp_real_execve)) {
+	if (MP_UNLIKELY(c->by_fd ? !mp_real_fexecve : c->search ? !mp_real_execvpe : !mp_real_execve)) {
 		errno = ENOSYS;
 		return -1;
 	}
@@ -803,40 +799,36 @@ static int exec_hook(const struct exec_call *c, char *const *envp)
 
 MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	struct exec_call c = { path, -1, 0, argv };
+	struct exec_call c = { path, -1, 0, argv, 0 };
 
 	return exec_hook(&c, envp);
 }
 
 MP_EXPORT int execv(const char *path, char *const argv[])
 {
-	struct exec_call c = { path, -1, 0, argv };
+	struct exec_call c = { path, -1, 0, argv, 0 };
 
 	return exec_hook(&c, environ);
 }
 
 MP_EXPORT int execvp(const char *file, char *const argv[])
 {
-	struct exec_call c = { file, -1, 1, argv };
+	struct exec_call c = { file, -1, 1, argv, 0 };
 
 	return exec_hook(&c, environ);
 }
 
 MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	struct exec_call c = { file, -1, 1, argv };
+	struct exec_call c = { file, -1, 1, argv, 0 };
 
 	return exec_hook(&c, envp);
 }
 
 MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	struct exec_call c = { NULL, fd, 0, argv };
+	struct exec_call c = { NULL, fd, 0, argv, 1 }; /* a bad fd: libc's error */
 
-	if (fd < 0) { /* as libc: EBADF, not memprov's path for a file */
-		errno = EBADF;
-		return -1;
-	}
 	return exec_hook(&c, envp);
 }
 
