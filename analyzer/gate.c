@@ -698,7 +698,8 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 	return res.status;
 }
 
-int gate_check(const struct gate_opts *o, char **paths, size_t n)
+/* The gate over n traces; *skipped: how many got no verdict. */
+static int gate_traces(const struct gate_opts *o, char **paths, size_t n, size_t *skipped)
 {
 	struct suppressions supp;
 	struct gate_totals tot;
@@ -742,7 +743,15 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n)
 	}
 	supp_release(&supp);
 	stdout_flush();
+	*skipped = tot.skipped;
 	return ret;
+}
+
+int gate_check(const struct gate_opts *o, char **paths, size_t n)
+{
+	size_t skipped;
+
+	return gate_traces(o, paths, n, &skipped);
 }
 
 /* ---- memprov run --check ---- */
@@ -764,7 +773,7 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 	struct mp_file_header *h = xcalloc(n + 1, sizeof(*h));
 	char **pick = xcalloc(n + 1, sizeof(*pick));
 	int *ok = xcalloc(n + 1, sizeof(*ok)), *ours = xcalloc(n + 1, sizeof(*ours));
-	size_t i, np = 0;
+	size_t i, np = 0, skipped;
 	int grew = 1, ret;
 
 	for (i = 0; i < n; i++) {
@@ -799,15 +808,28 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 	for (i = 0; i < n; i++)
 		if (ours[i] && h[i].state != MP_STATE_EXEC)
 			pick[np++] = paths[i];
-	if (!np) {
+	if (!np && (o->flags & GATE_RUN_UNTRACED)) {
+		fprintf(stderr, "memprov check: nothing was checked: the command left no trace "
+			"(why: above)%s\n", o->flags & GATE_CHILDREN ? ", nor did any child" : "");
+		ret = EXIT_USAGE;
+	} else if (!np) {
 		error("no finished trace of process %d to check: did it start under libmemprov.so?",
 		      (int)pid);
 		ret = EXIT_USAGE;
 	} else {
+		if (o->flags & GATE_RUN_UNTRACED)
+			fprintf(stderr, "memprov check: the command left no trace (why: above): "
+				"its children alone are gated\n");
 		struct gate_opts run_o = *o;
 
 		run_o.flags |= GATE_RUN;
-		ret = gate_check(&run_o, pick, np);
+		ret = gate_traces(&run_o, pick, np, &skipped);
+		/* the command untraced, and no child given a verdict either */
+		if ((o->flags & GATE_RUN_UNTRACED) && ret == EXIT_OK && skipped == np) {
+			fprintf(stderr, "memprov check: nothing was checked: the command left no "
+				"trace and no child got a verdict\n");
+			ret = EXIT_USAGE;
+		}
 	}
 	free(h);
 	free(pick);

@@ -69,6 +69,8 @@ enum gate_flags {
 				       CMD ended is not gated (it has not ended) */
 	GATE_RUN_DIR = 1 << 8,      /* memprov run -d: every trace given is the run's
 				       (its DIR is claimed): with --children, all gated */
+	GATE_RUN_UNTRACED = 1 << 9, /* memprov run: the command left no trace, and run
+				       said why (a sanitizer build, a static program) */
 };
 
 struct gate_opts {

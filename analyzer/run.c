@@ -960,12 +960,13 @@ static const char *untraceable_why(const char *cmd)
  * Say where the traces are: the command's own (the program its pid
  * finally became, after any exec), then one line on the others. sig: the
  * signal that killed the command (0: none); else code: its exit status.
+ * 1: the command left no trace, for a reason said (untraceable_why).
  */
-static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
-			  const char *base, int sig, int code, const char *index, const char *cmd)
+static int report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
+			 const char *base, int sig, int code, const char *index, const char *cmd)
 {
 	struct run_traces t;
-	const char *why;
+	const char *why = NULL;
 	char *mine;
 
 	run_traces_find(&t, tmpl, before, pid);
@@ -989,6 +990,7 @@ static void report_traces(const char *tmpl, pid_t pid, const glob_t *before, enu
 	report_others(&t, pid, mine);
 	run_traces_release(&t);
 	free(mine);
+	return why != NULL;
 }
 
 /*
@@ -1547,7 +1549,8 @@ static int cmd_run(int argc, char **argv)
 	if (!started)
 		goto out;
 	own_line();
-	report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index, a.cmd[0]);
+	if (report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index, a.cmd[0]))
+		a.gate.flags |= GATE_RUN_UNTRACED;
 	if (a.check) {
 		long oom1 = oom0 < 0 ? -1 : oom_kill_count();
 

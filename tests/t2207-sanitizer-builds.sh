@@ -13,17 +13,25 @@
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" || test_skip "libmemprov.so or memprov not built"
 
 # prog.c: leaks 100 bytes when given an argument "leak"; exits with its
-# first argument when that is a number
+# first argument when that is a number; "child" runs /bin/true through
+# system(), "orphan" starts sleep 2 and exits without waiting for it
 cat >"$TRASH/prog.c" <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 void *volatile keep;
 int main(int argc, char **argv)
 {
 	char *p = malloc(100);
 	p[0] = 1;
 	keep = malloc(5);
+	if (argc > 1 && !strcmp(argv[1], "child") && system("/bin/true"))
+		return 9;
+	if (argc > 1 && !strcmp(argv[1], "orphan") && !fork()) {
+		execl("/bin/sleep", "sleep", "2", (char *)NULL);
+		_exit(9);
+	}
 	if (argc > 1 && !strcmp(argv[1], "leak"))
 		p = NULL;
 	else
@@ -62,7 +70,25 @@ test_expect_success 'memprov run on a build with the runtime linked in: as bare,
 	cat run.err && test $st = 3 && test "$(cat run.out)" = ran &&
 	grep -q "^memprov: no trace at .*: ./sasan is built with AddressSanitizer, whose runtime replaces malloc: libmemprov.so stood aside in it$" run.err &&
 	st=0 && memprov run -d r2 --check -- ./sasan >chk.out 2>chk.err || st=$? &&
-	test $st = 2 && test "$(cat chk.out)" = ran
+	cat chk.err && test $st = 2 && test "$(cat chk.out)" = ran &&
+	grep -q "^memprov check: nothing was checked: the command left no trace (why: above)$" chk.err &&
+	! grep -q "no finished trace" chk.err
+'
+
+# --children: the traced children of an untraced command are gated, and
+# said to be all that is; where none got a verdict either (a child still
+# running as the command ended, as a clang sanitizer llvm-symbolizer
+# can be), nothing was checked: exit 2, not 0
+test_expect_success 'run --check --children on a build with the runtime linked in: its children alone gated' '
+	build sasan -fsanitize=address -static-libasan &&
+	st=0 && memprov run -d r3 --check --children -- ./sasan child >c.out 2>c.err || st=$? &&
+	cat c.err && test $st = 0 && test "$(cat c.out)" = ran &&
+	grep -q "^memprov check: the command left no trace (why: above): its children alone are gated$" c.err &&
+	grep -q "(pid [0-9]*: /bin/true): ok" c.err &&
+	st=0 && memprov run -d r4 --check --children -- ./sasan orphan >o.out 2>o.err || st=$? &&
+	cat o.err && test $st = 2 &&
+	grep -q "(pid [0-9]*: sleep 2): not gated: still running when the command ended" o.err &&
+	grep -q "^memprov check: nothing was checked: the command left no trace and no child got a verdict$" o.err
 '
 
 # gcc's libasan checks that it is the first library loaded (exit 1:
