@@ -72,6 +72,13 @@ static const struct builtin { const char *name, *api; enum scope scope; } builti
 	{ "CRYPTO_strdup", NULL, ANY }, { "CRYPTO_strndup", NULL, ANY },
 	{ "CRYPTO_memdup", NULL, ANY }, { "CRYPTO_secure_malloc", NULL, ANY },
 	{ "CRYPTO_secure_zalloc", NULL, ANY },
+	/* Perl's allocation functions (Newx, safemalloc, savepv and their
+	 * kin), in perl itself or in libperl.so; an XS module's calls are
+	 * its own sites */
+	{ "Perl_safesysmalloc", NULL, ANY }, { "Perl_safesyscalloc", NULL, ANY },
+	{ "Perl_safesysrealloc", NULL, ANY }, { "Perl_safesysfree", NULL, ANY },
+	{ "Perl_savepv", NULL, ANY }, { "Perl_savepvn", NULL, ANY },
+	{ "Perl_savesharedpv", NULL, ANY }, { "Perl_savesharedpvn", NULL, ANY },
 	/* CUDA runtime and driver entry points (the static runtime's
 	 * cudaMalloc lives in the program and reaches the driver through
 	 * cuGetProcAddress) */
