@@ -499,13 +499,26 @@ enum clobber {
 	CLOBBER_NOT_FILE,       /* a link, a directory, a device...: kept */
 };
 
+/* Is path base's numbered sibling: NAME.N.trace for NAME.trace? */
+static int numbered(const char *path, const char *base)
+{
+	size_t n = strlen(base), stem = n >= 6 && !strcmp(base + n - 6, ".trace") ? n - 6 : n;
+	size_t digits;
+
+	if (strncmp(path, base, stem) || path[stem] != '.')
+		return 0;
+	digits = strspn(path + stem + 1, "0123456789");
+	return digits && !strcmp(path + stem + 1 + digits, base + stem);
+}
+
 static enum clobber clobber_old(const char *tmpl, int no_clobber, char **base_out)
 {
-	struct mp_file_header h;
+	struct mp_file_header h, *hs;
 	enum clobber c = CLOBBER_NONE;
 	struct stat st;
 	glob_t g;
-	size_t i;
+	size_t i, j;
+	int *earlier, grew;
 
 	*base_out = NULL;
 	if (!trace_template_fixed(tmpl))
@@ -520,16 +533,40 @@ static enum clobber clobber_old(const char *tmpl, int no_clobber, char **base_ou
 	if (no_clobber)
 		return CLOBBER_KEPT;
 	trace_glob(tmpl, &g);
+	earlier = xcalloc(g.gl_pathc + 1, sizeof(*earlier));
+	hs = xcalloc(g.gl_pathc + 1, sizeof(*hs));
+	for (i = 0; i < g.gl_pathc; i++) /* 2: the name; 1: a candidate; 3: of the run */
+		earlier[i] = !strcmp(g.gl_pathv[i], *base_out) ? 2 :
+			     !in_glob_n(&g, i, g.gl_pathv[i]) && numbered(g.gl_pathv[i], *base_out) &&
+			     !trace_peek(g.gl_pathv[i], &hs[i]) && hs[i].start_real_ns >= h.start_real_ns;
+	/*
+	 * The earlier run's other traces: the numbered siblings its
+	 * processes wrote, an exec'd image (same pid) or a child (its parent
+	 * one of them), started after it. A copy the user made beside it
+	 * (NAME.baseline.trace) or a numbered trace of another run stays.
+	 */
+	for (i = 0; i < g.gl_pathc; i++)
+		if (earlier[i] == 2)
+			hs[i] = h;
+	for (grew = 1; grew;) {
+		grew = 0;
+		for (i = 0; i < g.gl_pathc; i++)
+			for (j = 0; j < g.gl_pathc && earlier[i] == 1; j++)
+				if (earlier[j] >= 2 && (hs[i].pid == hs[j].pid || hs[i].ppid == hs[j].pid))
+					earlier[i] = 3, grew = 1;
+	}
 	for (i = 0; i < g.gl_pathc; i++) {
 		const char *p = g.gl_pathv[i];
 
-		if (in_glob_n(&g, i, p) || trace_peek(p, &h) < 0)
+		if (earlier[i] < 2)
 			continue;
 		if (unlink(p) < 0)
 			warning("cannot remove the older trace '%s': %s", p, strerror(errno));
 		else if (!strcmp(p, *base_out))
 			c = CLOBBER_REPLACED;
 	}
+	free(earlier);
+	free(hs);
 	trace_glob_free(&g);
 	return c;
 }

@@ -2,7 +2,7 @@
 # t2200-run-trace-names.sh - `memprov run` names the trace the command
 # really wrote and never lets an old one pass for it: an older memprov
 # trace at -o PATH is replaced (with its numbered siblings, the rest of
-# that earlier run), --no-clobber keeps it and the new trace is
+# that earlier run, and no other file), --no-clobber keeps it and the new trace is
 # NAME.1.trace, a file that is not a memprov trace (or a symbolic link)
 # is never touched, and %% in the template is a '%'. A relative -o PATH
 # (and the default) is relative to where memprov runs, for every process
@@ -37,6 +37,23 @@ test_expect_success 'the older run'\''s numbered traces go with it' '
 	memprov run -o fam.trace -- "$BIN/leak3" 2>err2 &&
 	! test -e fam.1.trace && ! test -e fam.2.trace &&
 	test -s fam.trace && test -s fam.notes
+'
+
+# A helper's sweep: the user's copies beside the trace (fam.baseline.trace)
+# and a numbered trace of another run (a pid of an LD_PRELOAD run, a later
+# --no-clobber run) were removed with the older run's own traces
+test_expect_success 'only the older run'\''s traces go: copies and other runs'\'' traces stay' '
+	memprov run -o cp.trace -- sh -c "\"$BIN/leak3\"; exec \"$BIN/leak3\"" 2>err1 &&
+	test -s cp.1.trace && test -s cp.2.trace &&
+	cp cp.trace cp.baseline.trace && cp cp.2.trace cp.v2.fixed.trace &&
+	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$PWD/cp.%p.trace" "$BIN/leak3" &&
+	other=$(ls cp.[0-9]*.trace | grep -v "^cp\.[12]\.trace$") && test -s "$other" &&
+	memprov run --no-clobber -o cp.trace -- "$BIN/leak3" 2>err2 &&
+	test -s cp.3.trace &&
+	memprov run -o cp.trace -- "$BIN/leak3" 2>err3 &&
+	grep -x "memprov: trace written to cp.trace (an older trace there was replaced)" err3 &&
+	! test -e cp.1.trace && ! test -e cp.2.trace &&
+	test -s cp.baseline.trace && test -s cp.v2.fixed.trace && test -s "$other" && test -s cp.3.trace
 '
 
 test_expect_success '--no-clobber: the older trace stays, the new one is NAME.1.trace' '
