@@ -610,6 +610,20 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		return res.status;
 	}
 	res.t = &t;
+	if (t.cut) {
+		/* frees and the scan at exit after the cut are missing: a
+		 * verdict would count what was freed later as live */
+		snprintf(stop_why, sizeof(stop_why),
+			 "the trace is cut at offset %" PRIu64 " (the file is shorter than what "
+			 "was written to it: truncated, or copied while it was written): no verdict",
+			 t.cut_at);
+		res.status = 2;
+		res.error = stop_why;
+		tot->errors++;
+		gate_write(o, supp, &res, tot);
+		trace_close(&t);
+		return res.status;
+	}
 	/*
 	 * A process killed by SIGPIPE was writing to a pipe whose reader had
 	 * gone (`git log | head`): the usual end of a pipeline's writer, with

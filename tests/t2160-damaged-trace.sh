@@ -1,7 +1,9 @@
 #!/bin/sh
 # t2160-damaged-trace.sh - truncated and corrupted real traces: a cut in
 # the header is a clear error (nonzero exit); a cut inside the chunks says
-# "trace cut at offset N" and still reports (exit 0); a broken record says
+# "trace cut at offset N" and still reports (exit 0), while the gate
+# gives no verdict on it (exit 2: what was freed after the cut would count
+# as live; it passed or failed on the part before); a broken record says
 # "corrupt record at offset N" and the rest is reported; random damage
 # never crashes the analyzer (no signal, no sanitizer report).
 . "$(dirname "$0")/test-lib.sh"
@@ -85,7 +87,12 @@ for off in 4228 69632 $mid_cut $last_cut; do
 		analyze leaks cut.trace &&
 		grep "trace cut at offset $off\\b" leaks.err &&
 		jget leaks.json totals.heap.blocks &&
-		memprov leaks cut.trace >leaks.txt 2>/dev/null
+		memprov leaks cut.trace >leaks.txt 2>/dev/null &&
+		st=0 && memprov check cut.trace >chk.out 2>&1 || st=$? &&
+		cat chk.out && test $st = 2 &&
+		grep -q "^memprov check: cut.trace: the trace is cut at offset $off (the file is shorter than what was written to it" chk.out &&
+		st=0 && memprov check --json cut.trace >chk.json 2>/dev/null || st=$? &&
+		test $st = 2 && jget --check chk.json status=error
 	'
 done
 
@@ -94,7 +101,9 @@ test_expect_success 'the unused reserved tail removed: not a cut, same report' '
 	cp full.trace short.trace && truncate -s $data_end short.trace &&
 	analyze stats short.trace &&
 	! grep "cut" stats.err &&
-	jget --check stats.json cut=false events=$(cat full-events)
+	jget --check stats.json cut=false events=$(cat full-events) &&
+	st=0 && memprov check short.trace >chk.out 2>&1 || st=$? &&
+	cat chk.out && test $st != 2 && ! grep -q "cut" chk.out
 '
 
 # an ALLOC record in the middle of the trace (its first byte, its
