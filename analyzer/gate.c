@@ -782,6 +782,28 @@ static int read_header(const char *path, struct mp_file_header *h)
 	return n == (ssize_t)sizeof(*h) && !memcmp(h->magic, MP_MAGIC, MP_MAGIC_LEN) ? 0 : -1;
 }
 
+int gate_preflight(const struct gate_opts *o)
+{
+	struct suppressions supp;
+	size_t i;
+	int ret = 0, fd;
+
+	supp_init(&supp);
+	for (i = 0; i < o->n_supp_files && !ret; i++)
+		ret = supp_load(&supp, o->supp_files[i]);
+	supp_release(&supp);
+	if (ret)
+		return -1;
+	if (!o->junit)
+		return 0;
+	/* created now, written after the run (an existing file kept until then) */
+	fd = open(o->junit, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return error("cannot write the JUnit file '%s': %s", o->junit, strerror(errno));
+	close(fd);
+	return 0;
+}
+
 int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t pid)
 {
 	struct mp_file_header *h = xcalloc(n + 1, sizeof(*h));

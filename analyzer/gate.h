@@ -110,5 +110,11 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n);
  * --children. Images replaced by exec are left out: their memory is gone.
  */
 int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t pid);
+/*
+ * memprov run --check, before the command runs: the suppression files
+ * load and the JUnit file can be written (a typo would otherwise cost the
+ * whole run). 0, or -1 with the error said.
+ */
+int gate_preflight(const struct gate_opts *o);
 
 #endif /* MEMPROV_GATE_H */

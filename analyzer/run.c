@@ -1570,7 +1570,8 @@ static int cmd_run(int argc, char **argv)
 	if ((a.dir && make_run_dir(&a) < 0) || check_output(a.output) < 0 ||
 	    set_env(&a, san && san_first ? NULL : lib, plugin) < 0)
 		goto out;
-	if (a.json_file && (json_fd = open_json_file(a.json_file)) < 0) {
+	if ((a.check && gate_preflight(&a.gate) < 0) ||
+	    (a.json_file && (json_fd = open_json_file(a.json_file)) < 0)) {
 		ret = EXIT_USAGE;
 		goto out;
 	}

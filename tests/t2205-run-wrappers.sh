@@ -93,6 +93,20 @@ test_expect_success 'run --check --json-file that cannot be written: exit 2, the
 	test $st = 2 && grep -F "cannot write '\''nodir/gate.json'\''" err && ! test -e ran
 '
 
+# a helper's sweep: these were found only after the command had run
+test_expect_success 'run --check with a bad suppression file or an unwritable --junit: exit 2, the command not run' '
+	st=0 && memprov run --check --suppressions none.supp -o m.trace -- sh -c ": >ran" 2>err || st=$? &&
+	test $st = 2 && grep -F "cannot open suppression file '\''none.supp'\''" err && ! test -e ran &&
+	echo "bogus line" >bad.supp &&
+	st=0 && memprov run --check --suppressions bad.supp -o m.trace -- sh -c ": >ran" 2>err || st=$? &&
+	test $st = 2 && grep -F "bad.supp:1: not a suppression" err && ! test -e ran &&
+	st=0 && memprov run --check --junit nodir/j.xml -o m.trace -- sh -c ": >ran" 2>err || st=$? &&
+	test $st = 2 && grep -F "cannot write the JUnit file '\''nodir/j.xml'\''" err && ! test -e ran &&
+	printf "leak:nothing_here\nalloc:my_alloc\n" >good.supp &&
+	memprov run --check --suppressions good.supp --junit j.xml -o m.trace -- sh -c ": >ran" 2>err &&
+	test -e ran && grep -q "failures=\"0\"" j.xml
+'
+
 test_expect_success 'a command that cannot be traced: run says why (a static executable), --check exits 2' '
 	# it said only "the command may not have started under
 	# libmemprov.so" (a helper'"'"'s sweep: gojq, shfmt, gcc -static)
