@@ -782,6 +782,15 @@ static int read_header(const char *path, struct mp_file_header *h)
 	return n == (ssize_t)sizeof(*h) && !memcmp(h->magic, MP_MAGIC, MP_MAGIC_LEN) ? 0 : -1;
 }
 
+int gate_opts_check(const struct gate_opts *o, const struct command *cmd)
+{
+	/* they choose the growth window only: alone, a wrong label passed */
+	if ((o->after || o->skip) && !(o->flags & GATE_GROWTH))
+		return usage_error(cmd, "%s chooses the growth window: it needs --max-growth SIZE",
+				   o->after ? "--after" : "--skip");
+	return 0;
+}
+
 int gate_preflight(const struct gate_opts *o)
 {
 	struct suppressions supp;
@@ -993,6 +1002,10 @@ static int cmd_check(int argc, char **argv)
 	if ((o.flags & GATE_JSON) && (o.flags & GATE_ANNOTATIONS)) {
 		gate_opts_release(&o);
 		return usage_error(&command_check, "--json and --annotations both write stdout: choose one");
+	}
+	if ((ret = gate_opts_check(&o, &command_check))) {
+		gate_opts_release(&o);
+		return ret;
 	}
 	if (!cl.n_operands) {
 		gate_opts_release(&o);

@@ -110,6 +110,8 @@ int gate_check(const struct gate_opts *o, char **paths, size_t n);
  * --children. Images replaced by exec are left out: their memory is gone.
  */
 int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t pid);
+/* What must hold of the gate options once read: 0, or a usage error's status. */
+int gate_opts_check(const struct gate_opts *o, const struct command *cmd);
 /*
  * memprov run --check, before the command runs: the suppression files
  * load and the JUnit file can be written (a typo would otherwise cost the

@@ -1382,6 +1382,8 @@ static int check_args(const struct run_args *a, int n_cmd)
 		return usage_error(&command_run, "--json-file needs --check");
 	if ((a->gate.flags & GATE_JSON) && (a->gate.flags & GATE_ANNOTATIONS))
 		return usage_error(&command_run, "--json-file and --annotations: choose one");
+	if (a->check && gate_opts_check(&a->gate, &command_run))
+		return EXIT_USAGE;
 	if (a->dir && a->output_given)
 		return usage_error(&command_run, "-o and -d: choose one (-d DIR names every trace DIR/memprov.PID.trace)");
 	if (a->dir && !*a->dir)

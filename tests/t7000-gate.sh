@@ -421,7 +421,14 @@ test_expect_success 'growth: --after naming no mark, --skip past the end: exit 2
 	st=0 && memprov check --json --max-growth 1M --after NOSUCH --junit e.xml grow.trace >e.json 2>/dev/null || st=$? &&
 	test $st = 2 &&
 	test "$(j e.json "j[\"traces\"][0][\"status\"]")" = error &&
-	test "$(xmllint --xpath "count(//testcase/error)" e.xml)" = 1
+	test "$(xmllint --xpath "count(//testcase/error)" e.xml)" = 1 &&
+	# without --max-growth they chose nothing: a wrong label passed (a
+	# helper'"'"'s sweep); now a usage error, as for run --check
+	st=0 && memprov check --after NOSUCH grow.trace >out 2>err || st=$? &&
+	test $st = 2 && grep -qx "memprov: error: --after chooses the growth window: it needs --max-growth SIZE" err &&
+	st=0 && memprov run --check --skip 2 -o sk.trace -- sh -c ": >ran" >out 2>err || st=$? &&
+	test $st = 2 && grep -qx "memprov: error: --skip chooses the growth window: it needs --max-growth SIZE" err &&
+	! test -e ran
 '
 
 test_expect_success 'growth without marks: judged per second, and stderr says how to add marks' '
