@@ -199,18 +199,34 @@ static void offender_at(FILE *f, const struct result *res, const struct offender
 		return;
 	}
 	fprintf(f, " (");
-	for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
-		unsigned cls = reach_class_at(i);
-		const char *name = reach_class_text(cls);
+	/*
+	 * Under the lost rule the gated classes first ("1 definitely, 99
+	 * indirectly"), then the site's blocks the rule leaves out, said
+	 * apart: they are not in the count before the parenthesis.
+	 */
+	for (int gated = 1; gated >= 0; gated--) {
+		int any = 0;
 
-		if (!off->cls[cls][0])
-			continue;
-		/* "1 definitely, 99 indirectly" when all are lost */
-		fprintf(f, "%s%s ", k++ ? ", " : "", fmt_count(c, sizeof(c), off->cls[cls][0]));
-		if (res->rule == GATE_RULE_LOST && strstr(name, " lost"))
-			fprintf(f, "%.*s", (int)(strstr(name, " lost") - name), name);
-		else
-			fputs(name, f);
+		for (i = 0; i < MP_REACH_CLASS_COUNT; i++) {
+			unsigned cls = reach_class_at(i);
+			const char *name = reach_class_text(cls);
+			int lost = !!strstr(name, " lost") && cls != MP_REACH_POSSIBLE;
+
+			if (!off->cls[cls][0] ||
+			    (res->rule == GATE_RULE_LOST && lost != gated) ||
+			    (res->rule != GATE_RULE_LOST && !gated))
+				continue;
+			if (!gated && !any++)
+				fprintf(f, "%snot gated: ", k ? "; " : "");
+			else if (k)
+				fprintf(f, ", ");
+			k++;
+			fprintf(f, "%s ", fmt_count(c, sizeof(c), off->cls[cls][0]));
+			if (res->rule == GATE_RULE_LOST && gated)
+				fprintf(f, "%.*s", (int)(strstr(name, " lost") - name), name);
+			else
+				fputs(name, f);
+		}
 	}
 	fputc(')', f);
 }
