@@ -39,7 +39,7 @@ static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 		return;
 	}
 	printf("\nfrom %s (%s) to %s: RSS %s -> %s (%s%s), tracked host memory %s -> %s (%s%s)\n",
-	       human_ns(b1, sizeof(b1), gap->rel0), gap->from_mark ? "first mark" : "first RSS sample",
+	       human_ns(b1, sizeof(b1), gap->rel0), gap->from_mark ? "the first RSS sample after the first mark" : "the first RSS sample",
 	       human_ns(b2, sizeof(b2), gap->rel1), human_bytes(b3, sizeof(b3), gap->rss0),
 	       human_bytes(b4, sizeof(b4), gap->rss1), gap->rss_growth < 0 ? "-" : "+",
 	       human_bytes(b5, sizeof(b5), (uint64_t)llabs(gap->rss_growth)),
