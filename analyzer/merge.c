@@ -19,6 +19,7 @@ struct merge_site {
 	UT_hash_handle hh;
 	char *key, *kind, *api, *text;
 	uint64_t blocks, bytes;
+	uint64_t cls[MC_COUNT][2];
 	int64_t growth;
 	struct merge_share *shares;
 	size_t n_shares, alloc_shares;
@@ -70,6 +71,20 @@ static double get_num(const struct jval *o, const char *key)
 }
 
 /* One site of a summary: into the table, and its share for process proc. */
+/* The JSON and text names of the classes, in the order the reports give them. */
+static const char *const class_json[MC_COUNT] = {
+	"definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable",
+};
+static const char *const class_text[MC_COUNT] = {
+	"definitely lost", "indirectly lost", "possibly lost", "still reachable",
+};
+
+/* Lost at exit (definitely and indirectly), as the gate counts it: bytes. */
+static uint64_t lost_bytes(const uint64_t cls[MC_COUNT][2])
+{
+	return cls[MC_DEFINITE][1] + cls[MC_INDIRECT][1];
+}
+
 static int add_site(struct merge *m, const struct jval *s, size_t proc, const char *where)
 {
 	const char *key = json_get_str(s, "key"), *text = json_get_str(s, "text");
@@ -91,6 +106,13 @@ static int add_site(struct merge *m, const struct jval *s, size_t proc, const ch
 		sh.slope = get_num(s, "slope_bytes");
 		sh.confidence = get_num(s, "confidence");
 	}
+	if (m->kind == MERGE_LEAKS) /* a site a scan at exit classified (a native process) */
+		for (unsigned c = 0; c < MC_COUNT; c++) {
+			const struct jval *o = json_get(json_get(s, "reach"), class_json[c]);
+
+			if (json_get_u64(o, "blocks", &sh.cls[c][0]) || json_get_u64(o, "bytes", &sh.cls[c][1]))
+				sh.cls[c][0] = sh.cls[c][1] = 0;
+		}
 	HASH_FIND_STR(m->sites, key, ms);
 	if (!ms) {
 		ms = xcalloc(1, sizeof(*ms));
@@ -103,6 +125,11 @@ static int add_site(struct merge *m, const struct jval *s, size_t proc, const ch
 	ms->blocks += sh.blocks;
 	ms->bytes += sh.bytes;
 	ms->growth += sh.growth;
+	for (unsigned c = 0; c < MC_COUNT; c++)
+		for (unsigned k = 0; k < 2; k++) {
+			ms->cls[c][k] += sh.cls[c][k];
+			m->procs[proc].cls[c][k] += sh.cls[c][k];
+		}
 	ALLOC_GROW(ms->shares, ms->n_shares, ms->alloc_shares);
 	ms->shares[ms->n_shares++] = sh;
 	m->procs[proc].blocks += sh.blocks;
@@ -227,6 +254,9 @@ static int site_cmp(const void *a, const void *b)
 
 	if (sort_m->kind == MERGE_GROWTH && x->growth != y->growth)
 		return x->growth > y->growth ? -1 : 1;
+	/* leaks: what is lost at exit first, as `leaks` of one trace and the gate put it */
+	if (sort_m->kind == MERGE_LEAKS && lost_bytes(x->cls) != lost_bytes(y->cls))
+		return lost_bytes(x->cls) > lost_bytes(y->cls) ? -1 : 1;
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->blocks != y->blocks)
@@ -253,8 +283,9 @@ static struct merge_site **sorted_sites(struct merge *m, size_t *n)
 }
 
 struct totals {
-	size_t procs, holding;
+	size_t procs, holding, lost_procs;
 	uint64_t blocks, bytes;
+	uint64_t cls[MC_COUNT][2];
 	int64_t growth;
 	int hosts;    /* more than one host named */
 };
@@ -279,12 +310,36 @@ static void count(const struct merge *m, struct totals *t)
 		t->blocks += p->blocks;
 		t->bytes += p->bytes;
 		t->growth += p->growth;
+		t->lost_procs += lost_bytes(p->cls) > 0;
+		for (unsigned c = 0; c < MC_COUNT; c++)
+			for (unsigned k = 0; k < 2; k++)
+				t->cls[c][k] += p->cls[c][k];
 	}
 }
 
 static const char *s_es(size_t n)
 {
 	return n == 1 ? "" : "es";
+}
+
+static int classified(const uint64_t cls[MC_COUNT][2])
+{
+	for (unsigned c = 0; c < MC_COUNT; c++)
+		if (cls[c][0])
+			return 1;
+	return 0;
+}
+
+/* ", 1 definitely lost, 2 still reachable": blocks by class, where classified */
+static void classes_text(FILE *f, const uint64_t cls[MC_COUNT][2], const char *sep)
+{
+	char c1[HUMAN_LEN];
+
+	for (unsigned c = 0; c < MC_COUNT; c++)
+		if (cls[c][0]) {
+			fprintf(f, "%s%s %s", sep, fmt_count(c1, sizeof(c1), cls[c][0]), class_text[c]);
+			sep = ", ";
+		}
 }
 
 void merge_print(struct merge *m, FILE *f, size_t n_traces)
@@ -324,11 +379,24 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 			"%s in %s block%s, in %zu process%s of %zu\n", bytes_exact(b1, sizeof(b1), t.bytes),
 			fmt_count(c1, sizeof(c1), t.blocks), t.blocks == 1 ? "" : "s", t.holding,
 			s_es(t.holding), t.procs);
+		if (classified(t.cls)) {
+			/* native processes: what their scan at exit found, as `check` gates it */
+			fprintf(f, "lost at exit (definitely and indirectly, where a scan at exit classified "
+				"blocks): %s in %s block%s, in %zu process%s; by class:",
+				bytes_exact(b1, sizeof(b1), lost_bytes(t.cls)),
+				fmt_count(c1, sizeof(c1), t.cls[MC_DEFINITE][0] + t.cls[MC_INDIRECT][0]),
+				t.cls[MC_DEFINITE][0] + t.cls[MC_INDIRECT][0] == 1 ? "" : "s",
+				t.lost_procs, s_es(t.lost_procs));
+			for (unsigned c = 0; c < MC_COUNT; c++)
+				fprintf(f, "%s %s %s", c ? "," : "", class_text[c],
+					bytes_exact(b2, sizeof(b2), t.cls[c][1]));
+			fputc('\n', f);
+		}
 		if (!n)
 			fprintf(f, "no site of the programs' own\n");
 		else
-			fprintf(f, "%zu site%s of the programs' own, merged across processes:\n", n,
-				n == 1 ? "" : "s");
+			fprintf(f, "%zu site%s of the programs' own, merged across processes%s:\n", n,
+				n == 1 ? "" : "s", classified(t.cls) ? ", lost at exit first" : "");
 	}
 	for (i = 0; i < n; i++) {
 		const struct merge_site *ms = v[i];
@@ -337,11 +405,15 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 			fprintf(f, "  #%zu %s %s: %zu process%s of %zu, %s over their windows, %s at their ends\n",
 				i + 1, ms->kind, ms->api, ms->n_shares, s_es(ms->n_shares), t.procs,
 				bytes_delta(b1, sizeof(b1), ms->growth), bytes_exact(b2, sizeof(b2), ms->bytes));
-		else
-			fprintf(f, "  #%zu %s %s: %zu process%s of %zu, %s block%s, %s\n", i + 1, ms->kind,
+		else {
+			fprintf(f, "  #%zu %s %s: %zu process%s of %zu, %s block%s, %s", i + 1, ms->kind,
 				ms->api, ms->n_shares, s_es(ms->n_shares), t.procs,
 				fmt_count(c1, sizeof(c1), ms->blocks), ms->blocks == 1 ? "" : "s",
 				bytes_exact(b1, sizeof(b1), ms->bytes));
+			if (m->kind == MERGE_LEAKS && classified(ms->cls))
+				classes_text(f, ms->cls, ": ");
+			fputc('\n', f);
+		}
 		fputs(ms->text, f);
 		for (j = 0; j < ms->n_shares; j++) {
 			const struct merge_share *sh = &ms->shares[j];
@@ -365,6 +437,16 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 	free(v);
 }
 
+/* ,"reach":{"definitely_lost":{"blocks":B,"bytes":N},...}: by the scans' classes */
+static void reach_json(FILE *f, const uint64_t cls[MC_COUNT][2])
+{
+	fprintf(f, ",\"reach\":{");
+	for (unsigned c = 0; c < MC_COUNT; c++)
+		fprintf(f, "%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", c ? "," : "",
+			class_json[c], cls[c][0], cls[c][1]);
+	fputc('}', f);
+}
+
 void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 {
 	struct merge_site **v;
@@ -379,6 +461,8 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 		t.holding, t.blocks, t.bytes);
 	if (m->kind == MERGE_GROWTH)
 		fprintf(f, ",\"growth_bytes\":%" PRId64, t.growth);
+	if (m->kind == MERGE_LEAKS)
+		reach_json(f, t.cls);
 	fprintf(f, ",\"process_list\":[");
 	for (i = 0; i < m->n_procs; i++) {
 		const struct merge_proc *p = &m->procs[i];
@@ -399,6 +483,8 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 			fprintf(f, ",\"peak_bytes\":%" PRIu64, p->peak);
 		else
 			fprintf(f, ",\"inherited_bytes\":%" PRIu64, p->inherited);
+		if (m->kind == MERGE_LEAKS)
+			reach_json(f, p->cls);
 		fputc('}', f);
 	}
 	fprintf(f, "],\"sites\":[");
@@ -416,6 +502,8 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 		fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64, ms->blocks, ms->bytes);
 		if (m->kind == MERGE_GROWTH)
 			fprintf(f, ",\"growth_bytes\":%" PRId64, ms->growth);
+		if (m->kind == MERGE_LEAKS)
+			reach_json(f, ms->cls);
 		fprintf(f, ",\"processes\":[");
 		for (j = 0; j < ms->n_shares; j++) {
 			const struct merge_share *sh = &ms->shares[j];

@@ -24,6 +24,9 @@ enum merge_kind {
 	MERGE_PEAK,       /* memprov.peak/1: live at each process's peak */
 };
 
+/* leaks: the scan at exit's classes, as each site's "reach" gives them */
+enum merge_class { MC_DEFINITE, MC_INDIRECT, MC_POSSIBLE, MC_REACHABLE, MC_COUNT };
+
 struct merge_proc {
 	char *trace, *host, *command, *ending, *unit;
 	int32_t pid, ppid;
@@ -33,6 +36,7 @@ struct merge_proc {
 	uint64_t peak;           /* peak: live bytes of every kind at its peak */
 	int64_t growth;          /* growth: over its window, all suspects */
 	uint64_t inherited;      /* leaks: bytes inherited from its parent and held */
+	uint64_t cls[MC_COUNT][2];  /* leaks: blocks and bytes of its sites by class */
 	size_t n_sites;
 };
 
@@ -41,6 +45,7 @@ struct merge_share {
 	uint64_t blocks, bytes;
 	int64_t growth;
 	double slope, confidence;
+	uint64_t cls[MC_COUNT][2];  /* leaks: blocks and bytes by class (unclassified: none) */
 };
 
 struct merge_site;

@@ -14,7 +14,7 @@ test_expect_success 'a C pool of 4, worker 2 leaks: leaks DIR names worker_leaks
 	cat leaks.txt &&
 	grep "^5 traces, 5 processes" leaks.txt &&
 	grep "^1 site of the programs" leaks.txt &&
-	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B)$" leaks.txt &&
+	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B): 3 definitely lost$" leaks.txt &&
 	test $(grep -c "worker_leaks .*forkinherit.c:" leaks.txt) = 1 &&
 	leaker=$(sed -n "s/^child=//p" out | sed -n 3p) &&
 	grep "^      pid $leaker: 3 blocks, 12.0 KiB (12,288 B)" leaks.txt

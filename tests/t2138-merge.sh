@@ -38,7 +38,8 @@ test_expect_success 'merge of the summaries: the report of leaks DIR, text and J
 	memprov leaks pool >dir.txt &&
 	memprov merge sum/*.json >merged.txt &&
 	test_cmp dir.txt merged.txt &&
-	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B)$" merged.txt &&
+	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B): 3 definitely lost$" merged.txt &&
+	grep "^lost at exit (definitely and indirectly, where a scan at exit classified blocks): 12.0 KiB (12,288 B) in 3 blocks, in 1 process; by class: definitely lost 12.0 KiB (12,288 B), indirectly lost 0 B, possibly lost 0 B, still reachable 0 B$" merged.txt &&
 	test $(grep -c "worker_leaks .*forkinherit.c:" merged.txt) = 1 &&
 	leaker=$(sed -n "s/^child=//p" out | sed -n 3p) &&
 	grep "^      pid $leaker: 3 blocks, 12.0 KiB (12,288 B) (" merged.txt &&
@@ -47,6 +48,7 @@ test_expect_success 'merge of the summaries: the report of leaks DIR, text and J
 	test_cmp dir.json merged.json &&
 	jget --check merged.json of=leaks traces=5 processes=5 holding=1 bytes=12288 blocks=3 \
 		"=len(j[\"sites\"])==1" sites.0.bytes=12288 "sites.0.processes.0.pid=$leaker" \
+		sites.0.reach.definitely_lost.bytes=12288 reach.definitely_lost.blocks=3 \
 		"=len(j[\"process_list\"])==5" \
 		"=sorted(p[\"inherited_bytes\"] for p in j[\"process_list\"])==[0, 1000, 1000, 1000, 1000]"
 '
@@ -72,7 +74,7 @@ test_expect_success 'two hosts: each process says where it ran' '
 	memprov merge hosts/*.json >hosts.txt &&
 	cat hosts.txt &&
 	grep "^10 traces, 10 processes" hosts.txt &&
-	grep "^  #1 heap malloc: 2 processes of 10, 6 blocks, 24.0 KiB (24,576 B)$" hosts.txt &&
+	grep "^  #1 heap malloc: 2 processes of 10, 6 blocks, 24.0 KiB (24,576 B): 6 definitely lost$" hosts.txt &&
 	grep "^      pid $leaker on node7: 3 blocks" hosts.txt &&
 	grep "^      pid $leaker on node8: 3 blocks" hosts.txt
 '
@@ -118,7 +120,7 @@ test_expect_success 'html DIR: an index with the tree, each pid linked to its ow
 	done &&
 	leaker=$(sed -n "s/^child=//p" out | sed -n 3p) &&
 	grep -q "worker_leaks" "pages/job.memprov.$leaker.html" &&
-	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B)$" pages/job.html &&
+	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B): 3 definitely lost$" pages/job.html &&
 	{ memprov html -o - pool 2>err; test $? = 2; } && grep "pages are files" err
 '
 
