@@ -178,6 +178,17 @@ int merge_add(struct merge *m, const struct jval *doc, const char *where)
 		return missing(where, kind == MERGE_GROWTH ? "no \"suspects\" array" : "no \"sites\" array");
 	if (!(v = json_get(doc, "pid")) || v->type != J_NUM || !v->exact)
 		return missing(where, "no \"pid\"");
+	/* the same summary twice (merge a.json a.json, or a file of JSON
+	 * Lines holding one beside it): counted once */
+	for (i = 0; i < m->n_procs; i++)
+		if (m->procs[i].pid == (int32_t)v->i &&
+		    !strcmp(m->procs[i].trace ? m->procs[i].trace : "", json_get_str(doc, "trace") ? json_get_str(doc, "trace") : "") &&
+		    !strcmp(m->procs[i].host ? m->procs[i].host : "", json_get_str(doc, "host") ? json_get_str(doc, "host") : "")) {
+			warning("'%s': pid %d of %s again: counted once", where, (int)v->i,
+				m->procs[i].trace ? m->procs[i].trace : "?");
+			m->duplicates++;
+			return 0;
+		}
 	ALLOC_GROW(m->procs, m->n_procs, m->alloc_procs);
 	proc = m->n_procs++;
 	p = &m->procs[proc];

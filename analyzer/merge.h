@@ -56,6 +56,7 @@ struct merge {
 	size_t n_procs, alloc_procs;
 	struct merge_site *sites;
 	FILE *per_process;       /* non-NULL: each summary's own sites listed apart here */
+	size_t duplicates;       /* summaries given again (same pid, trace and host): skipped */
 };
 
 /*

@@ -33,6 +33,7 @@ static int cmd_merge(int argc, char **argv)
 			merge_release(&m);
 			return EXIT_FAIL;
 		}
+	count -= m.duplicates; /* each said on stderr */
 	if (a.flags & REPORT_JSON)
 		merge_print_json(&m, stdout, count);
 	else

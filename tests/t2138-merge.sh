@@ -61,6 +61,10 @@ test_expect_success 'the same report with 1 worker or 3, and from one file of JS
 	cat sum/*.json >all.jsonl &&
 	memprov merge all.jsonl >lines.txt &&
 	test_cmp dir.txt lines.txt &&
+	# a summary given twice is counted once (it made "2 processes of 2")
+	memprov merge all.jsonl sum/*.json >twice.txt 2>twice.err &&
+	test_cmp dir.txt twice.txt &&
+	test $(grep -c "again: counted once$" twice.err) = 5 &&
 	{ memprov leaks --jobs 0 pool 2>err; test $? = 2; } && grep "jobs" err
 '
 
