@@ -733,7 +733,7 @@ const char *growth_window_why(const struct growth *g, char *buf, size_t len)
 			break;
 		default:
 			snprintf(buf, len, "every %s%s", unit,
-				 g->main_end_ts ? ", up to the end of the Python main module" : "");
+				 g->main_end_ts ? " before the end of the Python main module" : "");
 		}
 		return buf;
 	}

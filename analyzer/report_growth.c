@@ -33,7 +33,7 @@ static void window_text(const struct growth *g)
 	       g->set == &g->marks && g->marks.stride > 1 ? " (marks thinned: too many to keep)" : "");
 	printf("  (%s%s)\n", g->set == &g->marks ? "" : g->n_marks == 1 ? "one mark: " : "no marks: ",
 	       growth_window_why(g, why, sizeof(why)));
-	if (g->main_end_ts)
+	if (g->main_end_ts && g->set != &g->marks) /* a mark window ends at its last mark */
 		printf("window ends at the end of the Python main module\n");
 }
 

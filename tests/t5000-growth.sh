@@ -176,7 +176,12 @@ test_expect_success 'the window ends at the end of the Python main module' '
 	EOF
 	memprov growth --json me.trace >m.json &&
 	jget m.json marks main_end "=len(j[\"points\"])" suspects.0.slope_bytes >out &&
-	printf "3\ntrue\n3\n2000\n" >expect && test_cmp expect out
+	printf "3\ntrue\n3\n2000\n" >expect && test_cmp expect out &&
+	# a mark window ends at its last mark: the text said it ended at
+	# the end of the main module, beside figures of the last mark
+	memprov growth me.trace >m.txt &&
+	grep -q "^  (every mark before the end of the Python main module)$" m.txt &&
+	! grep -q "^window ends at" m.txt
 '
 
 # Without marks, only steady growth: imports all along the run are state,
