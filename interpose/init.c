@@ -267,14 +267,25 @@ static int exit_pending;
 static int32_t exit_pid;        /* a child forked by a handler is not it */
 static int exit_status;
 static unsigned exit_how;
+/*
+ * A vfork child called exit() in our memory (after a failed exec, a
+ * common pattern): libc ran the exit handlers, mp_fini's among them, and
+ * marked them done for the parent too, which then leaves past every
+ * handler. The parent records its exit where it notes it instead.
+ */
+static int exit_handlers_spent;
 
 /* Keep how the process leaves and the program's registers, for mp_fini. */
 static void note_exit_past(int status, unsigned how, const void *lib)
 {
 	int g = mp_self.guard;
 
-	if (!is_tracing_self())
+	if (!is_tracing_self()) {
+		/* a vfork child's exit(): the parent's handlers go with it */
+		if (mp_tracing && mp_header && mp_header->pid != (int32_t)mp_syscall(SYS_getpid))
+			__atomic_store_n(&exit_handlers_spent, 1, __ATOMIC_RELEASE);
 		return;
+	}
 	mp_self.guard = MP_GUARD_REC;
 	mp_reach_note_exit_past(lib);
 	exit_status = status;
@@ -282,6 +293,8 @@ static void note_exit_past(int status, unsigned how, const void *lib)
 	exit_pid = mp_header->pid;
 	__atomic_store_n(&exit_pending, 1, __ATOMIC_RELEASE);
 	mp_self.guard = g;
+	if (__atomic_load_n(&exit_handlers_spent, __ATOMIC_ACQUIRE))
+		record_exit(status, how); /* no mp_fini will follow */
 }
 
 static void note_exit(int status, unsigned how)
