@@ -1210,6 +1210,13 @@ static int spawn_and_wait(char **cmd, pid_t *child, int *started, int *sig)
 		_exit(err == ENOENT ? 127 : 126);
 	}
 	child_pid = *child = pid;
+	/*
+	 * memprov's own lines (the trace's name, the gate's report) must not
+	 * kill it where the reader of its stderr has gone (`memprov run
+	 * --check -- t 2>&1 | head`): the command's status and the gate's
+	 * verdict would be lost (141). The command keeps its own disposition.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	/* the caller's mask, but SIGCHLD: the wait loop wakes on it (a caller
 	 * that reads SIGCHLD from a signalfd blocks it) */
 	{

@@ -199,4 +199,20 @@ test_expect_success '--check: a child its parent kills with SIGKILL (a timeout) 
 	fi
 '
 
+# a helper's sweep: memprov's own "trace written" line and the gate's
+# report killed it by SIGPIPE where its stderr's reader had gone (141,
+# the command's 0 and the verdict lost); the command keeps its own
+# disposition (yes | head: memprov dies of SIGPIPE with yes, as bare)
+test_expect_success 'a closed stderr pipe: run exits with the command status, not SIGPIPE' '
+	cat >pipe.sh <<-\EOF &&
+	set -o pipefail 2>/dev/null || exit 0
+	"$MEMPROV_CLI" run --check -o pp.trace -- sleep 0.2 2>&1 | true
+	echo "gate $?"
+	"$MEMPROV_CLI" run -o py.trace -- yes 2>/dev/null | head -1 >/dev/null
+	echo "yes $?"
+	EOF
+	MEMPROV_CLI="$MEMPROV_CLI" bash pipe.sh >out &&
+	printf "gate 0\nyes 141\n" >expect && test_cmp expect out
+'
+
 test_done
