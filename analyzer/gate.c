@@ -610,9 +610,11 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 		return res.status;
 	}
 	res.t = &t;
-	if (t.cut) {
+	if (t.cut && t.hdr.state != MP_STATE_STOPPED) {
 		/* frees and the scan at exit after the cut are missing: a
-		 * verdict would count what was freed later as live */
+		 * verdict would count what was freed later as live (where
+		 * tracing stopped, a file-size limit or a full disk, the file
+		 * ends short of it on purpose: no verdict, said below) */
 		snprintf(stop_why, sizeof(stop_why),
 			 "the trace is cut at offset %" PRIu64 " (the file is shorter than what "
 			 "was written to it: truncated, or copied while it was written): no verdict",

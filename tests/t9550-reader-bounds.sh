@@ -59,8 +59,10 @@ test_expect_success 'growth, peak, timeline, html and check under the same limit
 	test_cmp want got &&
 	limited html -o big.html big.trace &&
 	grep -c "memprov-data" big.html &&
+	# the reports read it as cut at its end (its one chunk claims more
+	# than the file holds): the gate gives no verdict on a cut trace
 	st=0 && limited check --max-leak 1M big.trace >check.txt || st=$? &&
-	cat check.txt && test $st = 0 && grep -F "live at exit: 937.5 KiB (960,000 B) in 20,000 blocks" check.txt
+	cat check.txt && test $st = 2 && grep -F "big.trace: the trace is cut at offset $(stat -c %s big.trace) (" check.txt
 '
 
 test_done
