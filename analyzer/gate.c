@@ -864,11 +864,11 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 		      (int)pid);
 		ret = EXIT_USAGE;
 	} else {
+		struct gate_opts run_o = *o;
+
 		if (o->flags & GATE_RUN_UNTRACED)
 			fprintf(stderr, "memprov check: the command left no trace (why: above): "
 				"its children alone are gated\n");
-		struct gate_opts run_o = *o;
-
 		run_o.flags |= GATE_RUN;
 		ret = gate_traces(&run_o, pick, np, &skipped);
 		/* the command untraced, and no child given a verdict either */

@@ -13,13 +13,14 @@
 
 #include "merge.h"
 #include "report.h"
+#include "report_reach.h"
 #include "util.h"
 
 struct merge_site {
 	UT_hash_handle hh;
 	char *key, *kind, *api, *text;
 	uint64_t blocks, bytes;
-	uint64_t cls[MC_COUNT][2];
+	uint64_t cls[MP_REACH_CLASS_COUNT][2];
 	int64_t growth;
 	struct merge_share *shares;
 	size_t n_shares, alloc_shares;
@@ -28,6 +29,12 @@ struct merge_site {
 static char *dup_or_null(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
+}
+
+/* Equal strings, NULL equal to NULL and to "" (a member an older writer left out) */
+static int same_text(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
 }
 
 static int missing(const char *where, const char *what)
@@ -70,21 +77,22 @@ static double get_num(const struct jval *o, const char *key)
 	return v && v->type == J_NUM ? v->num : 0;
 }
 
-/* One site of a summary: into the table, and its share for process proc. */
-/* The JSON and text names of the classes, in the order the reports give them. */
-static const char *const class_json[MC_COUNT] = {
-	"definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable",
-};
-static const char *const class_text[MC_COUNT] = {
-	"definitely lost", "indirectly lost", "possibly lost", "still reachable",
-};
-
 /* Lost at exit (definitely and indirectly), as the gate counts it: bytes. */
-static uint64_t lost_bytes(const uint64_t cls[MC_COUNT][2])
+static uint64_t lost_bytes(const uint64_t cls[MP_REACH_CLASS_COUNT][2])
 {
-	return cls[MC_DEFINITE][1] + cls[MC_INDIRECT][1];
+	return cls[MP_REACH_DEFINITE][1] + cls[MP_REACH_INDIRECT][1];
 }
 
+/* Did a scan at exit classify any of these blocks (a native process's)? */
+static int classified(const uint64_t cls[MP_REACH_CLASS_COUNT][2])
+{
+	for (unsigned c = 0; c < MP_REACH_CLASS_COUNT; c++)
+		if (c != MP_REACH_UNKNOWN && cls[c][0])
+			return 1;
+	return 0;
+}
+
+/* One site of a summary: into the table, and its share for process proc. */
 static int add_site(struct merge *m, const struct jval *s, size_t proc, const char *where)
 {
 	const char *key = json_get_str(s, "key"), *text = json_get_str(s, "text");
@@ -106,9 +114,9 @@ static int add_site(struct merge *m, const struct jval *s, size_t proc, const ch
 		sh.slope = get_num(s, "slope_bytes");
 		sh.confidence = get_num(s, "confidence");
 	}
-	if (m->kind == MERGE_LEAKS) /* a site a scan at exit classified (a native process) */
-		for (unsigned c = 0; c < MC_COUNT; c++) {
-			const struct jval *o = json_get(json_get(s, "reach"), class_json[c]);
+	if (m->kind == MERGE_LEAKS) /* the site's blocks by the scan's class, where it ran */
+		for (unsigned c = 0; c < MP_REACH_CLASS_COUNT; c++) {
+			const struct jval *o = json_get(json_get(s, "reach"), reach_class_name(c));
 
 			if (json_get_u64(o, "blocks", &sh.cls[c][0]) || json_get_u64(o, "bytes", &sh.cls[c][1]))
 				sh.cls[c][0] = sh.cls[c][1] = 0;
@@ -125,7 +133,7 @@ static int add_site(struct merge *m, const struct jval *s, size_t proc, const ch
 	ms->blocks += sh.blocks;
 	ms->bytes += sh.bytes;
 	ms->growth += sh.growth;
-	for (unsigned c = 0; c < MC_COUNT; c++)
+	for (unsigned c = 0; c < MP_REACH_CLASS_COUNT; c++)
 		for (unsigned k = 0; k < 2; k++) {
 			ms->cls[c][k] += sh.cls[c][k];
 			m->procs[proc].cls[c][k] += sh.cls[c][k];
@@ -182,8 +190,8 @@ int merge_add(struct merge *m, const struct jval *doc, const char *where)
 	 * Lines holding one beside it): counted once */
 	for (i = 0; i < m->n_procs; i++)
 		if (m->procs[i].pid == (int32_t)v->i &&
-		    !strcmp(m->procs[i].trace ? m->procs[i].trace : "", json_get_str(doc, "trace") ? json_get_str(doc, "trace") : "") &&
-		    !strcmp(m->procs[i].host ? m->procs[i].host : "", json_get_str(doc, "host") ? json_get_str(doc, "host") : "")) {
+		    same_text(m->procs[i].trace, json_get_str(doc, "trace")) &&
+		    same_text(m->procs[i].host, json_get_str(doc, "host"))) {
 			warning("'%s': pid %d of %s again: counted once", where, (int)v->i,
 				m->procs[i].trace ? m->procs[i].trace : "?");
 			m->duplicates++;
@@ -296,7 +304,7 @@ static struct merge_site **sorted_sites(struct merge *m, size_t *n)
 struct totals {
 	size_t procs, holding, lost_procs;
 	uint64_t blocks, bytes;
-	uint64_t cls[MC_COUNT][2];
+	uint64_t cls[MP_REACH_CLASS_COUNT][2];
 	int64_t growth;
 	int hosts;    /* more than one host named */
 };
@@ -322,7 +330,7 @@ static void count(const struct merge *m, struct totals *t)
 		t->bytes += p->bytes;
 		t->growth += p->growth;
 		t->lost_procs += lost_bytes(p->cls) > 0;
-		for (unsigned c = 0; c < MC_COUNT; c++)
+		for (unsigned c = 0; c < MP_REACH_CLASS_COUNT; c++)
 			for (unsigned k = 0; k < 2; k++)
 				t->cls[c][k] += p->cls[c][k];
 	}
@@ -331,26 +339,6 @@ static void count(const struct merge *m, struct totals *t)
 static const char *s_es(size_t n)
 {
 	return n == 1 ? "" : "es";
-}
-
-static int classified(const uint64_t cls[MC_COUNT][2])
-{
-	for (unsigned c = 0; c < MC_COUNT; c++)
-		if (cls[c][0])
-			return 1;
-	return 0;
-}
-
-/* ", 1 definitely lost, 2 still reachable": blocks by class, where classified */
-static void classes_text(FILE *f, const uint64_t cls[MC_COUNT][2], const char *sep)
-{
-	char c1[HUMAN_LEN];
-
-	for (unsigned c = 0; c < MC_COUNT; c++)
-		if (cls[c][0]) {
-			fprintf(f, "%s%s %s", sep, fmt_count(c1, sizeof(c1), cls[c][0]), class_text[c]);
-			sep = ", ";
-		}
 }
 
 void merge_print(struct merge *m, FILE *f, size_t n_traces)
@@ -395,12 +383,13 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 			fprintf(f, "lost at exit (definitely and indirectly, where a scan at exit classified "
 				"blocks): %s in %s block%s, in %zu process%s; by class:",
 				bytes_exact(b1, sizeof(b1), lost_bytes(t.cls)),
-				fmt_count(c1, sizeof(c1), t.cls[MC_DEFINITE][0] + t.cls[MC_INDIRECT][0]),
-				t.cls[MC_DEFINITE][0] + t.cls[MC_INDIRECT][0] == 1 ? "" : "s",
+				fmt_count(c1, sizeof(c1), t.cls[MP_REACH_DEFINITE][0] + t.cls[MP_REACH_INDIRECT][0]),
+				t.cls[MP_REACH_DEFINITE][0] + t.cls[MP_REACH_INDIRECT][0] == 1 ? "" : "s",
 				t.lost_procs, s_es(t.lost_procs));
-			for (unsigned c = 0; c < MC_COUNT; c++)
-				fprintf(f, "%s %s %s", c ? "," : "", class_text[c],
-					bytes_exact(b2, sizeof(b2), t.cls[c][1]));
+			for (unsigned i = 0, c; i < MP_REACH_CLASS_COUNT; i++)
+				if ((c = reach_class_at(i)) != MP_REACH_UNKNOWN)
+					fprintf(f, "%s %s %s", i ? "," : "", reach_class_text(c),
+						bytes_exact(b2, sizeof(b2), t.cls[c][1]));
 			fputc('\n', f);
 		}
 		if (!n)
@@ -421,8 +410,10 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 				ms->api, ms->n_shares, s_es(ms->n_shares), t.procs,
 				fmt_count(c1, sizeof(c1), ms->blocks), ms->blocks == 1 ? "" : "s",
 				bytes_exact(b1, sizeof(b1), ms->bytes));
-			if (m->kind == MERGE_LEAKS && classified(ms->cls))
-				classes_text(f, ms->cls, ": ");
+			if (m->kind == MERGE_LEAKS && classified(ms->cls)) {
+				fputs(": ", f);
+				reach_site_text(f, (const uint64_t (*)[2])ms->cls);
+			}
 			fputc('\n', f);
 		}
 		fputs(ms->text, f);
@@ -449,13 +440,10 @@ void merge_print(struct merge *m, FILE *f, size_t n_traces)
 }
 
 /* ,"reach":{"definitely_lost":{"blocks":B,"bytes":N},...}: by the scans' classes */
-static void reach_json(FILE *f, const uint64_t cls[MC_COUNT][2])
+static void reach_member(FILE *f, const uint64_t cls[MP_REACH_CLASS_COUNT][2])
 {
-	fprintf(f, ",\"reach\":{");
-	for (unsigned c = 0; c < MC_COUNT; c++)
-		fprintf(f, "%s\"%s\":{\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", c ? "," : "",
-			class_json[c], cls[c][0], cls[c][1]);
-	fputc('}', f);
+	fputs(",\"reach\":", f);
+	reach_json_counts(f, (const uint64_t (*)[2])cls);
 }
 
 void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
@@ -473,7 +461,7 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 	if (m->kind == MERGE_GROWTH)
 		fprintf(f, ",\"growth_bytes\":%" PRId64, t.growth);
 	if (m->kind == MERGE_LEAKS)
-		reach_json(f, t.cls);
+		reach_member(f, t.cls);
 	fprintf(f, ",\"process_list\":[");
 	for (i = 0; i < m->n_procs; i++) {
 		const struct merge_proc *p = &m->procs[i];
@@ -495,7 +483,7 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 		else
 			fprintf(f, ",\"inherited_bytes\":%" PRIu64, p->inherited);
 		if (m->kind == MERGE_LEAKS)
-			reach_json(f, p->cls);
+			reach_member(f, p->cls);
 		fputc('}', f);
 	}
 	fprintf(f, "],\"sites\":[");
@@ -514,7 +502,7 @@ void merge_print_json(struct merge *m, FILE *f, size_t n_traces)
 		if (m->kind == MERGE_GROWTH)
 			fprintf(f, ",\"growth_bytes\":%" PRId64, ms->growth);
 		if (m->kind == MERGE_LEAKS)
-			reach_json(f, ms->cls);
+			reach_member(f, ms->cls);
 		fprintf(f, ",\"processes\":[");
 		for (j = 0; j < ms->n_shares; j++) {
 			const struct merge_share *sh = &ms->shares[j];

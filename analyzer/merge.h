@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "json_read.h"
+#include "memprov_trace.h"
 
 enum merge_kind {
 	MERGE_NONE = 0,   /* no summary yet */
@@ -23,9 +24,6 @@ enum merge_kind {
 	MERGE_GROWTH,     /* memprov.growth/1: each process's growing sites */
 	MERGE_PEAK,       /* memprov.peak/1: live at each process's peak */
 };
-
-/* leaks: the scan at exit's classes, as each site's "reach" gives them */
-enum merge_class { MC_DEFINITE, MC_INDIRECT, MC_POSSIBLE, MC_REACHABLE, MC_COUNT };
 
 struct merge_proc {
 	char *trace, *host, *command, *ending, *unit;
@@ -36,7 +34,7 @@ struct merge_proc {
 	uint64_t peak;           /* peak: live bytes of every kind at its peak */
 	int64_t growth;          /* growth: over its window, all suspects */
 	uint64_t inherited;      /* leaks: bytes inherited from its parent and held */
-	uint64_t cls[MC_COUNT][2];  /* leaks: blocks and bytes of its sites by class */
+	uint64_t cls[MP_REACH_CLASS_COUNT][2];  /* leaks: its sites' blocks and bytes by class */
 	size_t n_sites;
 };
 
@@ -45,7 +43,7 @@ struct merge_share {
 	uint64_t blocks, bytes;
 	int64_t growth;
 	double slope, confidence;
-	uint64_t cls[MC_COUNT][2];  /* leaks: blocks and bytes by class (unclassified: none) */
+	uint64_t cls[MP_REACH_CLASS_COUNT][2];  /* leaks: blocks and bytes by the scan's class */
 };
 
 struct merge_site;

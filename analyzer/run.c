@@ -535,19 +535,24 @@ static enum clobber clobber_old(const char *tmpl, int no_clobber, char **base_ou
 	trace_glob(tmpl, &g);
 	earlier = xcalloc(g.gl_pathc + 1, sizeof(*earlier));
 	hs = xcalloc(g.gl_pathc + 1, sizeof(*hs));
-	for (i = 0; i < g.gl_pathc; i++) /* 2: the name; 1: a candidate; 3: of the run */
-		earlier[i] = !strcmp(g.gl_pathv[i], *base_out) ? 2 :
-			     !in_glob_n(&g, i, g.gl_pathv[i]) && numbered(g.gl_pathv[i], *base_out) &&
-			     !trace_peek(g.gl_pathv[i], &hs[i]) && hs[i].start_real_ns >= h.start_real_ns;
 	/*
 	 * The earlier run's other traces: the numbered siblings its
 	 * processes wrote, an exec'd image (same pid) or a child (its parent
 	 * one of them), started after it. A copy the user made beside it
 	 * (NAME.baseline.trace) or a numbered trace of another run stays.
+	 * earlier[]: 2 the name itself, 1 a candidate, 3 one of that run's.
 	 */
-	for (i = 0; i < g.gl_pathc; i++)
-		if (earlier[i] == 2)
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *p = g.gl_pathv[i];
+
+		if (!strcmp(p, *base_out)) {
+			earlier[i] = 2;
 			hs[i] = h;
+		} else {
+			earlier[i] = !in_glob_n(&g, i, p) && numbered(p, *base_out) &&
+				     !trace_peek(p, &hs[i]) && hs[i].start_real_ns >= h.start_real_ns;
+		}
+	}
 	for (grew = 1; grew;) {
 		grew = 0;
 		for (i = 0; i < g.gl_pathc; i++)

@@ -109,6 +109,8 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	 * definitely and 43 KiB indirectly lost). OWNER: perl's own code
 	 * asked for it; what an XS module asks for is the module's */
 	{ "^perl$", OWNER | HOST, "perl's interpreter, which it does not free at exit (PERL_DESTRUCT_LEVEL=0)" },
+	{ "^perl5.", OWNER | HOST, /* the same executable, run by its versioned name */
+	  "perl's interpreter, which it does not free at exit (PERL_DESTRUCT_LEVEL=0)" },
 	{ "^libperl.so", OWNER | HOST, "perl's interpreter, which it does not free at exit (PERL_DESTRUCT_LEVEL=0)" },
 	/* libstdc++ */
 	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },

@@ -60,7 +60,13 @@ test_expect_success 'a clean perl script passes: what perl made is set apart by 
 	grep -q "^  reachability at exit (all kinds, before suppressions): definitely lost [1-9]" err &&
 	grep -q "in [0-9]* blocks: leak:^perl\$ (default: perl.s interpreter, which it does not free at exit (PERL_DESTRUCT_LEVEL=0))$" err &&
 	memprov run -d one --check -- perl -e "print 1" >out 2>err &&
-	test "$(cat out)" = 1 && grep -q "): ok$" err
+	test "$(cat out)" = 1 && grep -q "): ok$" err &&
+	# the same executable by its versioned name (perl5.36.0): its module name
+	v=$(perl -MConfig -e "print \"perl\$Config{version}\"") &&
+	if command -v "$v" >/dev/null; then
+		memprov run -d ver --check -- "$v" -e "print 1" >out 2>err &&
+		cat err && grep -q "): ok$" err && grep -q "leak:^perl5\. (default" err
+	fi
 '
 
 test_expect_success 'an XS module leak fails at its lines: malloc, and Newx named Perl_safesysmalloc' '
