@@ -77,15 +77,19 @@ test_expect_success 'errors: the system'"'"'s reason and a non-zero status' '
 
 test_expect_success 'colour: never in a pipe, on a terminal unless NO_COLOR, --color forces' '
 	esc=$(printf "\033") &&
-	memprov leaks nosuch.trace 2>err; ! grep -F "$esc" err &&
-	memprov --color=always leaks nosuch.trace 2>err; grep -F "${esc}[1;31merror:${esc}[m" err &&
-	memprov leaks --color=always nosuch.trace 2>err; grep -F "$esc" err &&
-	memprov leaks nosuch.trace --color 2>err; grep -F "$esc" err &&
+	test_status 1 memprov leaks nosuch.trace 2>err && not grep -F "$esc" err &&
+	test_status 1 memprov --color=always leaks nosuch.trace 2>err && grep -F "${esc}[1;31merror:${esc}[m" err &&
+	test_status 1 memprov leaks --color=always nosuch.trace 2>err && grep -F "$esc" err &&
+	test_status 1 memprov leaks nosuch.trace --color 2>err && grep -F "$esc" err &&
 	command -v script >/dev/null || exit 0 &&
-	TERM=xterm script -qec "$MEMPROV_CLI leaks nosuch.trace" /dev/null >tty.out; grep -F "$esc" tty.out &&
-	NO_COLOR=1 TERM=xterm script -qec "$MEMPROV_CLI leaks nosuch.trace" /dev/null >tty.out; ! grep -F "$esc" tty.out &&
-	TERM=xterm script -qec "$MEMPROV_CLI leaks --color=never nosuch.trace" /dev/null >tty.out; ! grep -F "$esc" tty.out &&
-	NO_COLOR=1 TERM=xterm script -qec "$MEMPROV_CLI --color=always leaks nosuch.trace" /dev/null >tty.out; grep -F "$esc" tty.out &&
+	TERM=xterm script -qec "$MEMPROV_CLI leaks nosuch.trace" /dev/null >tty.out || : &&
+	grep -F "$esc" tty.out &&
+	NO_COLOR=1 TERM=xterm script -qec "$MEMPROV_CLI leaks nosuch.trace" /dev/null >tty.out || : &&
+	not grep -F "$esc" tty.out &&
+	TERM=xterm script -qec "$MEMPROV_CLI leaks --color=never nosuch.trace" /dev/null >tty.out || : &&
+	not grep -F "$esc" tty.out &&
+	NO_COLOR=1 TERM=xterm script -qec "$MEMPROV_CLI --color=always leaks nosuch.trace" /dev/null >tty.out || : &&
+	grep -F "$esc" tty.out &&
 	st=0 && memprov leaks --color=sometimes g.trace 2>err || st=$? && test $st = 2 &&
 	grep -F "auto, always or never" err
 '

@@ -144,7 +144,7 @@ test_expect_success 'many traces: each file read once, each trace at its own loa
 		EOF
 	done &&
 	files="b0x555555554000.trace b0x563412340000.trace b0x7f1234560000.trace" &&
-	{ memprov check --reachable $files >check.out 2>check.err; test $? = 1; } &&
+	test_status 1 memprov check --reachable $files >check.out 2>check.err &&
 	cat check.out check.err &&
 	ml=$(addr2line -e "$PROG" $(printf "0x%x" $(($(fn_off main) + 0xf))) | sed "s/.*://; s/ .*//") &&
 	test $(grep -c "^      leak_here .*symprog.c:11$" check.out) = 2 &&
@@ -154,7 +154,7 @@ test_expect_success 'many traces: each file read once, each trace at its own loa
 	memprov leaks --jobs 1 $files >leaks.out &&
 	grep -x "      leak_here .*symprog.c:11" leaks.out &&
 	if command -v strace >/dev/null; then
-		strace -y -e trace=mmap -o mmap.st "$MEMPROV_CLI" check --reachable $files >/dev/null 2>&1
+		test_status 1 strace -y -e trace=mmap -o mmap.st "$MEMPROV_CLI" check --reachable $files >/dev/null 2>&1
 		n=$(grep -c "<$PROG>" mmap.st) && echo "$PROG mapped $n times" && test "$n" = 1
 	fi
 '

@@ -49,12 +49,12 @@ test_expect_success 'stats: the free of the inherited block matches it (no unmat
 
 test_expect_success 'check --max-leak 0 fails the child on its own 150 B, and says 1000 B were inherited' '
 	child=$(sed -n "s/^child=//p" out) &&
-	{ memprov check --max-leak 0 "fi/$child.trace" >check.txt; test $? = 1; } &&
+	test_status 1 memprov check --max-leak 0 "fi/$child.trace" >check.txt &&
 	cat check.txt &&
 	grep "lost at exit (definitely and indirectly): 150 B in 3 blocks (budget 0 B" check.txt &&
 	grep "still held: 1,000 B in 1 block" check.txt &&
 	memprov check --max-leak 150 "fi/$child.trace" &&
-	{ memprov check --json --max-leak 0 "fi/$child.trace" >check.json; test $? = 1; } &&
+	test_status 1 memprov check --json --max-leak 0 "fi/$child.trace" >check.json &&
 	jget --check check.json traces.0.leak_bytes=150 traces.0.inherited.held.bytes=1000
 '
 
@@ -69,7 +69,7 @@ test_expect_success 'without the parent trace: one line says inherited blocks ar
 	parent=$(ls fi | grep -v "^$child\.") &&
 	memprov leaks --json --parent "fi/$parent" "alone/$child.trace" >given.json &&
 	jget --check given.json inherited.known=true totals.heap.bytes=1150 &&
-	{ memprov check --json --parent "fi/$parent" "alone/$child.trace" >cgiven.json; test $? = 1; } &&
+	test_status 1 memprov check --json --parent "fi/$parent" "alone/$child.trace" >cgiven.json &&
 	jget --check cgiven.json traces.0.inherited.known=true traces.0.inherited.held.bytes=1000 &&
 	memprov leaks --parent "alone/$child.trace" "alone/$child.trace" >self.txt 2>self.err &&
 	grep "did not fork pid $child" self.err
@@ -99,7 +99,7 @@ test_expect_success 'reach: the child scans its inherited blocks; a block hung o
 	grep "note: a forked child: the blocks it inherited were scanned with its own" re.txt &&
 	! grep "did not see the inherited" re.txt &&
 	{ memprov check --max-leak 150 "re/$child.trace" >re-check.txt; } &&
-	{ memprov check --max-leak 149 "re/$child.trace" >/dev/null; test $? = 1; }
+	test_status 1 memprov check --max-leak 149 "re/$child.trace" >/dev/null
 '
 
 test_expect_success 'reach: a grandchild scans what it inherited from its grandparent too' '

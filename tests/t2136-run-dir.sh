@@ -34,7 +34,7 @@ test_expect_success 'the index: exec and killed lines' '
 	cat run2/index &&
 	test $(grep -c "^exec	" run2/index) = 1 &&
 	test $(grep -c "^start	[0-9]*	[0-9]*	[0-9]*	new	.*forkinherit inherit$" run2/index) = 1 &&
-	{ timeout 60 "$MEMPROV_CLI" run -d run3 -- sh -c "kill -TERM \$\$"; test $? = 143; } &&
+	test_status 143 timeout 60 "$MEMPROV_CLI" run -d run3 -- sh -c "kill -TERM \$\$" &&
 	grep "^killed	[0-9]*	[0-9]*	[0-9]*	15	sh -c" run3/index
 '
 
@@ -46,9 +46,9 @@ test_expect_success 'the leaking worker inherited the parent block: 1000 B inher
 '
 
 test_expect_success 'run -d refuses a directory that is not empty, and -d with -o' '
-	{ memprov run -d run1 -- true 2>err; test $? = 1; } &&
+	test_status 1 memprov run -d run1 -- true 2>err &&
 	grep "is not empty" err &&
-	{ memprov run -d run4 -o x.trace -- true 2>err; test $? = 2; } &&
+	test_status 2 memprov run -d run4 -o x.trace -- true 2>err &&
 	grep "choose one" err &&
 	! test -e run4
 '

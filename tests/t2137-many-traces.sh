@@ -84,7 +84,7 @@ os.wait()
 '
 
 test_expect_success 'check DIR: each process on its own, the leaking worker over budget' '
-	{ memprov check --max-leak 0 pool >check.txt; test $? = 1; } &&
+	test_status 1 memprov check --max-leak 0 pool >check.txt &&
 	grep "^memprov check: 5 traces, 1 over budget, 0 unreadable$" check.txt &&
 	test $(grep -c ": FAIL$" check.txt) = 1 &&
 	memprov check --max-leak 12288 pool
@@ -92,8 +92,8 @@ test_expect_success 'check DIR: each process on its own, the leaking worker over
 
 test_expect_success 'a directory without traces, or an unreadable operand, is an error' '
 	mkdir empty &&
-	{ memprov leaks empty 2>err; test $? = 1; } && grep "no memprov trace in" err &&
-	{ memprov stats pool nothere.trace 2>err; test $? = 1; } && grep "nothere.trace" err
+	test_status 1 memprov leaks empty 2>err && grep "no memprov trace in" err &&
+	test_status 1 memprov stats pool nothere.trace 2>err && grep "nothere.trace" err
 '
 
 test_done

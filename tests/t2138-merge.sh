@@ -65,7 +65,7 @@ test_expect_success 'the same report with 1 worker or 3, and from one file of JS
 	memprov merge all.jsonl sum/*.json >twice.txt 2>twice.err &&
 	test_cmp dir.txt twice.txt &&
 	test $(grep -c "again: counted once$" twice.err) = 5 &&
-	{ memprov leaks --jobs 0 pool 2>err; test $? = 2; } && grep "jobs" err
+	test_status 2 memprov leaks --jobs 0 pool 2>err && grep "jobs" err
 '
 
 test_expect_success 'two hosts: each process says where it ran' '
@@ -125,7 +125,7 @@ test_expect_success 'html DIR: an index with the tree, each pid linked to its ow
 	leaker=$(sed -n "s/^child=//p" out | sed -n 3p) &&
 	grep -q "worker_leaks" "pages/job.memprov.$leaker.html" &&
 	grep "^  #1 heap malloc: 1 process of 5, 3 blocks, 12.0 KiB (12,288 B): 3 definitely lost$" pages/job.html &&
-	{ memprov html -o - pool 2>err; test $? = 2; } && grep "pages are files" err
+	test_status 2 memprov html -o - pool 2>err && grep "pages are files" err
 '
 
 test_expect_success 'the merged reports validate against schemas/merge.schema.json' '
@@ -153,19 +153,19 @@ test_expect_success 'an empty trace in a run directory (a process killed as it s
 '
 
 test_expect_success 'bad summaries: mixed kinds, not JSON, not a summary, missing' '
-	{ memprov merge sum/*.json gsum/*.json >/dev/null 2>err; test $? = 1; } &&
+	test_status 1 memprov merge sum/*.json gsum/*.json >/dev/null 2>err &&
 	grep "a growth summary among leaks summaries" err &&
 	printf "{\"schema\": \"memprov.leaks/1\",\n \"pid\": 12,, }\n" >bad.json &&
-	{ memprov merge bad.json 2>err; test $? = 1; } &&
+	test_status 1 memprov merge bad.json 2>err &&
 	grep "^memprov: error: .bad.json.: not JSON: line 2, column 12: " err &&
 	echo "{\"schema\":\"memprov.stats/1\"}" >stats.json &&
-	{ memprov merge stats.json 2>err; test $? = 1; } &&
+	test_status 1 memprov merge stats.json 2>err &&
 	grep "stats.json.*not a memprov summary" err &&
-	{ memprov merge nothere.json 2>err; test $? = 1; } &&
+	test_status 1 memprov merge nothere.json 2>err &&
 	grep "cannot open .nothere.json." err &&
-	{ memprov merge 2>err; test $? = 2; } && grep "no summary given" err &&
-	{ memprov growth --folded pool 2>err; test $? = 2; } && grep "folded takes one trace" err &&
-	{ memprov peak --folded pool 2>err; test $? = 2; } && grep "folded takes one trace" err
+	test_status 2 memprov merge 2>err && grep "no summary given" err &&
+	test_status 2 memprov growth --folded pool 2>err && grep "folded takes one trace" err &&
+	test_status 2 memprov peak --folded pool 2>err && grep "folded takes one trace" err
 '
 
 test_done

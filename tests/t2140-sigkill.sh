@@ -74,7 +74,7 @@ test_expect_success 'memprov run: the command killed with SIGKILL: its trace say
 	wait_lines kdir.log 1000 &&
 	child=$(pgrep -P $run) && test -n "$child" &&
 	kill -9 $child &&
-	{ wait $run; st=$?; } ; test "$st" = 137 &&
+	{ st=0; wait $run || st=$?; } && test "$st" = 137 &&
 	t=$(ls kdir/memprov.*.trace) &&
 	timeout 60 "$MEMPROV_CLI" stats --json "$t" >kdir.json &&
 	jget --check kdir.json state=killed signal=9 &&
@@ -96,7 +96,7 @@ test_expect_success 'memprov run: the killed line of a command with tabs and new
 	rm -rf tabdir &&
 	printf "#include <signal.h>\nint main(void) { raise(SIGKILL); return 0; }\n" >k9.c &&
 	cc -o k9 k9.c &&
-	{ "$MEMPROV_CLI" run -d tabdir -- ./k9 "$(printf "a\nb\tc")" "$(printf "d\te\nf")" 2>tab.err; st=$?; } ;
+	{ st=0; "$MEMPROV_CLI" run -d tabdir -- ./k9 "$(printf "a\nb\tc")" "$(printf "d\te\nf")" 2>tab.err || st=$?; } &&
 	test "$st" = 137 &&
 	cat -A tabdir/index &&
 	test "$(wc -l <tabdir/index)" = 2 &&

@@ -194,7 +194,7 @@ test_expect_success '--check: a child its parent kills with SIGKILL (a timeout) 
 		test $st = 0 &&
 		grep -q "not gated: its end was seen by no hook (killed by SIGKILL, as a parent'"'"'s timeout does, or a raw exit system call), and the OOM killer ended no process while the command ran: no scan, no verdict" kd.err &&
 		killed=$(grep -l "sleep 3; true" kd/memprov.*.trace | head -n 1) && test -n "$killed" &&
-		{ "$MEMPROV_CLI" check --reachable "$killed" >kr.out; test $? = 1; } &&
+		test_status 1 "$MEMPROV_CLI" check --reachable "$killed" >kr.out &&
 		grep -q "FAIL" kr.out
 	fi
 '

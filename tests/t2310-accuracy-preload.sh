@@ -94,7 +94,7 @@ test_expect_success 'a malloc replacement'"'"'s own mappings are its heap: not b
 		reach.classes.indirectly_lost.blocks=0 reach.classes.possibly_lost.blocks=0 \
 		reach.classes.still_reachable.blocks=7 &&
 	# the blocks kept only in those pages are reachable: the pages are blocks the program reaches
-	{ memprov check drop.trace >drop.check; test $? = 1; } &&
+	test_status 1 memprov check drop.trace >drop.check &&
 	cat drop.check &&
 	grep "^    #1 heap malloc: 300 B in 3 blocks definitely lost at exit in main at .*droprep.c:$(at droprep.c drop)$" drop.check &&
 	! grep "^    #2" drop.check
@@ -116,7 +116,7 @@ test_expect_success 'jemalloc'"'"'s own API (mallocx, rallocx, xallocx, sdallocx
 		kinds.heap.live_bytes=$((64 + 100 + 48 + 64 + 120 + 4096)) \
 		reach.classes.definitely_lost.blocks=1 reach.classes.definitely_lost.bytes=48 \
 		reach.classes.indirectly_lost.blocks=0 reach.classes.still_reachable.blocks=5 &&
-	{ memprov check mx.trace >mx.check; test $? = 1; } &&
+	test_status 1 memprov check mx.trace >mx.check &&
 	grep "^    #1 heap malloc: 48 B in 1 block definitely lost at exit in main at .*mallocx.c:$(at mallocx.c dropped)$" mx.check &&
 	! grep "^    #2" mx.check
 '

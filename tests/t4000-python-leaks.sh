@@ -119,7 +119,7 @@ print("main()")
 EOF
 test_expect_success 'a dataclass a library made kept by the program: named at the program'"'"'s line' '
 	rm -rf dcl &&
-	{ "$MEMPROV_CLI" run --check -d dcl -- /usr/bin/python3 dcl.py >/dev/null 2>dcl.err; test $? = 23; } &&
+	test_status 23 "$MEMPROV_CLI" run --check -d dcl -- /usr/bin/python3 dcl.py >/dev/null 2>dcl.err &&
 	grep "#1 heap malloc: .* in 50 blocks live at the end of the main module in main at .*dcl.py:108$" dcl.err &&
 	grep "^      __create_fn__.<locals>.__init__ <string>:[0-9]*$" dcl.err
 '

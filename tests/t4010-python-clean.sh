@@ -163,7 +163,7 @@ test_expect_success 'cyclic garbage and an uncaught exception'"'"'s frames are n
 	/usr/bin/python3 gcw.py >gcw-bare.txt 2>&1 &&
 	timeout 60 "$MEMPROV_CLI" run -d gcw -- /usr/bin/python3 gcw.py >gcw.txt 2>/dev/null &&
 	test_cmp gcw-bare.txt gcw.txt && grep -x "collected 1" gcw.txt &&
-	{ timeout 60 "$MEMPROV_CLI" run -d cyx -- /usr/bin/python3 cyc.py 0 raise >/dev/null 2>&1; test $? = 1; } &&
+	test_status 1 timeout 60 "$MEMPROV_CLI" run -d cyx -- /usr/bin/python3 cyc.py 0 raise >/dev/null 2>&1 &&
 	"$MEMPROV_CLI" check cyx &&
 	timeout 60 "$MEMPROV_CLI" run -d cy5 -- /usr/bin/python3 cyc.py 5 >/dev/null 2>&1 &&
 	! "$MEMPROV_CLI" check cy5 >cy5.check &&
@@ -199,7 +199,7 @@ test_expect_success 'code a library compiled from a string (a namedtuple'"'"'s _
 	echo 100 >want && test_cmp want nt.out &&
 	# the program'"'"'s own namedtuples kept in a global still fail, at its line
 	printf "import collections\nR = collections.namedtuple(\"R\", [\"f%%d\" %% i for i in range(100)])\nkeep = []\ndef main():\n    for i in range(50):\n        keep.append(R(*range(100)))\nmain()\n" >own.py &&
-	{ timeout 60 "$MEMPROV_CLI" run --check -o own.trace -- /usr/bin/python3 own.py >/dev/null 2>own.err; test $? = 23; } &&
+	test_status 23 timeout 60 "$MEMPROV_CLI" run --check -o own.trace -- /usr/bin/python3 own.py >/dev/null 2>own.err &&
 	grep "live at the end of the main module in <lambda> at <string>:1$" own.err &&
 	# so does a leak in a function the program made with exec that only
 	# threading calls (no frame of the program'"'"'s beyond the library'"'"'s)
@@ -212,7 +212,7 @@ test_expect_success 'code a library compiled from a string (a namedtuple'"'"'s _
 	    t.start(); t.join()
 	main()
 	EOF
-	{ timeout 60 "$MEMPROV_CLI" run --check -o thr.trace -- /usr/bin/python3 thr.py >/dev/null 2>thr.err; test $? = 23; } &&
+	test_status 23 timeout 60 "$MEMPROV_CLI" run --check -o thr.trace -- /usr/bin/python3 thr.py >/dev/null 2>thr.err &&
 	grep "#1 heap malloc: 488.3 KiB in 50 blocks live at the end of the main module in work at <string>:3$" thr.err
 '
 
@@ -287,8 +287,8 @@ for py in /usr/bin/python3 $PYENV/3.11.7/bin/python3 $PYENV/3.12.1/bin/python3 $
 			{ cat bf.err; exit 1; } &&
 		echo 0 >expect && test_cmp expect bf.out &&
 		grep "live at the end of the main module: 0 B in 0 blocks" bf.err &&
-		{ MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d bfk -- "$py" bigfn.py keep \
-			>/dev/null 2>bfk.err; test $? = 23; } &&
+		test_status 23 env MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d bfk -- "$py" bigfn.py keep \
+			>/dev/null 2>bfk.err &&
 		grep "#1 heap malloc: 4.9 KiB in 1 block live at the end of the main module in big at .*bigfn.py:204$" bfk.err
 	'
 done
@@ -312,8 +312,8 @@ main()
 EOF
 test_expect_success 'profile mode: what a one-shot trace function keeps is the program'"'"'s' '
 	rm -rf os &&
-	{ MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d os -- /usr/bin/python3 oneshot.py \
-		>/dev/null 2>os.err; test $? = 23; } &&
+	test_status 23 env MEMPROV_PYTHON_MODE=profile "$MEMPROV_CLI" run --check -d os -- /usr/bin/python3 oneshot.py \
+		>/dev/null 2>os.err &&
 	grep "#1 heap malloc: 1.9 MiB in 20 blocks live at the end of the main module" os.err
 '
 

@@ -136,7 +136,7 @@ if [ -e "$PYLIB" ] && [ -x "$BIN/embedpy" ]; then
 		test "$(cat out.txt)" = 15 &&
 		memprov dump "$TRASH/e.trace" >e.dump &&
 		! grep -q "flags=main-end" e.dump &&
-		{ memprov check --json "$TRASH/e.trace" >e.json; test $? = 1; } &&
+		test_status 1 memprov check --json "$TRASH/e.trace" >e.json &&
 		/usr/bin/python3 "$TOP/tests/progs/json_get.py" --check e.json traces.0.rule=lost traces.0.rule_reason=native \
 			traces.0.leak_bytes=4321 traces.0.offenders.0.bytes=4321 &&
 		cp "$BIN/embedpy" "$TRASH/python-embed" &&

@@ -146,10 +146,10 @@ test_expect_success 'failing and xfail tests, cycles old enough to be in the old
 	    # the client is in the oldest generation by now; torn down after this test
 	    client.cache.append(bytearray(70000))
 	EOF
-	(cd fx && timeout 120 "$MEMPROV_CLI" run --pytest -o "$TRASH/fx.trace" -- \
-		/usr/bin/python3 -m pytest -q -p no:cacheprovider test_fx.py >../fx.out 2>/dev/null; test $? = 1) &&
+	(cd fx && test_status 1 timeout 120 "$MEMPROV_CLI" run --pytest -o "$TRASH/fx.trace" -- \
+		/usr/bin/python3 -m pytest -q -p no:cacheprovider test_fx.py >../fx.out 2>/dev/null) &&
 	grep "1 failed, 4 passed, 1 xfailed" fx.out &&
-	{ memprov check "$TRASH/fx.trace" >fx.check; test $? = 1; } &&
+	test_status 1 memprov check "$TRASH/fx.trace" >fx.check &&
 	grep "per test: 6 tests, 1 over budget" fx.check &&
 	grep "FAIL test_fx.py::test_keeps_too: kept 68.4 KiB" fx.check
 '

@@ -38,11 +38,12 @@ test_expect_success 'clean C programs pass with no options' '
 
 test_expect_success 'python3 -c pass passes (pyenv python3 through its shim, and /usr/bin/python3)' '
 	( cd "$TRASH" && timeout 120 "$MEMPROV_CLI" run --check -o pyenv.%p.trace -- python3 -c pass >out 2>err ) &&
-	grep -c "^memprov check: " out >n && echo 1 >one && test_cmp one n &&
-	grep -q "/bin/python3 -c pass): ok$" out &&
+	test ! -s out &&
+	grep -c "^memprov check: " err >n && echo 1 >one && test_cmp one n &&
+	grep -q "/bin/python3 -c pass): ok$" err &&
 	trace upy $PY -c pass && memprov check upy.trace >out2 && grep -q ": ok$" out2 &&
 	grep -q "^  interpreter and module state: [0-9]* blocks, .* — \`--all\` gates them$" out2 &&
-	memprov check --all upy.trace >out3; test $? = 1
+	test_status 1 memprov check --all upy.trace >out3
 '
 
 test_expect_success '/usr/bin/python3 -c "import numpy" passes' '
@@ -59,14 +60,14 @@ test_expect_success 'a CUDA program that frees everything passes (fake runtime, 
 	memprov check cudad.trace cudas.trace >out &&
 	test "$(grep -c ": ok$" out)" = 2 &&
 	LD_LIBRARY_PATH=$BIN trace cudal "$BIN/gate_cuda_dyn" leak &&
-	memprov check --json cudal.trace >l.json; test $? = 1 &&
+	test_status 1 memprov check --json cudal.trace >l.json &&
 	test "$(j l.json "[(o[\"kind\"], o[\"bytes\"], o[\"location\"][\"line\"]) for o in j[\"traces\"][0][\"offenders\"]]")" = \
 		"[('"'"'device'"'"', 4096, $(L LEAK-DEVICE "$TOP/tests/gate/gate_cuda.c"))]"
 '
 
 test_expect_success 'a leaking C program fails, naming the site and line' '
 	trace leak "$BIN/gate_leak" leak &&
-	memprov check leak.trace >out; test $? = 1 &&
+	test_status 1 memprov check leak.trace >out &&
 	grep -qx "memprov check: leak.trace (pid [0-9]*: $BIN/gate_leak leak): FAIL" out &&
 	grep -qx "  lost at exit (definitely and indirectly): 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks definitely lost at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
@@ -79,10 +80,10 @@ test_expect_success 'memory kept reachable passes; --reachable gates it, naming 
 	grep -q "): ok$" out &&
 	grep -q "still reachable [0-9.]* KiB ([0-9]* blocks)$" out &&
 	grep -qx "  still reachable and possibly lost memory is not gated (\`--reachable\` gates all live memory)" out &&
-	memprov check --reachable keep.trace >out; test $? = 1 &&
+	test_status 1 memprov check --reachable keep.trace >out &&
 	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit (still reachable) in keep_here at $SRC:$(L LEAK-KEEP $SRC)" out &&
-	memprov check --reachable leak.trace >out; test $? = 1 &&
+	test_status 1 memprov check --reachable leak.trace >out &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks live at exit (definitely lost) in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out
 '
 
@@ -107,10 +108,10 @@ test_expect_success 'a pipeline writer killed by SIGPIPE is not gated; a death b
 	memprov check term.trace >out && cat out &&
 	grep -q "^  the process was killed by SIGTERM (signal 15), a request to end: scanned as it came" out &&
 	grep -q "^  reachability at death (all kinds, before suppressions): definitely lost 0 B, indirectly lost 0 B, possibly lost 0 B, still reachable 2.9 KiB (3 blocks)" out &&
-	{ memprov check --reachable term.trace >out; test $? = 1; } && cat out &&
+	test_status 1 memprov check --reachable term.trace >out && cat out &&
 	grep -q "live at end-of-trace: 2.9 KiB (3,000 B) in 3 blocks" out &&
 	! trace termleak "$BIN/gate_leak" termleak &&
-	{ memprov check termleak.trace >out; test $? = 1; } && cat out &&
+	test_status 1 memprov check termleak.trace >out && cat out &&
 	grep -q "^memprov check: termleak.trace .*: FAIL$" out &&
 	grep -q "^  reachability at death (all kinds, before suppressions): definitely lost [12].0 KiB" out &&
 	grep -q "in leak_here at .*gate_leak.c:$(grep -n LEAK-HEAP "$TOP/tests/gate/gate_leak.c" | cut -d: -f1)\$" out
@@ -134,12 +135,12 @@ test_expect_success 'an abort, a fault, a SIGTERM on an 8 KiB signal stack: scan
 		memprov check die-$sig-$alt.trace >out && cat out &&
 		grep -q "^  the process was killed by SIG[A-Z]* (signal [0-9]*), $*: scanned as it came$" out &&
 		grep -q "^  reachability at death (all kinds, before suppressions): definitely lost 0 B, indirectly lost 0 B" out &&
-		{ memprov check --reachable die-$sig-$alt.trace >out; test $? = 1; } &&
+		test_status 1 memprov check --reachable die-$sig-$alt.trace >out &&
 		grep -q "400 B in 1 block live at end-of-trace (still reachable) $hold\$" out || return 1
 	done &&
 	st=0 && trace dieleak "$BIN/gate_leak" die abrt 8192 leak || st=$?
 	test $st = 134 &&
-	{ memprov check dieleak.trace >out; test $? = 1; } && cat out &&
+	test_status 1 memprov check dieleak.trace >out && cat out &&
 	grep -q "^memprov check: dieleak.trace .*: FAIL$" out &&
 	grep -q "in leak_here at .*gate_leak.c:$(grep -n LEAK-HEAP "$TOP/tests/gate/gate_leak.c" | cut -d: -f1)\$" out &&
 	! grep -q "hold_here" out
@@ -183,20 +184,20 @@ test_expect_success 'a death by SIGTERM holding only gettext state (bindtextdoma
 	! trace td "$BIN/gate_leak" textdomain &&
 	memprov check --reachable td.trace >out && cat out &&
 	grep -q "^  reachability at death (all kinds, before suppressions): definitely lost 0 B" out &&
-	{ memprov check --reachable --no-default-suppressions td.trace >out2; test $? = 1; } && cat out2 &&
+	test_status 1 memprov check --reachable --no-default-suppressions td.trace >out2 && cat out2 &&
 	grep -q "^ *set_binding_values" out2 && grep -q "^ *__textdomain" out2
 '
 
 test_expect_success 'no scan (MEMPROV_REACH=0): all live memory is gated, with a warning' '
 	MEMPROV_REACH=0 trace noscan "$BIN/gate_leak" keep &&
-	memprov check noscan.trace >out 2>err; test $? = 1 &&
+	test_status 1 memprov check noscan.trace >out 2>err &&
 	grep -qx "  the scan was switched off (MEMPROV_REACH=0): all memory live at the end is gated, as with --reachable" out &&
 	grep -qx "  live at exit: 2.9 KiB (3,000 B) in 3 blocks (budget 0 B, all kinds): over budget" out &&
 	grep -qx "memprov: warning: '"'"'noscan.trace'"'"': the scan was switched off (MEMPROV_REACH=0): the gate counts all memory live at the end, as with --reachable" err &&
-	memprov check --json noscan.trace >n.json 2>/dev/null; test $? = 1 &&
+	test_status 1 memprov check --json noscan.trace >n.json 2>/dev/null &&
 	test "$(j n.json "(j[\"traces\"][0][\"rule\"], j[\"traces\"][0][\"rule_reason\"], j[\"traces\"][0][\"warning\"], j[\"traces\"][0][\"reach\"][\"status\"])")" = \
 		"('"'"'live'"'"', '"'"'no-scan'"'"', '"'"'the scan was switched off (MEMPROV_REACH=0)'"'"', '"'"'off'"'"')" &&
-	memprov check --reachable noscan.trace >out 2>err; test $? = 1 && test ! -s err
+	test_status 1 memprov check --reachable noscan.trace >out 2>err && test ! -s err
 '
 
 test_expect_success 'a suppression file hides it and says how much' '
@@ -211,57 +212,57 @@ test_expect_success 'a suppression file hides it and says how much' '
 
 test_expect_success 'a bad suppression line is an error naming file:line (exit 2)' '
 	printf "leak:a\n# fine\nleek:leak_here\n" >bad &&
-	memprov check --suppressions bad leak.trace >out 2>err; test $? = 2 &&
+	test_status 2 memprov check --suppressions bad leak.trace >out 2>err &&
 	grep -qx "memprov: error: bad:3: not a suppression: '"'"'leek:leak_here'"'"' (want leak:PATTERN, growth:PATTERN or alloc:NAME)" err &&
-	printf "leak:\n" >empty && memprov check --suppressions empty leak.trace 2>err; test $? = 2 &&
+	printf "leak:\n" >empty && test_status 2 memprov check --suppressions empty leak.trace 2>err &&
 	grep -qx "memprov: error: empty:1: empty pattern" err
 '
 
 test_expect_success '--no-default-suppressions shows what the defaults hide' '
-	memprov check --reachable --no-default-suppressions clean.trace >out; test $? = 1 &&
+	test_status 1 memprov check --reachable --no-default-suppressions clean.trace >out &&
 	grep -q "^    #1 heap malloc: 4.0 KiB in 1 block live at exit (still reachable) in main at $SRC:[0-9]*$" out &&
 	grep -A1 "^    #1 " out | grep -q "^      _IO_file_doallocate "
 '
 
 test_expect_success '--kind: each kind against the budget; without it, all kinds summed' '
 	trace kinds "$BIN/gate_leak" kinds &&
-	memprov check --kind mmap kinds.trace >out; test $? = 1 &&
-	grep -qx "  mmap lost at exit (definitely and indirectly): 8.0 KiB in 1 block (budget 0 B): over budget" out &&
+	test_status 1 memprov check --kind mmap kinds.trace >out &&
+	grep -qx "  mmap lost at exit (definitely and indirectly): 8.0 KiB (8,192 B) in 1 block (budget 0 B): over budget" out &&
 	grep -q "^    #1 mmap mmap: 8.0 KiB in 1 block definitely lost at exit in map_here at $SRC:$(L LEAK-MMAP $SRC)$" out &&
 	memprov check --kind heap --max-leak 3000 kinds.trace >/dev/null &&
-	memprov check --kind heap --max-leak 2999 kinds.trace >/dev/null; test $? = 1 &&
+	test_status 1 memprov check --kind heap --max-leak 2999 kinds.trace >/dev/null &&
 	memprov check --kind heap,mmap --max-leak 8K kinds.trace >/dev/null &&
 	memprov check --max-leak 11192 kinds.trace >/dev/null &&
-	memprov check --max-leak 11191 kinds.trace >/dev/null; test $? = 1 &&
+	test_status 1 memprov check --max-leak 11191 kinds.trace >/dev/null &&
 	memprov check --kind device kinds.trace >/dev/null
 '
 
 test_expect_success 'exit codes: 0 within budget, 1 over, 2 usage and unreadable' '
 	memprov check --max-leak 3000 leak.trace >/dev/null &&
-	memprov check --max-leak 2999 leak.trace >/dev/null; test $? = 1 &&
-	memprov check 2>/dev/null; test $? = 2 &&
-	memprov check --max-leak 10Q leak.trace 2>/dev/null; test $? = 2 &&
-	memprov check --kind gpu leak.trace 2>/dev/null; test $? = 2 &&
-	memprov check --bogus leak.trace 2>/dev/null; test $? = 2 &&
-	memprov check --json --annotations leak.trace 2>/dev/null; test $? = 2 &&
-	memprov check leak.trace no-such.trace >/dev/null 2>&1; test $? = 2 &&
-	echo junk >junk.trace && memprov check junk.trace >/dev/null 2>&1; test $? = 2
+	test_status 1 memprov check --max-leak 2999 leak.trace >/dev/null &&
+	test_status 2 memprov check 2>/dev/null &&
+	test_status 2 memprov check --max-leak 10Q leak.trace 2>/dev/null &&
+	test_status 2 memprov check --kind gpu leak.trace 2>/dev/null &&
+	test_status 2 memprov check --bogus leak.trace 2>/dev/null &&
+	test_status 2 memprov check --json --annotations leak.trace 2>/dev/null &&
+	test_status 2 memprov check leak.trace no-such.trace >/dev/null 2>&1 &&
+	echo junk >junk.trace && test_status 2 memprov check junk.trace >/dev/null 2>&1
 '
 
 test_expect_success 'run --check: the command'"'"'s failure wins, a gate failure alone exits 23' '
-	"$MEMPROV_CLI" run --check -o r1.trace -- "$BIN/gate_leak" leak >out 2>&1; test $? = 23 &&
+	test_status 23 "$MEMPROV_CLI" run --check -o r1.trace -- "$BIN/gate_leak" leak >out 2>&1 &&
 	grep -q "definitely lost at exit in leak_here at $SRC:" out &&
 	"$MEMPROV_CLI" run --check -o r2.trace -- "$BIN/gate_leak" clean >/dev/null 2>&1 &&
-	"$MEMPROV_CLI" run --check -o r3.trace -- "$BIN/gate_leak" bogus >/dev/null 2>&1; test $? = 2 &&
+	test_status 2 "$MEMPROV_CLI" run --check -o r3.trace -- "$BIN/gate_leak" bogus >/dev/null 2>&1 &&
 	"$MEMPROV_CLI" run --check --max-leak 4K -o r4.trace -- "$BIN/gate_leak" leak >/dev/null 2>&1 &&
-	"$MEMPROV_CLI" run --check --gate-status 9 -o r5.trace -- "$BIN/gate_leak" leak >/dev/null 2>&1; test $? = 9 &&
-	"$MEMPROV_CLI" run --max-leak 1K -- /bin/true 2>/dev/null; test $? = 2 &&
-	"$MEMPROV_CLI" run --check --gate-status 0 -- /bin/true 2>/dev/null; test $? = 2 &&
-	"$MEMPROV_CLI" run --check -o r6.trace -- /no/such/program >/dev/null 2>&1; test $? = 127
+	test_status 9 "$MEMPROV_CLI" run --check --gate-status 9 -o r5.trace -- "$BIN/gate_leak" leak >/dev/null 2>&1 &&
+	test_status 2 "$MEMPROV_CLI" run --max-leak 1K -- /bin/true 2>/dev/null &&
+	test_status 2 "$MEMPROV_CLI" run --check --gate-status 0 -- /bin/true 2>/dev/null &&
+	test_status 127 "$MEMPROV_CLI" run --check -o r6.trace -- /no/such/program >/dev/null 2>&1
 '
 
 test_expect_success 'JUnit: one test case per trace, validates against a JUnit schema' '
-	memprov check --junit j.xml leak.trace clean.trace junk.trace >/dev/null 2>&1; test $? = 2 &&
+	test_status 2 memprov check --junit j.xml leak.trace clean.trace junk.trace >/dev/null 2>&1 &&
 	xmllint --noout --schema "$TOP/tests/gate/junit.xsd" j.xml &&
 	test "$(xmllint --xpath "string(/testsuites/testsuite/@tests)" j.xml)" = 3 &&
 	test "$(xmllint --xpath "string(/testsuites/testsuite/@failures)" j.xml)" = 1 &&
@@ -273,7 +274,7 @@ test_expect_success 'JUnit: one test case per trace, validates against a JUnit s
 '
 
 test_expect_success 'annotations: one ::error line per offending site' '
-	memprov check --annotations kinds.trace >out; test $? = 1 &&
+	test_status 1 memprov check --annotations kinds.trace >out &&
 	grep "^::" out >ann &&
 	n=$(L LEAK-HEAP $SRC) m=$(L LEAK-MMAP $SRC) &&
 	{
@@ -284,7 +285,7 @@ test_expect_success 'annotations: one ::error line per offending site' '
 
 test_expect_success 'a Python ctypes leak still fails under the default Python suppressions' '
 	trace ct $PY "$TOP/tests/gate/ctypes_leak.py" && trace ctok $PY "$TOP/tests/gate/ctypes_leak.py" clean &&
-	memprov check ct.trace >out; test $? = 1 &&
+	test_status 1 memprov check ct.trace >out &&
 	grep -qx "    #1 heap malloc: 4.9 KiB in 1 block live at the end of the main module in leak at $TOP/tests/gate/ctypes_leak.py:$(L LEAK-CTYPES "$TOP/tests/gate/ctypes_leak.py")" out &&
 	memprov check ctok.trace >/dev/null
 '
@@ -295,7 +296,7 @@ test_expect_success 'a ctypes malloc and free looked up in libc'"'"'s own handle
 	# blocks getcwd allocated and this free released stayed live (the
 	# clean run failed)
 	trace ctl $PY "$TOP/tests/gate/ctypes_leak.py" libc && trace ctlok $PY "$TOP/tests/gate/ctypes_leak.py" clean libc &&
-	memprov check ctl.trace >out; test $? = 1 &&
+	test_status 1 memprov check ctl.trace >out &&
 	grep -qx "    #1 heap malloc: 4.9 KiB in 1 block live at the end of the main module in leak at $TOP/tests/gate/ctypes_leak.py:$(L LEAK-CTYPES "$TOP/tests/gate/ctypes_leak.py")" out &&
 	memprov check ctlok.trace
 '
@@ -306,13 +307,13 @@ test_expect_success 'a trace whose process called exec stands for the programs i
 	# the program'"'"'s is x.1.trace, and checking x.trace alone passed its leak
 	trace chain sh -c "exec sh -c \"exec \\\"$BIN/gate_leak\\\" leak\"" &&
 	ls chain*.trace >names && cat names && test "$(wc -l <names)" = 3 &&
-	{ memprov check chain.trace >out; test $? = 1; } && cat out &&
+	test_status 1 memprov check chain.trace >out && cat out &&
 	grep -q "^memprov check: .*chain.trace (pid [0-9]*: sh -c .*): not gated: replaced by exec" out &&
 	grep -q "^memprov check: .*chain.2.trace (pid [0-9]*: .*gate_leak leak): FAIL" out &&
 	grep -qx "    #1 heap malloc: 2.9 KiB in 3 blocks definitely lost at exit in leak_here at $SRC:$(L LEAK-HEAP $SRC)" out &&
 	grep -qx "memprov check: 3 traces, 1 over budget, 0 unreadable" out &&
 	# named with its successors, or with a directory: each trace once
-	{ memprov check chain.trace chain.2.trace chain.1.trace >out2; test $? = 1; } &&
+	test_status 1 memprov check chain.trace chain.2.trace chain.1.trace >out2 &&
 	grep -qx "memprov check: 3 traces, 1 over budget, 0 unreadable" out2 &&
 	trace chainok sh -c "exec \"$BIN/gate_leak\" clean" &&
 	memprov check chainok.trace >out3 && cat out3 &&
@@ -321,11 +322,11 @@ test_expect_success 'a trace whose process called exec stands for the programs i
 
 test_expect_success 'growth: slope per mark, warm-up skipped by --skip or --after' '
 	trace grow "$BIN/gate_leak" grow 12 &&
-	memprov check --json --max-growth 1K --skip 3 grow.trace >g.json; test $? = 1 &&
+	test_status 1 memprov check --json --max-growth 1K --skip 3 grow.trace >g.json &&
 	test "$(j g.json "[(o[\"type\"], o[\"slope\"], o[\"growth_bytes\"], o[\"location\"][\"line\"]) for o in j[\"traces\"][0][\"offenders\"]]")" = \
 		"[('"'"'growth'"'"', 2048.0, 16384, $(L LEAK-GROW $SRC))]" &&
 	test "$(j g.json "(j[\"traces\"][0][\"growth\"][\"points\"], j[\"traces\"][0][\"leak_bytes\"])")" = "(9, 0)" &&
-	memprov check --max-growth 1K --after "step 3" grow.trace >out; test $? = 1 &&
+	test_status 1 memprov check --max-growth 1K --after "step 3" grow.trace >out &&
 	grep -q "^    #1 heap malloc grows 2.0 KiB per mark (16.0 KiB over the window" out &&
 	memprov check --max-growth 2K --skip 3 grow.trace >/dev/null &&
 	memprov check grow.trace >/dev/null &&
@@ -340,14 +341,14 @@ test_expect_success 'Parla workload: --bug fails the growth gate, --fixed passes
 	$PY -c "import numpy" 2>/dev/null || { echo "no numpy: not checked"; exit 0; }
 	P="$TOP/scripts/parla_evict.py --groups 8 --arrays-per-group 4 --rows 262144 --cols 2 --gpu-budget 33554432 --write-every 2 --iters 12" &&
 	trace bug $PY $P --bug && trace fixed $PY $P --fixed &&
-	memprov check --json --max-growth 1M --max-leak 128M --skip 4 bug.trace >b.json; test $? = 1 &&
+	test_status 1 memprov check --json --max-growth 1M --max-leak 128M --skip 4 bug.trace >b.json &&
 	test "$(j b.json "[(o[\"slope\"], o[\"location\"][\"file\"].split(\"/\")[-1], o[\"python\"][0][\"function\"]) for o in j[\"traces\"][0][\"offenders\"] if o[\"type\"] == \"growth\"]")" = \
 		"[(4194304.0, '"'"'parray.py'"'"', '"'"'PArray._write_back_to_host'"'"')]" &&
 	test "$(j b.json "j[\"traces\"][0][\"offenders\"][0][\"location\"][\"line\"]")" = \
 		"$(sed -n "s/^summary: write-back allocation at .*parray.py:\([0-9]*\) .*/\1/p" bug.out)" &&
 	memprov check --max-growth 1M --max-leak 128M --skip 4 fixed.trace >out &&
 	grep -qx "  growth over 8 marks: 0 sites over 1.0 MiB per mark (the first 4 marks left out by --skip)" out &&
-	memprov check --max-growth 1M --skip 4 fixed.trace >out; test $? = 1 &&
+	test_status 1 memprov check --max-growth 1M --skip 4 fixed.trace >out &&
 	grep -q "^    #1 heap malloc: 64.0 MiB in 32 blocks live at the end of the main module in preallocate" out
 '
 
@@ -389,7 +390,7 @@ test_expect_success 'per test: each test on what it kept; JUnit and annotations 
 	mark serial=6 label="test-end test_x.py::test_c"
 	mark serial=7 label="__main__ end" flags=main-end
 	EOF
-	memprov check --annotations --junit ptj.xml pt.trace >out; test $? = 1 &&
+	test_status 1 memprov check --annotations --junit ptj.xml pt.trace >out &&
 	grep -qx "  per test: 3 tests, 2 over budget (what each kept from its start to its end, budget 0 B, all kinds): over budget" out &&
 	grep -qx "  FAIL test_x.py::test_a: kept 7.6 MiB in 1 block" out &&
 	grep -qx "    #1 heap malloc: 7.6 MiB in 1 block kept by test test_x.py::test_a in test_a at /app/test_x.py:5" out &&
@@ -402,9 +403,9 @@ test_expect_success 'per test: each test on what it kept; JUnit and annotations 
 	test "$(xmllint --xpath "count(//testcase[@classname=\"test_x.py\"])" ptj.xml)" = 3 &&
 	test "$(xmllint --xpath "count(//testcase[@name=\"test_b\"]/failure)" ptj.xml)" = 0 &&
 	xmllint --xpath "string(//testcase[@name=\"test_a\"]/failure)" ptj.xml | grep -q "in test_a at /app/test_x.py:5$" &&
-	memprov check --max-leak 4K pt.trace >out; test $? = 1 &&
+	test_status 1 memprov check --max-leak 4K pt.trace >out &&
 	grep -qx "  per test: 3 tests, 1 over budget (what each kept from its start to its end, budget 4.0 KiB, all kinds): over budget" out &&
-	memprov check --json pt.trace >pt.json; test $? = 1 &&
+	test_status 1 memprov check --json pt.trace >pt.json &&
 	test "$(j pt.json "[(t[\"nodeid\"], t[\"status\"], t[\"kept_bytes\"]) for t in j[\"traces\"][0][\"tests\"]]")" = \
 		"[('"'"'test_x.py::test_a'"'"', '"'"'fail'"'"', 8000000), ('"'"'test_x.py::test_b'"'"', '"'"'ok'"'"', 0), ('"'"'test_x.py::test_c'"'"', '"'"'fail'"'"', 3000)]"
 '

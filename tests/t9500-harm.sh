@@ -407,7 +407,7 @@ test_expect_success 'a crash handler on a small alternate stack that aborts: the
 '
 
 test_expect_success 'quick_exit: the trace says exited with the status' '
-	{ traced qe "$BIN/harm" quickexit; test $? = 3; } &&
+	test_status 3 traced qe "$BIN/harm" quickexit &&
 	memprov leaks --json qe.trace >qe.json &&
 	jget --check qe.json state=exited exit_status=3 totals.heap.bytes=77
 '
@@ -420,7 +420,7 @@ test_expect_success 'every function of the preload object with aligned stack sto
 	objcopy -O binary -j .text "$TOP/interpose/libmemprov-syms.so" syms.text &&
 	objcopy -O binary -j .text "$MEMPROV_LIB" lib.text &&
 	test -s lib.text && cmp syms.text lib.text &&
-	{ "$TOP/scripts/check-realign.sh" "$MEMPROV_LIB" 2>ra.err; test $? = 2; } &&
+	test_status 2 "$TOP/scripts/check-realign.sh" "$MEMPROV_LIB" 2>ra.err &&
 	grep -q "has no symbol table" ra.err
 '
 
@@ -434,18 +434,18 @@ test_expect_success 'malloc, calloc, realloc, free called with a misaligned stac
 
 test_expect_success 'MEMPROV_OUTPUT naming a directory, or a link to one, puts memprov.PID.trace in it' '
 	mkdir -p outdir &&
-	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir "$BIN/harm" quickexit; test $? = 3; } &&
+	test_status 3 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir "$BIN/harm" quickexit &&
 	LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outdir2/ sh -c "mkdir -p outdir2; exit 0" &&
 	ls outdir | grep -x "memprov\.[0-9]*\.trace" &&
 	test "$(ls outdir | wc -l)" = 1 &&
 	ln -s outdir outlink &&
-	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outlink "$BIN/harm" quickexit; test $? = 3; } &&
+	test_status 3 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=outlink "$BIN/harm" quickexit &&
 	test -L outlink && test "$(ls outdir | grep -c "^memprov\.[0-9]*\.trace$")" = 2
 '
 
 test_expect_success 'MEMPROV_OUTPUT naming a device: no file made, one warning, same status' '
 	ls /dev >before &&
-	{ LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=/dev/full "$BIN/harm" quickexit 2>dev.err; test $? = 3; } &&
+	test_status 3 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT=/dev/full "$BIN/harm" quickexit 2>dev.err &&
 	test "$(wc -l <dev.err)" = 1 && grep "not a regular file" dev.err &&
 	ls /dev >after && test_cmp before after
 '
@@ -519,9 +519,9 @@ test_expect_success 'a thread that recurses to within 1,200 B of the end of its 
 	memprov stats --json deep.trace >deep.json &&
 	jget --check deep.json no_room_stacks=$n &&
 	# and the gate says it too
-	{ memprov check --json deep.trace >deep.check.json; test $? = 1; } &&
+	test_status 1 memprov check --json deep.trace >deep.check.json &&
 	jget --check deep.check.json traces.0.no_room_stacks=$n traces.0.skipped_events=0 &&
-	{ memprov check deep.trace >deep.check; test $? = 1; } &&
+	test_status 1 memprov check deep.trace >deep.check &&
 	grep -qx "  note: $n allocations have no native frames: too little stack was left to walk" deep.check &&
 	# the block leaked from the top of the stack keeps its frames
 	memprov leaks deep.trace >deep.leaks &&
@@ -553,7 +553,7 @@ test_expect_success 'a program that confines itself with seccomp (kill on any ot
 	done &&
 	memprov check sc-prctl.trace >sc-check.out &&
 	grep -q "not gated: tracing stopped before the process ended (the program installs a seccomp filter): what it freed later is not in the trace and there was no scan: no verdict" sc-check.out &&
-	{ memprov check --reachable sc-prctl.trace >sc-check-r.out; test $? = 1; } &&
+	test_status 1 memprov check --reachable sc-prctl.trace >sc-check-r.out &&
 	grep -q "^  tracing stopped: the program installs a seccomp filter before the process ended: live when it stopped$" sc-check-r.out
 '
 
