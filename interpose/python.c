@@ -32,13 +32,15 @@
  * Python code). Everything that allocates or calls into the interpreter
  * happens in the profile function or the pending call, never in a hook.
  *
- * Also here: the "__main__ end" mark (in both modes an atexit callback,
- * which runs after non-daemon threads are joined and the program's own
- * atexit callbacks, before finalization frees module globals; profile
- * mode once marked when the main module's outermost frame returned, with
- * its cyclic garbage not yet collected: clean flask, pandas, matplotlib
- * and scikit-learn programs failed the gate under --mark-on) and
- * MEMPROV_MARK_ON=MODULE:FUNCTION marks.
+ * Also here: the "__main__ end" mark (in both modes set up by an atexit
+ * callback, which runs after non-daemon threads are joined and the
+ * program's own atexit callbacks, and written once finalization has
+ * collected the garbage, before it frees module globals; profile mode
+ * once marked when the main module's outermost frame returned, with its
+ * cyclic garbage not yet collected: clean flask, pandas, matplotlib and
+ * scikit-learn programs failed the gate under --mark-on; an earlier
+ * atexit mark collected the garbage itself, running finalizers before
+ * sys.is_finalizing() was true) and MEMPROV_MARK_ON=MODULE:FUNCTION marks.
  *
  * At load it also has python_alloc.c wrap pymalloc's arena allocator, and
  * with MEMPROV_PYTHON_OBJECTS=1 the pending call has it hook the "mem" and
@@ -73,6 +75,7 @@ static Py_ssize_t py_extra_index = -1;
 static int py_profile_off = -1;      /* offset of c_profilefunc in PyThreadState */
 static PyObject *py_hook;            /* threading._profile_hook we install */
 static int py_main_ended;
+static int py_gc_enabled_at_exit = 1;
 /*
  * The executable is CPython's own (python3.11, python3, python): only
  * then is a __main__ module the program's main one. An application that
@@ -486,6 +489,7 @@ static void py_record_running(void)
 	}
 }
 
+/* The main module's end: its mark, once (GIL held). */
 static void py_main_end(void)
 {
 	int g;
@@ -494,10 +498,8 @@ static void py_main_end(void)
 		return;
 	py_main_ended = 1;
 	g = py_guard();
-	if (py_can_record()) {
-		py_record_running();
+	if (py_can_record())
 		mp_record_mark("__main__ end", MP_RF_MAIN_END);
-	}
 	py_unguard(g);
 }
 
@@ -776,17 +778,64 @@ static void py_collect(PyObject *gc)
 }
 
 /*
- * Before the end of the main module is measured from the atexit
- * callback (memprov's runs after the program's own): what finalization
- * would free first is freed now, in the same order. CPython 3.11 flushes
- * sys.stdout and sys.stderr, then collects garbage (even with gc
- * disabled) before it tears the modules down, with sys.last_traceback
- * and its frames among the first things cleared then. Left in place,
- * cyclic garbage not yet collected (1,000 objects that point at
- * themselves: 1.4 MiB) and the locals of the frames an uncaught
- * exception or Ctrl-C stopped were counted as live, and failed the gate
- * (a helper's sweep). Not under memprov's guard: the frees are recorded,
- * and what finalizers allocate is recorded as it would be.
+ * Where finalization first drops something of memprov's: the capsule
+ * put in sys.__interactivehook__ dies when Py_FinalizeEx sets that to
+ * None (finalize_modules_delete_special, 3.6 to 3.13: the last of the
+ * sys attributes it clears before any module is torn down). By then
+ * CPython has flushed sys.stdout and sys.stderr, cleared the threads
+ * left running, collected garbage (when gc is enabled) and dropped
+ * sys.last_traceback with the frames an uncaught exception stopped:
+ * what remains is what the program kept. Only a finalizer run in that
+ * collection could see the capsule; the REPL of -i, the hook's one
+ * user, has ended before atexit callbacks run.
+ */
+static void py_capsule_gone(PyObject *capsule)
+{
+	(void)capsule;
+	if (!py_gc_enabled_at_exit) {
+		/* gc disabled: finalization collects nothing before the
+		 * modules go, and cyclic garbage (1,000 objects that point at
+		 * themselves: 1.4 MiB) would be counted as kept. Collected at
+		 * the point an enabled gc would have been. */
+		PyObject *gc = api.PyImport_ImportModule("gc");
+
+		if (gc) {
+			py_collect(gc);
+			api.Py_DecRef(gc);
+		}
+		api.PyErr_Clear();
+	}
+	py_main_end();
+}
+
+/* 0 when the capsule is in place and will mark the main module's end. */
+static int py_mark_at_finalization(void)
+{
+	static char tag;
+	PyObject *sys, *gc, *cap = NULL;
+	int rc = -1;
+
+	if (!api.PyCapsule_New)
+		return -1;
+	gc = api.PyImport_ImportModule("gc");
+	py_gc_enabled_at_exit = gc ? py_call_long(gc, "isenabled") != 0 : 1;
+	py_xdecref(gc);
+	sys = api.PyImport_ImportModule("sys");
+	if (sys)
+		cap = api.PyCapsule_New(&tag, "memprov.main_end", py_capsule_gone);
+	if (cap && !api.PyObject_SetAttrString(sys, "__interactivehook__", cap))
+		rc = 0;
+	py_xdecref(cap); /* sys holds it */
+	py_xdecref(sys);
+	api.PyErr_Clear();
+	return rc;
+}
+
+/*
+ * Where no capsule could be placed: what finalization would free first
+ * is freed now, in its order (std streams flushed, sys.last_* dropped,
+ * garbage collected), and the end marked here. This runs finalizers
+ * before sys.is_finalizing() is true, which bare CPython does not.
  */
 static void py_free_garbage(void)
 {
@@ -821,16 +870,26 @@ static void py_free_garbage(void)
 }
 
 /*
- * atexit callback: the main module's end, in both modes. atexit
- * callbacks run before finalization clears module globals.
+ * atexit callback, in both modes: memprov's runs after the program's
+ * own and after non-daemon threads are joined. The threads still
+ * running are recorded here, while they are; the mark itself waits for
+ * finalization's garbage collection (py_capsule_gone).
  */
 static PyObject *py_atexit_call(PyObject *self, PyObject *unused)
 {
 	(void)self;
 	(void)unused;
-	if (!py_main_ended && py_cpython_exe)
-		py_free_garbage();
-	py_main_end();
+	if (!py_main_ended && py_cpython_exe) {
+		int g = py_guard();
+
+		if (py_can_record())
+			py_record_running();
+		py_unguard(g);
+		if (py_mark_at_finalization()) {
+			py_free_garbage();
+			py_main_end();
+		}
+	}
 	api.Py_IncRef(api.none);
 	return api.none;
 }

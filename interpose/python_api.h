@@ -87,6 +87,7 @@ enum py_mem_domain { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
 	X(int, PyDict_SetItemString, (PyObject *, const char *, PyObject *), 0) \
 	X(PyObject *, PyObject_Call, (PyObject *, PyObject *, PyObject *), 0) \
 	X(PyObject *, PyCFunction_NewEx, (struct py_methoddef *, PyObject *, PyObject *), 1) \
+	X(PyObject *, PyCapsule_New, (void *, const char *, void (*)(PyObject *)), 0) \
 	X(void, Py_IncRef, (PyObject *), 1)                                   \
 	X(void, Py_DecRef, (PyObject *), 1)                                   \
 	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **), 1)      \
