@@ -35,7 +35,11 @@
  * (parsed documents, arrays, a 673 KiB string json.dumps returned or a
  * 1.3 MB one base64 made, which were taken for library state and passed
  * the gate) grows past that. A trade: a bigger cache fails the gate, a
- * smaller string kept passes.
+ * smaller string kept passes. Each thread still running Python code at
+ * the end (a daemon thread) adds one block to "a few": its Thread object
+ * keeps what threading made for it (a Condition's deque and lock, an
+ * Event's lock), charged to the program's line that started it; six
+ * daemon threads started in a function failed the gate with 3.5 KiB.
  */
 #define LIB_STATE_BLOCKS 4
 #define LIB_STATE_BLOCK 4096
@@ -356,8 +360,10 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 		uint64_t wb = l->whole_blocks ? l->whole_blocks : l->blocks;
 		uint64_t wy = l->whole_blocks ? l->whole_bytes : l->bytes;
 
+		uint64_t few = LIB_STATE_BLOCKS + (c->r ? c->r->n_pythreads : 0);
+
 		id.one = (wb == 1 && wy <= LIB_STATE_ONE_MAX) ||
-			 (wb <= LIB_STATE_BLOCKS && wy <= wb * LIB_STATE_BLOCK);
+			 (wb <= few && wy <= wb * LIB_STATE_BLOCK);
 	}
 	id.freelist = l->key.kind == MP_KIND_HEAP && l->blocks <= FREELIST_BLOCKS &&
 		      l->bytes <= l->blocks * FREELIST_BLOCK;

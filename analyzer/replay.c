@@ -591,6 +591,7 @@ static void do_pythread(struct replay *r, const struct mp_rec_pythread *p)
 	const struct replay_thread *t, *tt, *found = NULL;
 	struct replay_running *e;
 
+	r->n_pythreads++;
 	if (!p->tid)
 		return; /* 3.10: which thread is not known */
 	HASH_ITER(hh, r->threads, t, tt) /* a tid reused: the latest thread */

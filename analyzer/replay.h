@@ -192,16 +192,17 @@ struct replay {
 	size_t n_pya_ranges, alloc_pya_ranges;
 	/*
 	 * The threads still running Python code when the main module ended
-	 * (MP_REC_PYTHREAD, written just before its mark): the thread (its
+	 * (MP_REC_PYTHREAD, written before its mark): the thread (its
 	 * serial mod 2^16, and when it started) and its Python stack, until
-	 * the callbacks of that mark have run.
+	 * the callbacks of that mark have run; n_pythreads counts them all,
+	 * those whose thread is not known (3.10) too.
 	 */
 	struct replay_running {
 		uint64_t stack;
 		uint64_t since;
 		uint16_t thread;
 	} *running;
-	size_t n_running, alloc_running;
+	size_t n_running, alloc_running, n_pythreads;
 	int have_reach;                   /* an MP_REC_REACH was seen: reach holds it */
 	struct mp_rec_reach reach;        /* the scan at exit (blocks carry its classes) */
 	int have_exit;                    /* an MP_REC_EXIT was seen */

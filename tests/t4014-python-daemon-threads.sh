@@ -241,6 +241,23 @@ while len(cache) < 50:
     time.sleep(0.01)
 EOF
 
+# six daemon threads started in a function (each Thread object keeps
+# what threading made for it), and six blocks of 3,000 B the function keeps
+cat >"$TRASH/sixfn.py" <<\EOF
+import threading, time, sys
+kept = []
+def worker():
+    while True:
+        time.sleep(0.01)
+def start(keep):
+    for _ in range(6):
+        threading.Thread(target=worker, daemon=True).start()
+        if keep:
+            kept.append(bytearray(3000))
+start(sys.argv[1:] == ["keep"])
+time.sleep(0.05)
+EOF
+
 for py in /usr/bin/python3 $PYENV/3.10.13/bin/python3 $PYENV/3.12.1/bin/python3 \
 	  $PYENV/3.13.0/bin/python3; do
 	command -v "$py" >/dev/null || continue
@@ -250,6 +267,16 @@ for py in /usr/bin/python3 $PYENV/3.10.13/bin/python3 $PYENV/3.12.1/bin/python3 
 		timeout 120 "$MEMPROV_CLI" run -d e -- "$py" ended.py >/dev/null 2>&1 &&
 		! "$MEMPROV_CLI" check e >e.check &&
 		grep "#1 heap malloc: 48.8 KiB in 1 block live at the end of the main module in worker at .*ended.py:6$" e.check
+	'
+	test_expect_success "$py: six daemon threads started in a function pass; six small blocks it keeps fail" '
+		rm -rf six sixk &&
+		timeout 120 "$MEMPROV_CLI" run -d six -- "$py" sixfn.py >/dev/null 2>&1 &&
+		"$MEMPROV_CLI" check six >six.check &&
+		grep "live at the end of the main module: 0 B in 0 blocks" six.check &&
+		timeout 120 "$MEMPROV_CLI" run -d sixk -- "$py" sixfn.py keep >/dev/null 2>&1 &&
+		test_status 1 "$MEMPROV_CLI" check sixk >sixk.check &&
+		grep "^    #1 heap malloc: [0-9.]* KiB in 6 blocks live at the end of the main module in start at .*sixfn.py:10$" sixk.check &&
+		test "$(grep -c "^    #" sixk.check)" = 1
 	'
 	case $py in *3.10*) continue ;; esac # no thread told there: nothing set apart
 	test_expect_success "$py: daemon threads polling with a 1 MB buffer and a dict: the gate passes" '
