@@ -3,7 +3,8 @@
 # growth's and leaks', named on stderr; in headless Chromium it draws
 # itself with no console error, its tables say what the text reports say
 # (in human units with the exact bytes), the chart has ink, and a person's
-# steps (open a row, sort, search) give the right answers. Skips without
+# steps (open a row, sort, search) give the right answers; without
+# JavaScript, what the end set apart is said as `leaks` says it. Skips without
 # chromium (scripts/install-deps.sh html).
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/helper/lib-trace.sh"
@@ -134,6 +135,24 @@ test_expect_success 'a screenshot has the page drawn' '
 	assert (w, h) == (1200, 900), (w, h)
 	assert len(raw) > 20000, len(raw)
 	EOF
+'
+
+test_expect_success 'without JavaScript: what was set apart at the end, as leaks says it' '
+	printf "import faulthandler\nkept = []\ndef f():\n    kept.append(bytearray(50000))\n    faulthandler.dump_traceback_later(60)\nf()\nfaulthandler.cancel_dump_traceback_later()\n" >sa.py &&
+	timeout 60 "$MEMPROV_CLI" run -o sa.trace -- /usr/bin/python3 sa.py 2>/dev/null &&
+	memprov html -o sa.html sa.trace 2>/dev/null &&
+	memprov leaks sa.trace >sa.leaks &&
+	/usr/bin/python3 -c "
+import re, sys
+html = open(\"sa.html\").read()
+ns = re.search(r\"<noscript>(.*?)</noscript>\", html, re.S).group(1)
+para = re.search(r\"<p id=.set-apart.[^>]*>(.*?)</p>\", ns, re.S).group(1).split(chr(10))[1:]
+want = [l for l in open(\"sa.leaks\").read().split(chr(10))
+        if l.startswith((\"interpreter and module state:\", \"kept until exit on purpose\", \"Python arenas\"))]
+print(para, want)
+assert [l for l in para if l] == want and len(want) >= 2
+assert html.index(\"</noscript>\") > html.index(\"set-apart\")
+"
 '
 
 test_done
