@@ -259,8 +259,9 @@ void reach_text_summary(FILE *f, const struct reach_view *v, const struct replay
 
 		if (c == MP_REACH_UNKNOWN && !v->totals[c][0])
 			continue;
-		fprintf(f, "  %-16s %10s blocks %12s%s\n", text_name[c],
-			fmt_count(nb, sizeof(nb), v->totals[c][0]), human_bytes(b2, sizeof(b2), v->totals[c][1]),
+		fprintf(f, "  %-16s %10s %-6s %12s%s\n", text_name[c],
+			fmt_count(nb, sizeof(nb), v->totals[c][0]),
+			v->totals[c][0] == 1 ? "block" : "blocks", human_bytes(b2, sizeof(b2), v->totals[c][1]),
 			c != MP_REACH_UNKNOWN ? "" :
 			r->inherit.held_blocks && !(r->reach.notes & MP_REACH_N_INHERITED) ?
 			"  (inherited, or allocated after the scan: the scan did not see them)" :

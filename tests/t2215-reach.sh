@@ -136,7 +136,10 @@ test_expect_success 'a short trace is read back in the writer mappings: no pread
 
 test_expect_success 'a lost cycle: one leader definitely lost, the other indirectly' '
 	run cycle cycle &&
-	test "$(classes cycle)" = "1 48 1 48 0 0 0 0"
+	test "$(classes cycle)" = "1 48 1 48 0 0 0 0" &&
+	memprov leaks cycle.trace >cycle.txt &&
+	grep -q "^  definitely lost  *1 block  *48 B$" cycle.txt &&
+	grep -q "^  indirectly lost  *1 block  *48 B$" cycle.txt
 '
 
 test_expect_success 'only an interior pointer left: possibly lost' '
