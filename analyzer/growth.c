@@ -590,8 +590,9 @@ static void count_hidden(struct growth *g)
 		return;
 	HASH_ITER(hh, g->set->keys, k, tmp)
 		if (k->cat != CAT_PROGRAM)
-			cat_count(&g->cat, k->cat, k->why, NULL, gkey_at(k, g->w1, 1),
-				  gkey_at(k, g->w1, 0));
+			cat_count(&g->cat, k->cat, k->why,
+				  g->o.flags & GROWTH_RULE_COUNTS ? k->rule : NULL,
+				  gkey_at(k, g->w1, 1), gkey_at(k, g->w1, 0));
 	for (i = 0; i < g->n_sites; i++)
 		if (g->sites[i].would_be) {
 			g->hidden_suspects[g->sites[i].cat]++;

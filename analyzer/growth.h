@@ -81,6 +81,9 @@ enum growth_flags {
 	GROWTH_NO_PEAK = 1 << 5,   /* no peak and no RSS figures wanted (check): without
 				      GROWTH_SERIES, a progress line or a timeline, no
 				      work per record (9% of check's instructions) */
+	GROWTH_RULE_COUNTS = 1 << 6, /* what is set apart at the window's end counts
+				      in its suppression rules (growth: their own
+				      suppressions; the gate counts the end's) */
 };
 
 /* Why the window starts where it does (growth_window_why). */

@@ -76,7 +76,11 @@ test_expect_success 'leaks: the program'"'"'s sites listed, the rest one line ea
 	jget c.json set_apart.state.import.bytes set_apart.state.interpreter.bytes \
 		set_apart.state.top_level.bytes set_apart.state.library.bytes set_apart.arenas.blocks \
 		set_apart.suppressed.rules.0.pattern "=len(j[\"sites\"])" >out &&
-	printf "5000\n7000\n5000\n32768\n2\nld-linux\n2\n" >expect && test_cmp expect out
+	printf "5000\n7000\n5000\n32768\n2\nld-linux\n2\n" >expect && test_cmp expect out &&
+	memprov growth --json cat.trace >g.json &&
+	jget g.json set_apart.suppressed.blocks set_apart.suppressed.rules.0.pattern \
+		set_apart.suppressed.rules.0.blocks set_apart.suppressed.rules.0.bytes >out &&
+	printf "1\nld-linux\n1\n304\n" >expect && test_cmp expect out
 '
 
 test_expect_success '--all lists them by category; --no-default-suppressions counts the DTV' '
