@@ -212,7 +212,8 @@ static int cmd_growth(int argc, char **argv)
 		REPORT_OPT_END,
 	};
 	struct report_args a = { .cmd = &command_growth, .opts = opts, .n_traces = 1, .many = 1,
-				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS | GROWTH_RULE_COUNTS,
+				 .o = { .flags = GROWTH_SERIES | GROWTH_PROGRESS | GROWTH_TESTS |
+						 GROWTH_RULE_COUNTS,
 					.points = 20,
 					.min_bytes = 1024 } };
 	int ret;

@@ -60,13 +60,12 @@ static void set_apart_text(FILE *out, struct growth *g)
 	size_t len = 0;
 	FILE *m;
 
-	HASH_ITER(hh, g->end_live, l, tmp) {
-		struct supp_rule *rule;
+	HASH_ITER(hh, g->end_live, l, tmp) { /* totals only: the rules' counts are the data's */
 		enum state_why why;
-		enum category cat = cat_of(c, l, &rule, &why);
+		enum category cat = cat_of(c, l, NULL, &why);
 
 		if (cat != CAT_PROGRAM)
-			cat_count(c, cat, why, rule, l->blocks, l->bytes);
+			cat_count(c, cat, why, NULL, l->blocks, l->bytes);
 	}
 	m = xopen_memstream(&text, &len);
 	cat_text(m, c, "", "shows them");
