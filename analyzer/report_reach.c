@@ -234,6 +234,9 @@ static void print_notes(FILE *f, const struct mp_rec_reach *s)
 	if (s->notes & MP_REACH_N_AS_LIMIT)
 		fprintf(f, "  note: the scan ran under the process's address-space limit "
 			"(RLIMIT_AS), which it could not lift\n");
+	if (s->notes & MP_REACH_N_HEAP_ROOTS)
+		fprintf(f, "  note: a forked child: the blocks it inherited were not scanned one by "
+			"one; the allocator's memory, with them in it, was scanned as roots\n");
 }
 
 const char *reach_when(const struct replay *r)
@@ -346,7 +349,8 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 	const struct mp_rec_reach *s = &r->reach;
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
 					     "no-main-arena", "files", "seccomp", "inherited",
-					     "python", "allocator-roots", "address-space-limit" };
+					     "python", "allocator-roots", "address-space-limit",
+					     "heap-roots" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

@@ -738,6 +738,11 @@ enum mp_reach_notes {
 	MP_REACH_N_AS_LIMIT = 1 << 9,   /* the process's address-space limit (RLIMIT_AS)
 					   was in force for the scan: it could not be
 					   lifted (to the hard limit at most) */
+	MP_REACH_N_HEAP_ROOTS = 1 << 10, /* a forked child whose inherited blocks were not
+					    in the live set (its ancestors' traces up to
+					    the fork too big to read at every exit, or
+					    closed): the allocator's memory, with those
+					    blocks in it, was scanned as roots */
 };
 
 /*

@@ -143,6 +143,7 @@ void mp_config_load(void)
 	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);
 	c->reach_timeout_ms = (unsigned)env_num("MEMPROV_REACH_TIMEOUT_MS", 0, 3600000, 30000);
 	c->reach_memory_mb = (unsigned)env_num("MEMPROV_REACH_MEMORY_MB", 1, 1048576, 2048);
+	c->reach_inherit_mb = (unsigned)env_num("MEMPROV_REACH_INHERIT_MB", 0, 1048576, 1);
 	c->output = env_str("MEMPROV_OUTPUT", MP_OUTPUT_MAX, "memprov.%p.trace");
 	c->run_index = env_str("MEMPROV_RUN_INDEX", 4096, "");
 	c->mark_on = env_str("MEMPROV_MARK_ON", 1024, "");

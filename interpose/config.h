@@ -38,6 +38,8 @@ struct mp_config {
 	int reach;                /* MEMPROV_REACH=0|1 (1): reachability scan at exit */
 	unsigned reach_timeout_ms; /* MEMPROV_REACH_TIMEOUT_MS=0..3600000 (30000) */
 	unsigned reach_memory_mb; /* MEMPROV_REACH_MEMORY_MB=1..1048576 (2048) */
+	unsigned reach_inherit_mb; /* MEMPROV_REACH_INHERIT_MB=0..1048576 (1): ancestors' traces
+				      a forked child's scan reads back (reach.c) */
 };
 
 extern struct mp_config mp_config MP_HIDDEN;

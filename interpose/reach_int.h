@@ -231,6 +231,14 @@ struct rroots {
 	const uint64_t (*alloc_maps)[2]; /* in: a malloc replacement's own mappings */
 	size_t n_alloc_maps;
 	int replacement;        /* in: a malloc replacement is in use */
+	/*
+	 * in: a forked child's inherited blocks are not in the live set:
+	 * the allocator's memory (the break's heap, glibc's other arenas, a
+	 * replacement's mappings) is scanned as roots, not left out, so that
+	 * a block of its own reached only through an inherited one is not
+	 * called lost (what that memory holds unreferenced is missed).
+	 */
+	int heap_roots;
 };
 
 /* Build the roots (reach_roots.c). */

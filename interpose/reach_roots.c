@@ -569,7 +569,7 @@ static void exclusions(struct ctx *c, uint64_t trace_inode)
 	for (i = 0; i < c->m->n; i++) {
 		const struct rvma *v = &c->m->v[i];
 
-		if (v->type == RV_HEAP || v->type == RV_SKIP ||
+		if ((v->type == RV_HEAP && !c->rr->heap_roots) || v->type == RV_SKIP ||
 		    (trace_inode && v->type == RV_FILE && v->inode == trace_inode))
 			add(c, &c->ex, v->start, v->end, 0);
 	}
@@ -602,9 +602,11 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 		else if (!rr->replacement) /* with a malloc replacement, glibc's may never be used */
 			rr->notes |= MP_REACH_N_NO_ARENA;
 	}
-	exclude_arenas(&c, ma);
-	for (i = 0; i < rr->n_alloc_maps; i++) /* a malloc replacement's arenas */
-		add(&c, &c.ex, rr->alloc_maps[i][0], rr->alloc_maps[i][1], 0);
+	if (!rr->heap_roots) {
+		exclude_arenas(&c, ma);
+		for (i = 0; i < rr->n_alloc_maps; i++) /* a malloc replacement's arenas */
+			add(&c, &c.ex, rr->alloc_maps[i][0], rr->alloc_maps[i][1], 0);
+	}
 	exclusions(&c, trace_inode);
 	thread_roots(&c, th, nth);
 	for (i = 0; i < c.mods.n; i++)
@@ -621,8 +623,8 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 	for (i = 0; i < m->n; i++) {
 		const struct rvma *v = &m->v[i];
 
-		if ((v->prot & (RP_R | RP_W)) != (RP_R | RP_W) || v->type == RV_HEAP ||
-		    v->type == RV_SKIP)
+		if ((v->prot & (RP_R | RP_W)) != (RP_R | RP_W) ||
+		    (v->type == RV_HEAP && !rr->heap_roots) || v->type == RV_SKIP)
 			continue;
 		if (v->type == RV_FILE && !m->vm_readv_ok && m->mem_fd < 0) {
 			rr->notes |= MP_REACH_N_FILES;
@@ -631,7 +633,7 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 		subtract(&c, v->start, v->end, 0, &c.ex_vma, emit_less_ex);
 	}
 	/* what the program took from the break itself: roots inside [heap] */
-	for (i = 0; i < rr->n_prog_brk; i++) {
+	for (i = 0; !rr->heap_roots && i < rr->n_prog_brk; i++) {
 		uint64_t lo = rr->prog_brk[i][0], hi = rr->prog_brk[i][1];
 
 		if (hi > c.brk)

@@ -98,6 +98,7 @@ static struct {
 	int32_t child_pid;
 } ancestors[MP_MAX_ANCESTORS];
 static int n_ancestors;
+static int forks; /* forked children this process descends from since its exec */
 static char trace_path[4096] MP_BIG_BSS;           /* absolute */
 static int stopped;
 static void *segs[MAX_SEGS] MP_BIG_BSS;            /* published with release (CAS) */
@@ -1266,6 +1267,11 @@ int mp_trace_ancestors(struct mp_ancestor *out, int max)
 	return n;
 }
 
+int mp_trace_forks(void)
+{
+	return forks;
+}
+
 uint64_t mp_trace_extent(void)
 {
 	struct mp_file_header *h = mp_header;
@@ -1301,6 +1307,7 @@ void mp_trace_fork_child(uint64_t fork_ts, uint64_t fork_extent, uint32_t thread
 	int was_ok = mp_trace_ok;
 	uint64_t i;
 
+	forks++;
 	mp_tracing = 0;
 	mp_trace_ok = 0;
 	pthread_mutex_init(&space_lock, NULL); /* another thread's, perhaps held */

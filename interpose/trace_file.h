@@ -107,5 +107,8 @@ struct mp_ancestor {
 
 /* The ancestors' traces still open, oldest first, at most max: how many. */
 int mp_trace_ancestors(struct mp_ancestor *out, int max) MP_HIDDEN;
+/* How many forks since the exec this process's memory comes through: more
+ * than mp_trace_ancestors says when a trace was let go, closed or stopped. */
+int mp_trace_forks(void) MP_HIDDEN;
 
 #endif /* MEMPROV_TRACE_FILE_H */

@@ -221,4 +221,119 @@ test_expect_success 'a parent block only its other thread held: lost in the chil
 		traces.0.inherited.lost.blocks=1
 '
 
+# A child reads its parent's trace back only while the parent had written
+# at most 1 MiB before the fork: past that (a shell with a 100,000-entry
+# array had written 61 MB, and each $(...) paid 0.2 s reading it back at
+# its exit), or with an ancestor's trace let go, the inherited blocks are
+# not in its live set and the allocator's memory is scanned as roots
+# (MEMPROV_REACH_INHERIT_MB=64 reads it back, as before): a
+# block hung on an inherited one stays reachable (it was called lost past
+# the old 64 MiB limit), the child's own dropped block is still lost.
+test_expect_success 'reach: a parent trace over 1 MiB is not read back: the heap is a root, the own leak still lost' '
+	cat >big.c <<-\EOF &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <string.h>
+	#include <sys/wait.h>
+	#include <unistd.h>
+	struct node { struct node *next; char pad[24]; };
+	struct node *head;
+	static struct node *tail;
+	__attribute__((noinline)) static void child_hangs(void)
+	{
+		tail->next = calloc(1, 4000);
+	}
+	__attribute__((noinline)) static void child_drops(void)
+	{
+		char *p = malloc(5000);
+		memset(p, 1, 5000);
+		__asm__ volatile("" : : "r"(p) : "memory");
+	}
+	int main(int argc, char **argv)
+	{
+		int i, n = atoi(argv[1]);
+		pid_t pid;
+		for (i = 0; i < n; i++) {
+			struct node *p = calloc(1, sizeof(*p));
+			if (tail) tail->next = p; else head = p;
+			tail = p;
+		}
+		pid = fork();
+		if (pid == 0) {
+			child_hangs();
+			child_drops();
+			exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		printf("child=%d head=%d\n", (int)pid, head != NULL);
+		return 0;
+	}
+	EOF
+	${CC:-cc} -g -O1 -o big big.c &&
+	for n in 10 300000; do
+		mkdir big$n &&
+		timeout 60 env MEMPROV_OUTPUT=$TRASH/big$n/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+			./big $n >big$n.out &&
+		child=$(sed -n "s/^child=\([0-9]*\).*/\1/p" big$n.out) &&
+		memprov leaks --json "big$n/$child.trace" >big$n.json &&
+		memprov leaks "big$n/$child.trace" >big$n.txt || exit 1
+	done &&
+	parent=$(ls big300000 | grep -v "^$child\.") &&
+	test $(wc -c <"big300000/$parent") -gt 1048576 &&
+	jget --check big10.json reach.status=done \
+		"=\"inherited\" in j[\"reach\"][\"notes\"]==true" \
+		"=\"heap-roots\" in j[\"reach\"][\"notes\"]==false" \
+		reach.classes.definitely_lost.bytes=5000 &&
+	jget --check big300000.json reach.status=done \
+		"=\"inherited\" in j[\"reach\"][\"notes\"]==false" \
+		"=\"heap-roots\" in j[\"reach\"][\"notes\"]==true" \
+		reach.classes.definitely_lost.bytes=5000 reach.classes.definitely_lost.blocks=1 \
+		reach.classes.unknown.blocks=300000 inherited.held.blocks=300000 \
+		"=[(s[\"frames\"][0][\"function\"], s[\"reach\"][\"still_reachable\"][\"bytes\"]) for s in j[\"sites\"] if s[\"frames\"][0][\"function\"] == \"child_hangs\"]==[[\"child_hangs\", 4000]]" &&
+	grep "note: the scan at exit did not classify the inherited blocks" big300000.txt &&
+	grep "note: a forked child: the blocks it inherited were not scanned one by one" big300000.txt &&
+	not grep "did not see the inherited" big300000.txt &&
+	test_status 1 memprov check --max-leak 4999 "big300000/$child.trace" >big-check.txt &&
+	grep "definitely lost at exit in child_drops" big-check.txt &&
+	memprov check --max-leak 5000 "big300000/$child.trace" &&
+	mkdir bigread &&
+	timeout 60 env MEMPROV_OUTPUT=$TRASH/bigread/%p.trace LD_PRELOAD=$MEMPROV_LIB \
+		MEMPROV_REACH_INHERIT_MB=64 ./big 300000 >bigread.out &&
+	child=$(sed -n "s/^child=\([0-9]*\).*/\1/p" bigread.out) &&
+	memprov leaks --json "bigread/$child.trace" >bigread.json &&
+	jget --check bigread.json "=\"inherited\" in j[\"reach\"][\"notes\"]==true" \
+		"=\"heap-roots\" in j[\"reach\"][\"notes\"]==false" \
+		reach.classes.unknown.blocks=0 reach.classes.definitely_lost.bytes=5000
+'
+
+test_expect_success 'reach: ten forks deep, the oldest ancestor let go: a block hung on its node is reachable' '
+	cat >deep.c <<-\EOF &&
+	#include <stdlib.h>
+	#include <sys/wait.h>
+	#include <unistd.h>
+	struct node { struct node *next; char pad[56]; };
+	struct node *head;
+	int main(void)
+	{
+		int depth;
+		head = calloc(1, sizeof(*head));
+		for (depth = 0; depth < 10; depth++) {
+			pid_t pid = fork();
+			if (pid)
+				_exit(waitpid(pid, NULL, 0) == pid ? 0 : 1);
+		}
+		head->next = calloc(1, 3000); /* the tenth child: hung on the first node */
+		exit(head->next ? 0 : 1);
+	}
+	EOF
+	${CC:-cc} -g -O0 -o deep deep.c &&
+	timeout 60 "$MEMPROV_CLI" run -d deepdir -- ./deep 2>/dev/null &&
+	test $(ls deepdir/*.trace | wc -l) = 11 &&
+	last=$(ls deepdir/*.trace | sort -V | tail -1) &&
+	memprov leaks --json "$last" >deep.json &&
+	jget --check deep.json reach.status=done reach.classes.definitely_lost.bytes=0 \
+		"=\"heap-roots\" in j[\"reach\"][\"notes\"]==true" &&
+	memprov check --max-leak 0 "$last"
+'
+
 test_done

@@ -408,10 +408,12 @@ done
 # Cut at the instant before the fork, the scan held hundreds of blocks
 # those threads had freed, and called them definitely lost. What stays
 # lost are the blocks in those threads' hands (a register) at the fork:
-# at most one each here.
+# at most one each here. The parent writes a few MiB before its forks:
+# MEMPROV_REACH_INHERIT_MB lets the children read that much back.
 test_expect_success 'children of a busy multithreaded parent: the scan holds the replay blocks' '
 	rm -f "$TRASH"/fb*.trace &&
 	timeout 120 env MEMPROV_OUTPUT="$TRASH/fb.%p.trace" LD_PRELOAD="$MEMPROV_LIB" \
+		MEMPROV_REACH_INHERIT_MB=64 \
 		"$BIN/reach" forkbusy 4 >fb.out &&
 	test "$(ls "$TRASH"/fb.*.trace | wc -l)" = 5 &&
 	n=0 &&
