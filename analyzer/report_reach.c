@@ -59,6 +59,10 @@ const char *reach_why_not(const struct replay *r)
 		if (r->reach.notes & MP_REACH_N_AS_LIMIT)
 			return "the scan ran out of memory: the process's address-space limit "
 			       "(RLIMIT_AS, ulimit -v), which it could not lift, left it no room";
+		if (r->reach.notes & MP_REACH_N_MEM_ROOM)
+			return "the scan ran out of memory: it takes at most half the memory the "
+			       "process had left (under its cgroup's memory limit, or the "
+			       "system's available memory), not to be what pushes it over";
 		return "the scan ran out of memory (MEMPROV_REACH_MEMORY_MB, or mmap failed)";
 	case MP_REACH_NOTRACE: return "the scan could not read the trace back";
 	case MP_REACH_UNSUPPORTED:
@@ -350,7 +354,7 @@ void reach_json(FILE *f, const struct reach_view *v, const struct replay *r)
 	static const char *const notes[] = { "threads", "unreadable", "own-frames",
 					     "no-main-arena", "files", "seccomp", "inherited",
 					     "python", "allocator-roots", "address-space-limit",
-					     "heap-roots" };
+					     "heap-roots", "memory-room" };
 	unsigned i, k = 0;
 
 	fprintf(f, "\"reach\":{\"status\":\"%s\",\"shown\":%s,\"reason\":",

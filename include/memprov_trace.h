@@ -743,6 +743,10 @@ enum mp_reach_notes {
 					    the fork too big to read at every exit, or
 					    closed): the allocator's memory, with those
 					    blocks in it, was scanned as roots */
+	MP_REACH_N_MEM_ROOM = 1 << 11,  /* with status MEMORY: the scan's bound was half
+					   the memory the process had left (its
+					   cgroup's limit, or the system's available
+					   memory), under MEMPROV_REACH_MEMORY_MB */
 };
 
 /*

@@ -33,6 +33,9 @@ enum {
 
 /* Bounded memory from raw anonymous mappings (reach_mem.c). */
 void rmem_init(uint64_t limit) MP_HIDDEN;
+/* After rmem_init: once the scan's memory would pass at, bound() is called
+ * (once) and the limit lowered to what it returns (a short scan never asks). */
+void rmem_bound_later(uint64_t at, uint64_t (*bound)(void)) MP_HIDDEN;
 void *rmem_alloc(size_t len) MP_HIDDEN;              /* zeroed; NULL over the bound */
 void *rmem_buffer(size_t len) MP_HIDDEN;             /* the same, its pages faulted as used */
 void *rmem_table(size_t len) MP_HIDDEN;              /* the same, every page touched now */
@@ -240,6 +243,13 @@ struct rroots {
 	 */
 	int heap_roots;
 };
+
+/*
+ * The memory the process may still take (reach_room.c): the room under
+ * its memory cgroup's limits (reclaimable file pages counted as room) and
+ * the system's MemAvailable, the smaller; UINT64_MAX when neither is known.
+ */
+uint64_t rroom_bytes(void) MP_HIDDEN;
 
 /* Build the roots (reach_roots.c). */
 int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,

@@ -59,6 +59,8 @@ static struct {
 	int arena;    /* cut from the arena: never unmapped by itself */
 } maps[MAX_MAPS] MP_BIG_BSS;
 static uint64_t used, peak, limit;
+static uint64_t check_at;            /* past this, ask recheck for the bound, once */
+static uint64_t (*recheck)(void);
 static int failed, pool_at = -1, pools, n_slots; /* slots below n_slots were ever used */
 static char *arena;        /* NULL: not made (yet), or refused */
 static size_t arena_cut;   /* bytes cut from its start */
@@ -79,6 +81,26 @@ void rmem_own(uintptr_t addr, size_t len)
 	n_own++;
 }
 
+void rmem_bound_later(uint64_t at, uint64_t (*bound)(void))
+{
+	check_at = at;
+	recheck = bound;
+}
+
+/* Would the scan's memory reach total past its bound? */
+static int over(uint64_t total)
+{
+	if (total > check_at && recheck) {
+		uint64_t (*fn)(void) = recheck, b;
+
+		recheck = NULL;
+		b = fn();
+		if (b < limit)
+			limit = b;
+	}
+	return total > limit;
+}
+
 void rmem_init(uint64_t lim)
 {
 	/* only the slots used (a forked child's copy): the table is 10 KiB of bss */
@@ -87,6 +109,7 @@ void rmem_init(uint64_t lim)
 	used = peak = 0;
 	limit = lim;
 	failed = 0;
+	recheck = NULL;
 	pool_at = -1;
 	pools = 0;
 	n_own = 0;
@@ -192,7 +215,7 @@ static void *alloc(size_t len, int populate)
 	len = page_round(len ? len : 1);
 	for (i = 0; i < MAX_MAPS && maps[i].p; i++)
 		;
-	if (i == MAX_MAPS || len > limit || used + len > limit) {
+	if (i == MAX_MAPS || len > limit || over(used + len)) {
 		failed = 1;
 		return NULL;
 	}
@@ -219,7 +242,7 @@ static void *pool_cut(size_t len)
 	void *p;
 
 	len = (len + POOL_ALIGN - 1) & ~(size_t)(POOL_ALIGN - 1);
-	if (used + len > limit)
+	if (over(used + len))
 		return NULL;
 	if (pool_at < 0 || maps[pool_at].cut + len > maps[pool_at].len) {
 		size_t plen = pool_at < 0 ? POOL_FIRST : maps[pool_at].len * 2;
@@ -327,7 +350,7 @@ int rmem_grow(void **pp, size_t *cap, size_t elem, size_t need)
 		return 0;
 	}
 	old = maps[i].len;
-	if (used - old + len > limit) {
+	if (over(used - old + len)) {
 		failed = 1;
 		return -1;
 	}
