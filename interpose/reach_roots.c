@@ -573,8 +573,63 @@ static void exclusions(struct ctx *c, uint64_t trace_inode)
 		    (trace_inode && v->type == RV_FILE && v->inode == trace_inode))
 			add(c, &c->ex, v->start, v->end, 0);
 	}
-	for (i = 0; i < c->l->first[RG_REG]; i++)
-		add(c, &c->ex, c->l->b[i].addr, c->l->b[i].addr + c->l->b[i].size, 0);
+}
+
+/*
+ * ex, sorted and merged, with the live blocks of the groups before
+ * RG_REG merged in: each group is sorted by address already, so a merge
+ * of sorted runs, in one pass. Appended to ex and sorted with it, 3
+ * million blocks took rsort's heapsort fallback: a fifth of the scan.
+ */
+static void merge_blocks(struct ctx *c, struct rlist *ex)
+{
+	const struct rlive *l = c->l;
+	size_t at[RG_REG], i = 0, g, n = l->first[RG_REG];
+	struct rlist out;
+
+	if (c->err || !n)
+		return;
+	memset(&out, 0, sizeof(out));
+	if (rmem_grow((void **)&out.v, &out.cap, sizeof(*out.v), ex->n + n)) {
+		c->err = RX_NOMEM;
+		return;
+	}
+	for (g = 0; g < RG_REG; g++)
+		at[g] = l->first[g];
+	for (;;) {
+		uint64_t s = UINT64_MAX, e = 0;
+		int from = -1;
+
+		if (i < ex->n) {
+			s = ex->v[i].start;
+			e = ex->v[i].end;
+		}
+		for (g = 0; g < RG_REG; g++)
+			if (at[g] < l->first[g + 1] && l->b[at[g]].addr < s) {
+				s = l->b[at[g]].addr;
+				e = s + l->b[at[g]].size;
+				from = (int)g;
+			}
+		if (from < 0 && i >= ex->n)
+			break;
+		if (from < 0)
+			i++;
+		else
+			at[from]++;
+		if (e <= s)
+			continue;
+		if (out.n && s <= out.v[out.n - 1].end) {
+			if (e > out.v[out.n - 1].end)
+				out.v[out.n - 1].end = e;
+			continue;
+		}
+		out.v[out.n].start = s;
+		out.v[out.n].end = e;
+		out.v[out.n].flags = 0;
+		out.n++;
+	}
+	rmem_free(ex->v);
+	*ex = out;
 }
 
 int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,
@@ -614,6 +669,9 @@ int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m
 	if (c.err)
 		return c.err;
 	normalize(&c.ex);
+	merge_blocks(&c, &c.ex);
+	if (c.err)
+		return c.err;
 	normalize(&c.ex_vma);
 	for (i = 0; i < c.mods.n; i++)
 		subtract(&c, c.mods.v[i].start, c.mods.v[i].end, c.mods.v[i].flags, &c.ex, emit_root);

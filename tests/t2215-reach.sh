@@ -439,6 +439,33 @@ test_expect_success 'the frees waiting for 8 threads are forgotten: 6 million ev
 	jget --check xtlong.json reach.status=done "=j[\"reach\"][\"mem_bytes\"]<14*1024*1024==true"
 '
 
+# The scan's own memory grows with the live blocks: 24 bytes an address
+# in its table, filled to three quarters past a million slots. A million
+# live 32 B blocks took 101.5 MB of its own (32 bytes an address, half
+# full, and the old table beside the new one while it doubled), 76 MB now;
+# every block is still reachable.
+test_expect_success 'a million live blocks: the scan takes under 80 B of its own a block' '
+	cat >million.c <<-\EOF &&
+	#include <stdlib.h>
+	void **keep;
+	int main(void)
+	{
+		int i;
+		keep = malloc(1000000 * sizeof(*keep));
+		for (i = 0; i < 1000000; i++)
+			keep[i] = calloc(1, 32);
+		return 0;
+	}
+	EOF
+	${CC:-cc} -O1 -o million million.c &&
+	timeout 120 env MEMPROV_OUTPUT="$TRASH/million.trace" LD_PRELOAD="$MEMPROV_LIB" ./million &&
+	memprov leaks --json million.trace >million.json &&
+	jget --check million.json reach.status=done reach.classes.still_reachable.blocks=1000001 \
+		reach.classes.definitely_lost.blocks=0 \
+		"=j[\"reach\"][\"mem_bytes\"]<80*1000000==true" &&
+	jget million.json reach.mem_bytes
+'
+
 # Frees wait in their thread's queue: main's last frees, in the chunk it
 # took before its threads started (read early, stamped last), hold back
 # main's queue only. In one ring they held back every free read after
