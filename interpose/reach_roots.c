@@ -632,7 +632,7 @@ static void merge_blocks(struct ctx *c, struct rlist *ex)
 	*ex = out;
 }
 
-int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,
+MP_REALIGN int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,
 		 const struct rthread *th, size_t nth, uint64_t trace_inode)
 {
 	struct ctx c;
