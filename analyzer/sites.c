@@ -36,7 +36,8 @@ static void pick_python(const struct replay *r, const struct replay_stack *st, s
 
 		p->function = pc ? pc->name : "<unknown code>";
 		p->file = pc ? pc->file : NULL;
-		p->line = st->python[i].line;
+		/* 0: entering the function: its first line (the def) */
+		p->line = st->python[i].line || !pc ? st->python[i].line : pc->first_line;
 	}
 }
 

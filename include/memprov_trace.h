@@ -467,7 +467,8 @@ _Static_assert(sizeof(struct mp_rec_unmap) == 32, "unmap record layout");
  */
 struct mp_pyframe {
 	uint32_t code_id;   /* an MP_REC_PYCODE id */
-	uint32_t line;
+	uint32_t line;      /* 0: entering the function, before its body ran (reports
+			       show its first line), or not known */
 };
 
 struct mp_rec_stack {

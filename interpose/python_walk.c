@@ -161,6 +161,15 @@ static uint32_t pw_gen = 1;
 struct pw_frame {
 	const char *code;
 	int addr;                 /* byte offset of the current instruction, or -1 */
+	/*
+	 * Entering its function: no instruction of its body run yet (3.10:
+	 * no instruction; 3.11 on: at most up to the RESUME that starts
+	 * it). What is allocated then is the interpreter's doing: a trace
+	 * function's call event (3.11 makes the code's line table there,
+	 * coverage's tracer reads the code), a frame's prologue. Recorded as
+	 * line 0, which the analyzer shows as the function's first line.
+	 */
+	int entry;
 };
 
 static inline const char *rd_ptr(const char *base, unsigned off)
@@ -229,12 +238,14 @@ static int pw_walk(const char *ts, struct pw_frame *out, int max)
 					continue; /* not started yet */
 				units = (instr - start) / 2;
 				out[n].addr = units < 0 || units > (1L << 28) ? -1 : (int)units * 2;
+				out[n].entry = units <= (long)rd_int(code, L->co_firsttraceable);
 			}
 		} else {
 			code = rd_ptr(f, L->f_code);
 			if (!pw_is_code(code))
 				return -1;
 			out[n].addr = rd_int(f, L->f_instr) * 2;
+			out[n].entry = out[n].addr < 0; /* f_lasti -1: not started */
 		}
 		out[n++].code = code;
 	}
@@ -474,7 +485,7 @@ int pywalk_capture(struct mp_pyframe *out, int max)
 	n = pw_walk(ts, fr, max);
 	for (i = 0; i < n; i++) {
 		out[i].code_id = pw_code_id(fr[i].code);
-		out[i].line = pw_line(&fr[i]);
+		out[i].line = fr[i].entry ? 0 : pw_line(&fr[i]);
 	}
 	return n > 0 ? n : 0;
 }
@@ -495,7 +506,7 @@ int pywalk_capture_thread(const void *ts, struct mp_pyframe *out, int max, uint3
 	n = pw_walk((const char *)ts, fr, max);
 	for (i = 0; i < n; i++) {
 		out[i].code_id = pw_code_id(fr[i].code);
-		out[i].line = pw_line(&fr[i]);
+		out[i].line = fr[i].entry ? 0 : pw_line(&fr[i]);
 	}
 	return n > 0 ? n : 0;
 }
