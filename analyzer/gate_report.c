@@ -85,23 +85,40 @@ static int in_libc(const struct sym_frame *f)
 }
 
 /*
- * The native frame to name: the innermost with a source line, a readable
- * file preferred, memprov's, the CUDA libraries' and libc's own frames
- * left out; -1: none (the site is named by its innermost frame, without
- * a line: a frame of a library without line tables is a better name
- * than the line where its thread started).
+ * The C++ standard library: its headers' templates, inlined into the
+ * program (std::vector's push_back allocates in new_allocator.h), and
+ * its shared object. A site named there says which container, not which
+ * of the program's lines (`in std::__new_allocator<int>::allocate at
+ * /usr/include/c++/12/bits/new_allocator.h:137`).
+ */
+static int in_cxx_std(const struct sym_frame *f)
+{
+	const char *b = module_name(f);
+
+	return (f->file && strstr(f->file, "/include/c++/")) ||
+	       (b && (!strncmp(b, "libstdc++.so", 12) || !strncmp(b, "libc++.so", 9)));
+}
+
+/*
+ * The native frame to name: the innermost with a source line, outside
+ * the C++ standard library and with a readable file preferred, in that
+ * order; memprov's, the CUDA libraries' and libc's own frames left out;
+ * -1: none (the site is named by its innermost frame, without a line: a
+ * frame of a library without line tables is a better name than the line
+ * where its thread started).
  */
 static ssize_t site_native_frame(const struct site *s)
 {
 	size_t j;
 	int pass;
 
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 4; pass++)
 		for (j = 0; j < s->n_native; j++) {
 			const struct sym_frame *f = s->native[j];
 
 			if (f->file && f->line > 0 && !f->memprov && !in_cuda_lib(f) &&
-			    !in_libc(f) && (pass || !access(f->file, R_OK)))
+			    !in_libc(f) && (pass >= 2 || !in_cxx_std(f)) &&
+			    ((pass & 1) || !access(f->file, R_OK)))
 				return (ssize_t)j;
 		}
 	return -1;

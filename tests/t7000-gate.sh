@@ -465,4 +465,42 @@ test_expect_success 'growth with one mark (--mark-on a function that ran once): 
 	grep -q "^  (one mark: " g.out
 '
 
+# A C++ container allocates in the standard library's headers, inlined
+# into the program: the gate named `std::__new_allocator<int>::allocate at
+# /usr/include/c++/12/bits/new_allocator.h:137` and a GitHub annotation
+# pointed there. It names the program's line now, the headers' frames
+# still listed.
+test_expect_success 'C++ containers: the gate names the program line, not the standard library header' '
+	cat >cxx.cc <<-\EOF &&
+	#include <map>
+	#include <string>
+	#include <vector>
+	struct Holder { std::vector<int> v; std::map<int, std::string> m; };
+	static void fill(Holder *h)
+	{
+		for (int i = 0; i < 100; i++) {
+			h->v.push_back(i); // VEC
+			h->m[i] = std::string(100, 0x78); // MAP
+		}
+	}
+	int main()
+	{
+		Holder *h = new Holder;
+		fill(h);
+		h = nullptr;
+		return 0;
+	}
+	EOF
+	${CXX:-c++} -g -O2 -o cxx cxx.cc &&
+	trace cxx ./cxx &&
+	test_status 1 memprov check --annotations cxx.trace >cxx-ann.out &&
+	grep "^::" cxx-ann.out >cxx-ann && cat cxx-ann &&
+	not grep "include/c++" cxx-ann &&
+	test "$(grep -c "^::error file=$TRASH/cxx.cc,line=9," cxx-ann)" = 2 &&
+	grep -q "^::error file=$TRASH/cxx.cc,line=8,.* in fill at $TRASH/cxx.cc:8 " cxx-ann &&
+	test_status 1 memprov check cxx.trace >cxx.txt &&
+	grep -q "^      std::__new_allocator<int>::allocate(unsigned long, void const\*) /usr/include/c++/" cxx.txt &&
+	grep -q "#[0-9] heap operator new: 512 B in 1 block indirectly lost at exit in fill at $TRASH/cxx.cc:8$" cxx.txt
+'
+
 test_done
