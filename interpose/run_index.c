@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,14 +34,26 @@
 #define INDEX_LINE 2048
 
 static struct mp_owned_fd index_fd = { .fd = -1 };
+/* descriptors scarce (mp_fds_scarce): the index is opened at each event */
+static char index_path[4096];
+
+static int index_sys_open(const char *path)
+{
+	return mp_sys_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
 
 void mp_index_open(const char *path)
 {
 	int fd;
 
-	if (!path || !path[0] || index_fd.fd >= 0)
+	if (!path || !path[0] || index_fd.fd >= 0 || index_path[0])
 		return;
-	fd = mp_sys_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = index_sys_open(path);
+	if (fd >= 0 && mp_fds_scarce() && strlen(path) < sizeof(index_path)) {
+		mp_sys_close(fd);
+		mp_strlcpy(index_path, path, sizeof(index_path));
+		return;
+	}
 	if (fd < 0 || mp_fd_adopt(&index_fd, fd) < 0)
 		mp_warn("cannot open the run directory's index: ", path);
 }
@@ -78,12 +91,18 @@ void mp_index_event(const char *event, int32_t pid, int32_t ppid, uint64_t mono_
 {
 	char line[INDEX_LINE], *p = line, *end = line + sizeof(line) - 1;
 	int fd = __atomic_load_n(&index_fd.fd, __ATOMIC_ACQUIRE);
-	int saved = errno;
+	int saved = errno, each = 0;
 	struct mp_xfsz x;
 	long r;
 
-	if (fd < 0 || !mp_fd_ours(&index_fd))
+	if (index_path[0]) {
+		fd = index_sys_open(index_path);
+		each = 1;
+	}
+	if (fd < 0 || (!each && !mp_fd_ours(&index_fd))) {
+		errno = saved;
 		return;
+	}
 	put(&p, end, event);
 	sep(&p, end);
 	put_num(&p, end, pid);
@@ -100,6 +119,8 @@ void mp_index_event(const char *event, int32_t pid, int32_t ppid, uint64_t mono_
 	mp_xfsz_hold(&x);
 	r = mp_syscall(SYS_write, fd, line, (size_t)(p - line));
 	mp_xfsz_release(&x, r < 0 && errno == EFBIG);
+	if (each)
+		mp_sys_close(fd);
 	errno = saved;
 }
 

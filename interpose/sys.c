@@ -464,6 +464,14 @@ void mp_warn(const char *msg1, const char *msg2)
 	errno = saved;
 }
 
+int mp_fds_scarce(void)
+{
+	struct rlimit rl;
+
+	return !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	       rl.rlim_cur < MP_FDS_SCARCE;
+}
+
 /*
  * The lowest number memprov's descriptors take: high in the soft limit
  * (896 of the usual 1024), where programs that open files one by one

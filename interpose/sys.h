@@ -196,6 +196,17 @@ int mp_maps_each(int (*fn)(uintptr_t lo, uintptr_t hi, const char *rest, void *a
 int mp_as_limited(void) MP_HIDDEN;
 
 /*
+ * Whether the descriptor limit (RLIMIT_NOFILE's soft limit) is under
+ * MP_FDS_SCARCE: memprov then keeps open no descriptor but its trace's
+ * (the RSS samples and the run index open theirs each time). A shell
+ * moves a descriptor it saves to 10 or above: under `ulimit -n 12` with
+ * `memprov run -d` dash's `exec 3>file` failed (Too many open files),
+ * memprov's trace, statm and index taking 8 to 10 and its own save 11.
+ */
+#define MP_FDS_SCARCE 64
+int mp_fds_scarce(void) MP_HIDDEN;
+
+/*
  * A write of memprov's own past the program's file-size limit
  * (RLIMIT_FSIZE: sshd's pre-authentication child sets it to 0, and its
  * stderr may be a file) fails with EFBIG and raises SIGXFSZ, whose

@@ -50,6 +50,7 @@ static struct {
 	char pad[48];
 } rss = { UINT64_MAX, 0, { 0 } };
 static struct mp_owned_fd statm_fd = { -1, 0, 0 };
+static int statm_each_time; /* descriptors scarce: statm opened at each sample */
 
 /*
  * Timestamps. What a stamp must get right is the order of events across
@@ -379,9 +380,18 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 {
 	uint64_t v[2];
 
-	/* the program may have closed our fd and reused its number */
-	if (!mp_fd_ours(&statm_fd) || parse_statm(statm_fd.fd, v))
+	if (statm_each_time) {
+		int fd = mp_proc_open("statm", 0);
+		int bad = fd < 0 || parse_statm(fd, v);
+
+		if (fd >= 0)
+			mp_sys_close(fd);
+		if (bad)
+			return -1;
+	} else if (!mp_fd_ours(&statm_fd) || parse_statm(statm_fd.fd, v)) {
+		/* the program may have closed our fd and reused its number */
 		return -1;
+	}
 	if (!v[0]) {
 		/* all zeros: the main thread has left; this thread's view */
 		int fd = mp_proc_open("statm", 1);
@@ -407,6 +417,7 @@ MP_REALIGN static void rss_write(uint64_t ts)
 	if (read_statm(&vm, &res)) {
 		__atomic_store_n(&rss.next_ns, UINT64_MAX, __ATOMIC_RELAXED);
 		statm_fd.fd = -1; /* not ours any more, or never was: never close it */
+		statm_each_time = 0;
 		errno = saved;
 		return;
 	}
@@ -436,7 +447,7 @@ static __attribute__((noinline)) void rss_due(uint64_t ts)
 /* A sample now, whatever the interval (marks, exit, trace open). */
 void mp_record_rss(void)
 {
-	if (!mp_trace_ok || !rss.interval_ns || statm_fd.fd < 0)
+	if (!mp_trace_ok || !rss.interval_ns || (statm_fd.fd < 0 && !statm_each_time))
 		return;
 	if (MP_UNLIKELY(!mp_self.w.serial))
 		thread_start();
@@ -455,9 +466,18 @@ void mp_rss_open(void)
 	mp_stamp_after(mp_now()); /* after the header's start */
 	rss.interval_ns = (uint64_t)mp_config.rss_interval_ms * 1000000u;
 	rss.next_ns = UINT64_MAX;
-	if (!rss.interval_ns ||
-	    mp_fd_adopt(&statm_fd, mp_proc_open("statm", 0)))
+	if (!rss.interval_ns)
 		return;
+	statm_each_time = mp_fds_scarce();
+	if (statm_each_time) {
+		int fd = mp_proc_open("statm", 0);
+
+		if (fd < 0)
+			return;
+		mp_sys_close(fd);
+	} else if (mp_fd_adopt(&statm_fd, mp_proc_open("statm", 0))) {
+		return;
+	}
 	rss.next_ns = mp_now() + rss.interval_ns;
 }
 

@@ -949,4 +949,20 @@ test_expect_success 'memprov run: a child exec'"'"'d as another user writes noth
 	test_cmp asuser-bare.out asuser2.out
 '
 
+# A shell saves a descriptor it redirects to 10 or above. Under `ulimit
+# -n 12` or 14, memprov run -d held the trace, /proc/self/statm and the
+# run index at 8 to 13: dash's `exec 3>file` failed (Too many open
+# files, status 1). Under 64 descriptors memprov keeps only its trace
+# open; the RSS samples and the index open theirs each time.
+test_expect_success 'ulimit -n 12 and 14, run -d: a shell redirects as bare; RSS samples and the index are written' '
+	for n in 12 14; do
+		rm -rf "nf$n" &&
+		sh -c "ulimit -n $n; exec dash -c '"'"'exec 3>f3; echo hi >&3; cat f3'"'"'" >bare$n.out 2>&1 &&
+		sh -c "ulimit -n $n; MEMPROV_RSS_INTERVAL_MS=1 exec \"$MEMPROV_CLI\" run -d nf$n -- dash -c '"'"'exec 3>f3; echo hi >&3; cat f3; i=0; while [ \$i -lt 3000 ]; do i=\$((i+1)); done'"'"'" >mp$n.out 2>mp$n.err &&
+		test_cmp bare$n.out mp$n.out &&
+		test "$(grep -c "^exit" "nf$n/index")" = 2 &&
+		memprov dump "$(ls -S "nf$n"/*.trace | head -1)" | grep -q " rss " || exit 1
+	done
+'
+
 test_done
