@@ -17,6 +17,10 @@
 
 #define PERTEST_START "test-start "
 #define PERTEST_END "test-end "
+/* around the setup of a fixture that outlives the test (class, module,
+ * package, session scope): what it made is not the test's */
+#define PERTEST_FIX_START "fixture-start "
+#define PERTEST_FIX_END "fixture-end "
 
 struct ptest {
 	char *nodeid;
@@ -30,6 +34,9 @@ struct pertest {
 	struct replay_live *start;   /* live at the running test's start */
 	int running;                 /* tests[n - 1] started and has not ended */
 	size_t unmatched;            /* test-end marks that end no running test */
+	struct replay_live *fix_start; /* live at the outermost fixture setup's start */
+	struct replay_live *fixtures;  /* what the running test's fixture setups made */
+	int fix_depth;                 /* fixture setups under way (one inside another) */
 };
 
 void pertest_init(struct pertest *p);
@@ -38,7 +45,7 @@ void pertest_release(struct pertest *p);
 /* A replay_mark_fn: arg is the struct pertest. */
 int pertest_on_mark(struct replay *r, const struct replay_mark *m, void *arg);
 
-/* Is label a test mark (start or end)? */
+/* Is label a test mark (a test's or a fixture's, start or end)? */
 int pertest_is_mark(const char *label);
 
 #endif /* MEMPROV_PERTEST_H */

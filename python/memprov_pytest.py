@@ -20,7 +20,10 @@ failure pytest keeps for post-mortem debugging (sys.last_traceback and its
 frames: what a failing or xfail test held) is let go, as pytest does at
 the next test's call. A label
 holds 255 bytes at most: a longer node id keeps its end, which names the
-test. The plugin calls memprov_mark from libmemprov.so, which memprov
+test. A fixture that outlives the test (class, module, package or
+session scope) is set up between "fixture-start NAME" and "fixture-end
+NAME", in the setup of the first test that asks for it: what it made
+there is not that test's. The plugin calls memprov_mark from libmemprov.so, which memprov
 preloads; in a process without memprov it does nothing at all (no garbage
 collection either). It imports nothing of memprov's: the test process
 needs no memprov package.
@@ -88,6 +91,21 @@ def pytest_fixture_post_finalizer(fixturedef, request):
     global _old_fixture_ended
     if getattr(fixturedef, "scope", "function") != "function":
         _old_fixture_ended = True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """Marks around the setup of a fixture that outlives the test (class,
+    module, package or session scope): it is set up in the setup of the
+    first test that asks for it, and what it made is not that test's."""
+    outlives = _mark is not None and getattr(fixturedef, "scope", "function") != "function"
+    if outlives:
+        _mark(label("fixture-start ", fixturedef.argname))
+    try:
+        yield
+    finally:
+        if outlives:
+            _mark(label("fixture-end ", fixturedef.argname))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -174,4 +174,43 @@ test_expect_success 'per test: one library-made block a test, kept by every test
 	grep "FAIL test_keep_each.py::test_keep\[9\]: kept 195.4 KiB in 1 block" ke.check
 '
 
+# A module or session fixture is set up in the setup of the first test
+# that asks for it and outlives that test: what it made was charged to
+# that test (a module fixture's 100 KB buffer: FAIL test_a, kept 146 KiB
+# with the session one). The plugin marks the setup of such a fixture
+# and the check sets what grew there aside; a function fixture that keeps
+# something in a global is still the test's.
+test_expect_success 'module and session fixtures are not kept by the first test that asks for them' '
+	mkdir -p sf && cat >sf/test_sf.py <<-\EOF &&
+	import pytest
+	KEEP = []
+	@pytest.fixture(scope="module")
+	def big():
+	    return bytearray(100000)
+	@pytest.fixture(scope="session")
+	def table():
+	    return [bytearray(50000)]
+	@pytest.fixture
+	def leaky():
+	    KEEP.append(bytearray(30000))
+	    return 1
+	def test_a(big, table):
+	    assert len(big) == 100000
+	def test_b(big, table):
+	    assert len(table) == 1
+	def test_c(leaky):
+	    assert leaky == 1
+	EOF
+	(cd sf && timeout 120 "$MEMPROV_CLI" run --pytest -o "$TRASH/sf.trace" -- \
+		/usr/bin/python3 -m pytest -q -p no:cacheprovider test_sf.py >../sf.out 2>/dev/null) &&
+	grep "3 passed" sf.out &&
+	memprov dump sf.trace | grep -c " mark .*fixture-start " >nfix &&
+	test "$(cat nfix)" = 2 &&
+	test_status 1 memprov check sf.trace >sf.check &&
+	cat sf.check &&
+	grep "per test: 3 tests, 1 over budget" sf.check &&
+	grep "FAIL test_sf.py::test_c: kept 29.3 KiB" sf.check &&
+	not grep "FAIL test_sf.py::test_a" sf.check
+'
+
 test_done
