@@ -375,33 +375,32 @@ static int parse_statm(int fd, uint64_t v[2])
 	return k < 2 ? -1 : 0;
 }
 
+/* statm opened for one read (/proc/thread-self's when thread is set). */
+static int parse_statm_once(int thread, uint64_t v[2])
+{
+	int fd = mp_proc_open("statm", thread);
+	int bad = fd < 0 || parse_statm(fd, v);
+
+	if (fd >= 0)
+		mp_sys_close(fd);
+	return bad ? -1 : 0;
+}
+
 /* The process's size and resident memory, in bytes, from /proc/self/statm. */
 static int read_statm(uint64_t *vm, uint64_t *res)
 {
 	uint64_t v[2];
 
 	if (statm_each_time) {
-		int fd = mp_proc_open("statm", 0);
-		int bad = fd < 0 || parse_statm(fd, v);
-
-		if (fd >= 0)
-			mp_sys_close(fd);
-		if (bad)
+		if (parse_statm_once(0, v))
 			return -1;
 	} else if (!mp_fd_ours(&statm_fd) || parse_statm(statm_fd.fd, v)) {
 		/* the program may have closed our fd and reused its number */
 		return -1;
 	}
-	if (!v[0]) {
-		/* all zeros: the main thread has left; this thread's view */
-		int fd = mp_proc_open("statm", 1);
-		int bad = fd < 0 || parse_statm(fd, v);
-
-		if (fd >= 0)
-			mp_sys_close(fd);
-		if (bad)
-			return -1;
-	}
+	/* all zeros: the main thread has left; this thread's view */
+	if (!v[0] && parse_statm_once(1, v))
+		return -1;
 	*vm = v[0] * mp_header->page_size;
 	*res = v[1] * mp_header->page_size;
 	return 0;

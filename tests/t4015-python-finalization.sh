@@ -72,13 +72,7 @@ def work():
 work()
 EOF2
 
-pythons() {
-	echo /usr/bin/python3
-	for v in 3.9.18 3.10.13 3.11.7 3.12.1 3.13.0; do
-		[ -x "$PYENV/$v/bin/python3" ] && echo "$PYENV/$v/bin/python3"
-	done
-	return 0
-}
+pythons() { test_pythons 3.9.18 3.10.13 3.11.7 3.12.1 3.13.0; }
 
 test_expect_success 'finalizers, generators and the program s own stdout: the same output as bare, gate ok' '
 	pythons >pys

@@ -12,7 +12,6 @@
 # still fails the gate at its line, traced or not.
 . "$(dirname "$0")/test-lib.sh"
 
-PYENV=/root/.pyenv/versions
 jget() { /usr/bin/python3 "$TOP/tests/progs/json_get.py" "$@"; }
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" ||
 	test_skip "interpose/libmemprov.so or analyzer/memprov not built"
@@ -74,13 +73,7 @@ def test_two():
     assert app.work(5) == 5
 EOF
 
-pythons() {
-	echo /usr/bin/python3
-	for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
-		[ -x "$PYENV/$v/bin/python3" ] && echo "$PYENV/$v/bin/python3"
-	done
-	return 0
-}
+pythons() { test_pythons 3.10.13 3.11.7 3.12.1 3.13.0; }
 
 test_expect_success 'a trace function set in main: the code objects entered first under it are not kept by them' '
 	pythons >pys

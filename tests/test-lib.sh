@@ -49,6 +49,15 @@ test_status() {
 	echo "test_status: exit $test_status_got, expected $test_status_want: $*" >&2
 	return 1
 }
+# test_pythons V...: /usr/bin/python3, then the pyenv versions V installed
+test_pythons() {
+	echo /usr/bin/python3
+	for test_pythons_v in "$@"; do
+		test_pythons_p=/root/.pyenv/versions/$test_pythons_v/bin/python3
+		[ -x "$test_pythons_p" ] && echo "$test_pythons_p"
+	done
+	return 0
+}
 # not CMD...: CMD fails (a `! CMD` line is not checked under set -e)
 not() {
 	if "$@"; then
