@@ -12,7 +12,6 @@
 # finalization) memprov collects there, where an enabled gc would have.
 . "$(dirname "$0")/test-lib.sh"
 
-PYENV=/root/.pyenv/versions
 
 cat >"$TRASH/fin.py" <<\EOF2
 import sys
