@@ -965,4 +965,34 @@ test_expect_success 'ulimit -n 12 and 14, run -d: a shell redirects as bare; RSS
 	done
 '
 
+# A program that opens descriptors until open fails, then exits, left the
+# scan none for /proc/self/maps: no scan, and the gate counted all it
+# held live (100 reachable blocks: 6,400 B, FAIL). The scan raises the
+# soft limit by 16 for itself (the hard one only where the process may)
+# and puts it back.
+test_expect_success 'a program that used up its descriptors: the scan still runs under the soft limit, gate ok' '
+	cat >allfds.c <<-\EOF &&
+	#include <fcntl.h>
+	#include <stdio.h>
+	#include <stdlib.h>
+	char *keep[100];
+	int main(void)
+	{
+		int i, n = 0;
+		for (i = 0; i < 100; i++)
+			keep[i] = malloc(64);
+		while (open("/dev/null", O_RDONLY) >= 0)
+			n++;
+		printf("opened %d\n", n);
+		return 0;
+	}
+	EOF
+	${CC:-cc} -O1 -o allfds allfds.c &&
+	sh -c "ulimit -Sn 256; exec \"$MEMPROV_CLI\" run --check -o af.trace -- ./allfds" >af.out 2>af.err &&
+	grep "^opened 2[0-9][0-9]$" af.out &&
+	memprov leaks --json af.trace >af.json &&
+	jget --check af.json reach.status=done reach.classes.definitely_lost.blocks=0 \
+		"=j[\"reach\"][\"classes\"][\"still_reachable\"][\"blocks\"]>=100==true"
+'
+
 test_done
