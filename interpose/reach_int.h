@@ -157,6 +157,14 @@ struct rmaps {
 	int32_t tid;       /* the scanning thread: process_vm_readv's target (alive,
 			      where the main thread may have left) */
 	int all_safe;      /* some thread runs: read everything fault-safe */
+	/*
+	 * A forked child whose inherited blocks are not in the live set
+	 * (rroots.heap_roots): only the pages it wrote since the fork (no
+	 * longer shared with its parent: exclusively mapped, as the page map
+	 * says) can hold a pointer to a block of its own; the others are not
+	 * read.
+	 */
+	int own_pages_only;
 };
 
 /* vm_readv 0: never use process_vm_readv (a seccomp filter may forbid it). */

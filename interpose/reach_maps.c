@@ -31,6 +31,7 @@
 #define PM_PRESENT 63            /* /proc/self/pagemap entry bits */
 #define PM_SWAPPED 62
 #define PM_FILE 61               /* a file page or shared anonymous memory */
+#define PM_EXCLUSIVE 56          /* mapped by this process only (Linux 4.2) */
 #define PAGEMAP_BATCH 4096       /* entries per read: 16 MiB of addresses */
 
 static uint64_t *safe_buf;
@@ -412,6 +413,11 @@ static void words_piece(const struct rmaps *m, uint64_t a, uint64_t b, int safe,
  * page on a VM, more than the page map costs for the whole range. A
  * written page of a private file mapping is the process's own copy, no
  * longer backed by the file, so it is read in place as anonymous memory.
+ * With own_pages_only, a present page of a private mapping still shared
+ * (with the parent a forked child came from) is skipped too: the child
+ * never wrote it, so it holds no pointer to the child's own blocks (a
+ * child of a parent with 300,000 live blocks read 14.5 MB of roots at
+ * its exit, 34 KB so).
  */
 static void words_touched(const struct rmaps *m, const struct rvma *v, uint64_t a, uint64_t b,
 			  rwords_fn fn, void *arg, uint32_t *unreadable)
@@ -419,6 +425,8 @@ static void words_touched(const struct rmaps *m, const struct rvma *v, uint64_t 
 	uint64_t page = 4096, pa;
 	int priv_file = v->type == RV_FILE && !(v->prot & RP_SHARED);
 	int safe = m->all_safe || (v->type == RV_FILE && !priv_file);
+	/* shared memory: a page the parent maps too may hold what the child wrote */
+	int own_only = m->own_pages_only && !(v->prot & RP_SHARED);
 
 	if (m->pagemap_fd < 0 || (b - a < PAGEMAP_MIN && !priv_file)) {
 		words_piece(m, a, b, safe || v->type == RV_FILE, fn, arg, unreadable);
@@ -444,7 +452,8 @@ static void words_touched(const struct rmaps *m, const struct rvma *v, uint64_t 
 			int touched = (e >> PM_SWAPPED) & 1;
 
 			if ((e >> PM_PRESENT) & 1)
-				touched = !priv_file || !((e >> PM_FILE) & 1);
+				touched = (!priv_file || !((e >> PM_FILE) & 1)) &&
+					  (!own_only || ((e >> PM_EXCLUSIVE) & 1));
 			if (touched && !run)
 				run = p;
 			if (!touched && run) {
