@@ -60,13 +60,15 @@
 /*
  * A forked child's scan reads its ancestors' traces up to the fork (their
  * blocks are in its memory), newest first, as long as what they wrote
- * before the fork totals at most MEMPROV_REACH_INHERIT_MB (1 MiB). Reading them back costs the child
- * its parent's whole history at every exit (3 ms a MiB here): a shell
- * whose trace was 61 MB paid 0.2 s at each $(...), 36 times the bare
- * script's time for 30 of them. Past it, or with a trace closed or
- * stopped, the inherited blocks are not in the live set and the
- * allocator's memory is scanned as roots instead (rroots.heap_roots):
- * its read costs what the heap's size does, not what its history does.
+ * before the fork totals at most MEMPROV_REACH_INHERIT_MB (1 MiB).
+ * Reading them back costs the child its parent's whole history at every
+ * exit (3 ms a MiB here): a shell whose trace was 61 MB paid 0.2 s at
+ * each $(...), 36 times the bare script's time for 30 of them. Past it,
+ * or with a trace closed or stopped, the inherited blocks are not in the
+ * live set: the allocator's memory is scanned as roots instead
+ * (rroots.heap_roots), and only the pages the child wrote since the fork
+ * are read (rmaps.own_pages_only): what the child changed, not what its
+ * parent did before.
  * A child running CPython does not read them at all: reports judge a
  * Python program by what is live, not by its classes, and marking a whole
  * inherited interpreter (numpy imported: 230 ms) at each worker's exit

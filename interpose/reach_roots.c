@@ -633,7 +633,7 @@ static void merge_blocks(struct ctx *c, struct rlist *ex)
 }
 
 MP_REALIGN int rroots_build(struct rroots *rr, const struct rlive *l, const struct rmaps *m,
-		 const struct rthread *th, size_t nth, uint64_t trace_inode)
+			    const struct rthread *th, size_t nth, uint64_t trace_inode)
 {
 	struct ctx c;
 	uint64_t ma = 0;
