@@ -199,7 +199,7 @@ static int cgroup_line(char *line, void *arg)
 	return 0;
 }
 
-/* The n-th space-separated field of a mountinfo line (0-based), cut in place. */
+/* The next space-separated field of a mountinfo line, cut in place (*s moves past it). */
 static char *field(char **s)
 {
 	char *f = *s, *e;
@@ -229,11 +229,11 @@ static int mount_line(char *line, void *arg)
 	for (i = 0; i < 5; i++)
 		if (!(f[i] = field(&s)))
 			return 0;
-	/* optional fields until " - " */
-	rest = s ? strstr(s, "- ") : NULL;
+	/* the mount options and optional fields, until " - " */
+	rest = s ? strstr(s, " - ") : NULL;
 	if (!rest)
 		return 0;
-	rest += 2;
+	rest += 3;
 	fstype = field(&rest);
 	field(&rest); /* the source */
 	super = rest ? rest : none;
