@@ -58,6 +58,13 @@ static void kind_add(struct replay *r, const struct replay_block *b)
 		k->peak_blocks = k->live_blocks;
 }
 
+/* Free b, taken out of the live set, unless an adopted array holds it. */
+static void block_free(struct replay_block *b)
+{
+	if (b && !b->in_slab)
+		free(b);
+}
+
 /* Take b out of the live set and its kind's live figures; b stays allocated. */
 static void block_unlink(struct replay *r, struct replay_block *b)
 {
@@ -88,7 +95,7 @@ static void block_insert(struct replay *r, struct replay_block *b)
 	if (old) {
 		/* its free was not seen (untraced path): the new block wins */
 		block_unlink(r, old);
-		free(old);
+		block_free(old);
 	}
 	block_add(r, b);
 }
@@ -132,7 +139,7 @@ static struct replay_thread *thread_get(struct replay *r, uint32_t serial)
 
 static void drop_stash(struct replay_thread *th)
 {
-	free(th->stash);
+	block_free(th->stash);
 	th->stash = NULL;
 	th->realloc_pending = 0;
 }
@@ -140,7 +147,7 @@ static void drop_stash(struct replay_thread *th)
 /* The thread's last GPU free is not to be undone any more. */
 static void drop_gpu_stash(struct replay_thread *th)
 {
-	free(th->gpu_stash);
+	block_free(th->gpu_stash);
 	th->gpu_stash = NULL;
 	th->gpu_free_pending = 0;
 }
@@ -344,7 +351,7 @@ static void do_unmap(struct replay *r, uint64_t addr, uint64_t len)
 
 		block_unlink(r, b);
 		if (addr <= bs && end >= be) {
-			free(b);
+			block_free(b);
 			continue;
 		}
 		if (bs < addr && be > end) {
@@ -407,7 +414,7 @@ static void do_free(struct replay *r, struct replay_thread *th, const struct mp_
 	if (f->h.flags & MP_RF_REALLOC)
 		th->stash = b;
 	else
-		free(b);
+		block_free(b);
 }
 
 static void do_gpu_alloc(struct replay *r, struct replay_thread *th, const struct mp_rec_gpu_alloc *a)
@@ -503,7 +510,7 @@ static void do_ctx_reset(struct replay *r, struct replay_thread *th, const struc
 		if (c->device != -1 && b->device != c->device)
 			continue;
 		block_remove(r, b);
-		free(b);
+		block_free(b);
 		r->ctx_reset_frees++;
 	}
 }
@@ -1068,14 +1075,21 @@ void replay_release(struct replay *r)
 	struct replay_thread *t, *tt;
 	size_t i;
 
-	HASH_ITER(hh, r->blocks, b, bt) {
-		HASH_DEL(r->blocks, b);
-		free(b);
+	/* the tables at once, then each block (a delete a block is what a
+	 * forked family's check spent on letting each child's go) */
+	for (i = 0; i < 2; i++) {
+		struct replay_block **table = i ? &r->mmaps : &r->blocks;
+
+		b = *table;
+		HASH_CLEAR(hh, *table);
+		for (; b; b = bt) {
+			bt = b->hh.next;
+			block_free(b);
+		}
 	}
-	HASH_ITER(hh, r->mmaps, b, bt) {
-		HASH_DEL(r->mmaps, b);
-		free(b);
-	}
+	for (i = 0; i < r->n_slabs; i++)
+		free(r->slabs[i]);
+	free(r->slabs);
 	range_index_release(&r->mmap_index);
 	free(r->unmap_hits);
 	free(r->running);
@@ -1160,14 +1174,27 @@ void replay_adopt(struct replay *r, const struct replay *from)
 	uint64_t seen[ADOPT_SEEN] = { 0 };
 	const struct replay_pycode *p, *pt;
 	const struct replay_block *b, *tmp;
-	size_t i;
+	size_t n = HASH_COUNT(from->blocks) + HASH_COUNT(from->mmaps), k = 0, i;
+	/* one array for them all: a malloc and a free a block were a fifth of it */
+	struct replay_block *slab = n ? xcalloc(n, sizeof(*slab)) : NULL;
 
+	if (slab) {
+		r->slabs = xrealloc(r->slabs, (r->n_slabs + 1) * sizeof(*r->slabs));
+		r->slabs[r->n_slabs++] = slab;
+	}
 	for (i = 0; i < 2; i++)
 		HASH_ITER(hh, tables[i], b, tmp) {
-			struct replay_block *nb = block_new(b->key.kind, b->key.addr, b->size,
-							    adopted_id(b->stack), b->func, b->device, b->ts);
+			struct replay_block *nb = &slab[k++];
 			uint64_t *s = &seen[(b->stack * 0x9e3779b97f4a7c15ull) >> 56];
 
+			nb->key.addr = b->key.addr;
+			nb->key.kind = b->key.kind;
+			nb->size = b->size;
+			nb->stack = adopted_id(b->stack);
+			nb->func = b->func;
+			nb->device = b->device;
+			nb->ts = b->ts;
+			nb->in_slab = 1;
 			nb->weight = b->weight;
 			nb->inherited = 1;
 			nb->interp = b->interp;

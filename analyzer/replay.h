@@ -35,6 +35,7 @@ struct replay_block {
 	uint8_t inherited; /* a forked child's: its parent held it at the fork */
 	uint8_t interp;    /* CPython's own: MP_RF_INTERP (remade after a fork), or
 			      pymalloc's arena table and radix tree (replay.c) */
+	uint8_t in_slab;   /* one of replay_adopt's arrays: freed with it, not alone */
 	uint16_t thread;   /* the serial of the thread that allocated it, mod 2^16 */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
@@ -161,6 +162,8 @@ typedef int (*replay_mark_fn)(struct replay *r, const struct replay_mark *m, voi
 struct replay {
 	struct trace *trace;
 	struct replay_block *blocks;      /* every kind but mmap */
+	struct replay_block **slabs;      /* replay_adopt's arrays of inherited blocks */
+	size_t n_slabs;
 	struct replay_block *mmaps;       /* mmap blocks, by address */
 	struct range_index mmap_index;    /* the same, ordered: searched by range */
 	struct replay_block **unmap_hits; /* do_unmap's scratch: blocks a munmap meets */
