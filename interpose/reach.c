@@ -548,7 +548,7 @@ MP_REALIGN static int scan_locked(struct dl_phdr_info *info, size_t size, void *
 	if (!r)
 		r = rmaps_read(&maps, !j->sandboxed);
 	maps.all_safe = j->st.stopped != j->st.threads;
-	maps.own_pages_only = roots.heap_roots;
+	maps.own_pages_only = roots.heap_roots && !r && rmaps_exclusive_works(&maps);
 	if (!r)
 		r = rroots_build(&roots, &j->live, &maps, th, n + 1,
 				 fd >= 0 && !mp_sys_fstat(fd, &st) ? (uint64_t)st.st_ino : 0);

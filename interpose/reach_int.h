@@ -167,6 +167,8 @@ struct rmaps {
 	int own_pages_only;
 };
 
+/* Does the page map tell pages mapped by this process only (Linux 4.2)? */
+int rmaps_exclusive_works(const struct rmaps *m) MP_HIDDEN;
 /* vm_readv 0: never use process_vm_readv (a seccomp filter may forbid it). */
 int rmaps_read(struct rmaps *m, int vm_readv) MP_HIDDEN;
 void rmaps_close(struct rmaps *m) MP_HIDDEN;

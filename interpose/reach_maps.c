@@ -70,6 +70,19 @@ static const uint64_t *pm_entries(int fd, uint64_t pg, size_t n)
 	return pg + n <= pm_lo + pm_n ? pm_buf + (pg - lo) : NULL;
 }
 
+int rmaps_exclusive_works(const struct rmaps *m)
+{
+	volatile uint64_t probe = 0x6d656d70726f76ull; /* written now: this page is ours alone */
+	const uint64_t *pm;
+
+	if (m->pagemap_fd < 0)
+		return 0;
+	pm = pm_entries(m->pagemap_fd, (uint64_t)(uintptr_t)&probe / 4096, 1);
+	(void)probe;
+	/* before Linux 4.2 the bit is 0 for every page: not to be trusted */
+	return pm && ((*pm >> PM_PRESENT) & 1) && ((*pm >> PM_EXCLUSIVE) & 1);
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
