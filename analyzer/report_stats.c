@@ -42,6 +42,55 @@ static const struct replay_failure **sorted_failures(const struct replay *r, siz
 	return v;
 }
 
+/*
+ * What each kind held at the end of the Python main module (the last
+ * MP_RF_MAIN_END mark): the instant `leaks` and `check` judge a Python
+ * program at, where `live at end` is the trace's end, after the
+ * interpreter's finalization freed most of it.
+ */
+struct main_end {
+	int seen;
+	uint64_t ts;
+	uint64_t bytes[MP_KIND_COUNT], blocks[MP_KIND_COUNT];
+};
+
+static int on_mark(struct replay *r, const struct replay_mark *m, void *arg)
+{
+	struct main_end *e = arg;
+	unsigned k;
+
+	if (!(m->flags & MP_RF_MAIN_END))
+		return 0;
+	e->seen = 1;
+	e->ts = m->ts;
+	for (k = 1; k < MP_KIND_COUNT; k++) {
+		e->bytes[k] = r->kinds[k].live_bytes;
+		e->blocks[k] = r->kinds[k].live_blocks;
+	}
+	return 0;
+}
+
+static void main_end_text(const struct replay *r, const struct main_end *e)
+{
+	char b[HUMAN_LEN], c[HUMAN_LEN], w[HUMAN_LEN];
+	unsigned k;
+	int first = 1;
+
+	if (!e->seen)
+		return;
+	printf("  at the end of the Python main module, %s (what leaks and check judge):",
+	       human_ns(w, sizeof(w), trace_rel(r->trace, e->ts)));
+	for (k = 1; k < MP_KIND_COUNT; k++) {
+		if (!e->blocks[k] && !e->bytes[k])
+			continue;
+		printf("%s %s %s in %s block%s", first ? "" : ";", kind_name(k),
+		       bytes_exact(b, sizeof(b), e->bytes[k]), fmt_count(c, sizeof(c), e->blocks[k]),
+		       e->blocks[k] == 1 ? "" : "s");
+		first = 0;
+	}
+	printf("%s\n", first ? " nothing" : "");
+}
+
 static uint64_t duration(const struct replay *r)
 {
 	const struct trace *t = r->trace;
@@ -54,7 +103,8 @@ static uint64_t duration(const struct replay *r)
 	return end - t->hdr.start_mono_ns;
 }
 
-static void print_text(const struct replay *r, const struct reach_view *rv)
+static void print_text(const struct replay *r, const struct reach_view *rv,
+		       const struct main_end *me)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
@@ -113,6 +163,7 @@ static void print_text(const struct replay *r, const struct reach_view *rv)
 		printf("live at end %s in %s block%s\n", bytes_exact(b3, sizeof(b3), kd->live_bytes),
 		       fmt_count(c1, sizeof(c1), kd->live_blocks), kd->live_blocks == 1 ? "" : "s");
 	}
+	main_end_text(r, me);
 	reach_text_summary(stdout, rv, r);
 	if (r->have_reach && r->reach.status == MP_REACH_DONE)
 		printf("  the scan took %s and %s of its own memory\n",
@@ -133,7 +184,8 @@ static void print_text(const struct replay *r, const struct reach_view *rv)
 	free(fails);
 }
 
-static void print_json(const struct replay *r, const struct reach_view *rv)
+static void print_json(const struct replay *r, const struct reach_view *rv,
+		       const struct main_end *me)
 {
 	const struct trace *t = r->trace;
 	const struct replay_failure **fails;
@@ -185,7 +237,17 @@ static void print_json(const struct replay *r, const struct reach_view *rv)
 		       kd->peak_blocks, kd->peak_bytes ? trace_rel(t, kd->peak_ts) : 0,
 		       kd->live_bytes, kd->live_blocks);
 	}
-	printf("},");
+	printf("},\"main_end\":");
+	if (me->seen) {
+		printf("{\"at_ns\":%" PRIu64 ",\"kinds\":{", trace_rel(t, me->ts));
+		for (k = 1; k < MP_KIND_COUNT; k++)
+			printf("%s\"%s\":{\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64 "}",
+			       k > 1 ? "," : "", kind_name(k), me->bytes[k], me->blocks[k]);
+		printf("}}");
+	} else {
+		printf("null");
+	}
+	printf(",");
 	reach_json(stdout, rv, r);
 	printf(",\"failures\":[");
 	fails = sorted_failures(r, &n);
@@ -205,6 +267,7 @@ static int cmd_stats(int argc, char **argv)
 	static const struct option opts[] = { REPORT_OPT_JSON, REPORT_OPT_PARENT, REPORT_OPT_END };
 	struct report_args a = { .cmd = &command_stats, .opts = opts, .n_traces = 1, .many = 1 };
 	struct reach_view rv;
+	struct main_end me;
 	struct trace t;
 	struct replay r;
 	char *one = NULL;
@@ -233,16 +296,17 @@ static int cmd_stats(int argc, char **argv)
 			       usage_error(&command_stats, "--json takes one trace: run `memprov stats --json` on each");
 		}
 	}
-	ret = report_replay(&t, &r, one ? one : a.traces[0], NULL, NULL);
+	memset(&me, 0, sizeof(me));
+	ret = report_replay(&t, &r, one ? one : a.traces[0], on_mark, &me);
 	free(one);
 	if (ret)
 		return EXIT_FAIL;
 	inherit_held(&r);
 	reach_view_totals(&rv, &r);
 	if (a.flags & REPORT_JSON)
-		print_json(&r, &rv);
+		print_json(&r, &rv, &me);
 	else
-		print_text(&r, &rv);
+		print_text(&r, &rv, &me);
 	reach_view_free(&rv);
 	return report_close(&t, &r);
 }

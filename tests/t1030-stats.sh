@@ -104,4 +104,30 @@ test_expect_success 'a running trace cut short: duration to the last record, cut
 	memprov stats r.trace 2>/dev/null | grep -Fx "trace: cut at offset 4208"
 '
 
+# A Python program is judged at the end of its main module: stats says
+# what each kind held then beside "live at end" (the trace's end, after
+# finalization freed most of it), as leaks does.
+test_expect_success 'stats: what each kind held at the end of the Python main module' '
+	gen pm <<-\EOF &&
+	header pid=7 state=exited exit=0 start=1000 end=5000 cmd="python3 app.py"
+	thread 1
+	stack ts=1000 id=1 native=0x1000
+	alloc ts=1100 func=malloc kind=heap addr=0x10 size=100 stack=1
+	alloc ts=1200 func=malloc kind=heap addr=0x20 size=200 stack=1
+	alloc ts=1300 func=mmap kind=mmap addr=0x100000 size=4096 stack=1
+	mark ts=2000 serial=2 label="__main__ end" flags=main-end
+	free ts=3000 func=free kind=heap addr=0x20
+	munmap ts=3100 addr=0x100000 len=4096
+	EOF
+	memprov stats pm.trace >pm.txt &&
+	grep -x "  at the end of the Python main module, 1.0 µs (what leaks and check judge): heap 300 B in 2 blocks; mmap 4.0 KiB (4,096 B) in 1 block" pm.txt &&
+	grep "^  heap .*live at end 100 B in 1 block$" pm.txt &&
+	memprov stats --json pm.trace >pm.json &&
+	jget pm.json main_end.at_ns main_end.kinds.heap.live_bytes main_end.kinds.heap.live_blocks \
+		main_end.kinds.mmap.live_bytes kinds.heap.live_bytes >out &&
+	printf "1000\n300\n2\n4096\n100\n" >expect && test_cmp expect out &&
+	memprov stats --json s.trace >s2.json &&
+	jget s2.json main_end >out && echo null >expect && test_cmp expect out
+'
+
 test_done
