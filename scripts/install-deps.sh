@@ -57,7 +57,7 @@ Python 3 at /usr/bin/python3|python3|[ -x "$PY" ]
 numpy for /usr/bin/python3|python3-numpy|pyhas numpy
 psutil for /usr/bin/python3|python3-psutil|pyhas psutil
 pytest for /usr/bin/python3|python3-pytest|pyhas pytest
-coverage for /usr/bin/python3 (t4016)|python3-coverage|pyhas coverage
+coverage for /usr/bin/python3 (t4017)|python3-coverage|pyhas coverage
 jsonschema for /usr/bin/python3|python3-jsonschema|pyhas jsonschema
 CPython as a shared library (an application embedding it)|libpython3.11|[ -e /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 ]
 valgrind|valgrind|has valgrind

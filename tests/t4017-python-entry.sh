@@ -1,5 +1,5 @@
 #!/bin/sh
-# t4016: what the interpreter allocates while a function is being
+# t4017: what the interpreter allocates while a function is being
 # entered, before any instruction of its body ran, is not the function's
 # own: a trace function's call event makes and keeps data for the code
 # object (CPython 3.11 builds a line table for tracing, 532 B for a small
