@@ -489,10 +489,10 @@ void inherit_text(FILE *f, const struct replay *r, const char *indent)
 	if (r->have_reach && r->reach.status == MP_REACH_DONE && in->held_blocks &&
 	    (r->reach.notes & MP_REACH_N_HEAP_ROOTS))
 		fprintf(f, "%snote: the scan at exit did not classify the inherited blocks (the "
-			"parent's trace was too big to read back at every exit, or closed): it "
-			"scanned the allocator's memory, them included, as roots, so a block reached "
-			"only through one of them is reachable, and a lost one that stale memory there "
-			"points to is missed\n", indent);
+			"parent's trace too big to read back at every exit, MEMPROV_REACH_INHERIT_MB, "
+			"more than 8 forks deep, or a trace that stopped): a block reached only "
+			"through one of them is reachable, and a lost one is missed where memory the "
+			"child wrote still points to it\n", indent);
 	else if (r->have_reach && r->reach.status == MP_REACH_DONE && in->held_blocks &&
 		 !(r->reach.notes & MP_REACH_N_INHERITED))
 		fprintf(f, "%snote: the scan at exit did not see the inherited blocks: a block reached "

@@ -35,7 +35,7 @@
 
 static struct mp_owned_fd index_fd = { .fd = -1 };
 /* descriptors scarce (mp_fds_scarce): the index is opened at each event */
-static char index_path[4096];
+static char index_path[4096] MP_BIG_BSS;
 
 static int index_sys_open(const char *path)
 {
