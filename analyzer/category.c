@@ -360,6 +360,14 @@ enum category cat_of(struct classifier *c, const struct replay_live *l, struct s
 			*why = WHY_INTERPRETER;
 		return CAT_STATE;
 	}
+	if (l->key.sigstack && !(c->flags & CAT_ALL) && supp_sigstack_rule(c->supp)) {
+		/* a thread's alternate signal stack: in use, kept on purpose */
+		if (rule)
+			*rule = supp_sigstack_rule(c->supp);
+		if (why)
+			*why = WHY_INTERPRETER;
+		return CAT_SUPPRESSED;
+	}
 	if (l->key.held && (c->flags & CAT_RUNNING) && !(c->flags & CAT_ALL)) {
 		if (rule)
 			*rule = NULL;

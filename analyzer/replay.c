@@ -265,7 +265,7 @@ static void pya_note(struct replay *r, struct replay_thread *th, const struct mp
 			struct replay_block *t = block_find(r, MP_KIND_HEAP, th->pya_addr);
 
 			if (t && t->stack == a->stack && t->func == MP_FN_realloc) {
-				t->interp = 1;
+				t->interp |= REPLAY_INTERP;
 				r->pya_table = th->pya_addr;
 			}
 		}
@@ -275,7 +275,7 @@ static void pya_note(struct replay *r, struct replay_thread *th, const struct mp
 		th->pya_stack = a->stack;
 	} else if (state == PYA_ARENA && a->h.func == MP_FN_calloc && a->stack == th->pya_stack &&
 		   ((a->size == 1u << 17 && th->pya_bot) || (a->size == 1u << 18 && th->pya_mid))) {
-		b->interp = 1;
+		b->interp |= REPLAY_INTERP;
 		if (a->size == 1u << 17)
 			th->pya_bot--;
 		else
@@ -321,7 +321,7 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 	old_addr = is_realloc && th->stash ? th->stash->key.addr : 0;
 	drop_stash(th);
 	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
-	b->interp = (a->h.flags & MP_RF_INTERP) != 0;
+	b->interp = a->h.flags & MP_RF_INTERP ? REPLAY_INTERP : 0;
 	b->thread = (uint16_t)th->serial;
 	pya_note(r, th, a, b, old_addr, old_size);
 	if (a->h.flags & MP_RF_SAMPLED)
@@ -805,6 +805,36 @@ static void do_reach(struct replay *r, const struct mp_rec_reach *rr)
 				b->reach = MP_REACH_REACHABLE;
 }
 
+/*
+ * A thread's alternate signal stack set or disabled: the block that
+ * starts at its address (a heap block, else a mapping) is the stack
+ * while the thread keeps it; the one it had before is no longer.
+ */
+static void do_sigstack(struct replay *r, struct replay_thread *th, const struct mp_rec_sigstack *s)
+{
+	static const uint8_t kinds[] = { MP_KIND_HEAP, MP_KIND_MMAP };
+	struct replay_block *b;
+	size_t i;
+
+	if (th->sigstack_addr) {
+		b = block_find(r, th->sigstack_kind, th->sigstack_addr);
+		if (b)
+			b->interp &= (uint8_t)~REPLAY_SIGSTACK;
+		th->sigstack_addr = 0;
+	}
+	if (!s->addr)
+		return;
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		b = block_find(r, kinds[i], s->addr);
+		if (!b || s->size > b->size)
+			continue;
+		b->interp |= REPLAY_SIGSTACK;
+		th->sigstack_addr = s->addr;
+		th->sigstack_kind = kinds[i];
+		return;
+	}
+}
+
 /* Apply one record. Returns nonzero when a callback asks to stop. */
 static int apply(struct replay *r, const struct mp_rec_head *h)
 {
@@ -831,6 +861,7 @@ static int apply(struct replay *r, const struct mp_rec_head *h)
 	case MP_REC_REACH_BLOCKS: do_reach_blocks(r, (const void *)h); break;
 	case MP_REC_REACH: do_reach(r, (const void *)h); break;
 	case MP_REC_PYTHREAD: do_pythread(r, (const void *)h); break;
+	case MP_REC_SIGSTACK: do_sigstack(r, th, (const void *)h); break;
 	case MP_REC_MARK:
 		drop_stash(th);
 		stop = do_mark(r, (const void *)h);
@@ -936,7 +967,9 @@ static struct replay_live *snapshot(const struct replay *r, unsigned cls, int he
 			key.func = b->func;
 			key.kind = b->key.kind;
 			key.inherited = b->inherited;
-			key.interp = b->interp;
+			key.interp = b->interp & REPLAY_INTERP;
+			/* a lost one is not in use: no pointer to it is left */
+			key.sigstack = (b->interp & REPLAY_SIGSTACK) && b->reach <= MP_REACH_REACHABLE;
 			key.held = (uint8_t)block_held(r, b, keys);
 			HASH_FIND(hh, live, &key, sizeof(key), l);
 			if (!l) {

@@ -33,12 +33,16 @@ struct replay_block {
 	uint16_t func;
 	uint8_t reach;     /* enum mp_reach_class from the scan at exit; 0: none */
 	uint8_t inherited; /* a forked child's: its parent held it at the fork */
-	uint8_t interp;    /* CPython's own: MP_RF_INTERP (remade after a fork), or
-			      pymalloc's arena table and radix tree (replay.c) */
+	uint8_t interp;    /* REPLAY_INTERP: CPython's own: MP_RF_INTERP (remade
+			      after a fork), or pymalloc's arena table and radix
+			      tree (replay.c); REPLAY_SIGSTACK: a thread's
+			      alternate signal stack now (MP_REC_SIGSTACK) */
 	uint8_t in_slab;   /* one of replay_adopt's arrays: freed with it, not alone */
 	uint16_t thread;   /* the serial of the thread that allocated it, mod 2^16 */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
+#define REPLAY_INTERP 1
+#define REPLAY_SIGSTACK 2
 _Static_assert(sizeof(struct replay_block) <= 112, "a live block's size: the replay's memory");
 
 /* Bytes and blocks a live block counts for (sampled blocks are weighted). */
@@ -129,6 +133,10 @@ struct replay_thread {
 	uint8_t pya_state;
 	uint8_t pya_bot, pya_mid; /* radix tree nodes the last arena may bring */
 	uint64_t pya_addr, pya_stack;
+	/* the thread's alternate signal stack (MP_REC_SIGSTACK): the block it
+	 * lies at the start of, by address and kind; addr 0: none */
+	uint64_t sigstack_addr;
+	uint8_t sigstack_kind;
 };
 
 /*
@@ -231,7 +239,9 @@ struct replay_live {
 		uint8_t held;      /* at the end of the main module: held by a frame
 				      still running in another thread
 				      (replay_snapshot_main_end) */
-		uint8_t pad[2];
+		uint8_t sigstack;  /* a thread's alternate signal stack, not found
+				      lost by the scan at exit (kept apart: in use) */
+		uint8_t pad[1];
 	} key;
 	uint64_t blocks, bytes;
 	/* the most of them that have one size: numpy's cache keeps at most

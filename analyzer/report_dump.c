@@ -156,6 +156,10 @@ static void dump_record(const struct mp_rec_head *h)
 		printf("pythread tid=%u stack=0x%" PRIx64, ((const struct mp_rec_pythread *)h)->tid,
 		       ((const struct mp_rec_pythread *)h)->stack);
 		break;
+	case MP_REC_SIGSTACK:
+		printf("sigstack addr=0x%" PRIx64 " size=%" PRIu64, ((const struct mp_rec_sigstack *)h)->addr,
+		       ((const struct mp_rec_sigstack *)h)->size);
+		break;
 	case MP_REC_REACH_BLOCKS: {
 		const struct mp_rec_reach_blocks *b = (const void *)h;
 		uint32_t i;

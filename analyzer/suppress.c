@@ -31,7 +31,10 @@
  * pymalloc's arenas) is not here: category.c sets it apart in every report.
  */
 enum { ANY = 0, OWNER = SUPP_OWNER, HOST = SUPP_HOST, SMALL = SUPP_SMALL, FIRST = SUPP_FIRST,
-       KEPT = SUPP_KEPT, FEW = SUPP_FEW, NATIVE = SUPP_NATIVE, UNDER_LIB = SUPP_UNDER_LIB };
+       KEPT = SUPP_KEPT, FEW = SUPP_FEW, NATIVE = SUPP_NATIVE, UNDER_LIB = SUPP_UNDER_LIB,
+       SIGSTACK = SUPP_SIGSTACK };
+
+#define SIGSTACK_PATTERN "<sigaltstack>"
 
 static const struct { const char *pattern; unsigned flags; const char *why; } defaults[] = {
 	/* numpy keeps up to 7 freed blocks of each size under 1 KiB (data,
@@ -131,6 +134,11 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	{ "cudart::", OWNER | HOST, "CUDA runtime state (static runtime)" },
 	{ "libnvidia-", OWNER | HOST, "CUDA driver helper libraries" },
 	{ "fake_cudart.c", OWNER | HOST, "the fake CUDA runtime's state (tests; static runtime)" },
+	/* a block a thread set as its alternate signal stack, while it is
+	 * (CPython's faulthandler.enable(): 16.5 KiB under the line that
+	 * called it); no pattern: the trace says which block (MP_REC_SIGSTACK) */
+	{ SIGSTACK_PATTERN, SIGSTACK | KEPT,
+	  "a thread's alternate signal stack (sigaltstack: faulthandler.enable()), in use while set" },
 };
 
 void supp_init(struct suppressions *s)
@@ -165,6 +173,16 @@ static struct supp_rule *add(struct suppressions *s, const char *pattern, size_t
 	if (r->interpreter)
 		r->flags = SUPP_OWNER;
 	return r;
+}
+
+struct supp_rule *supp_sigstack_rule(struct suppressions *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->rules[i].flags & SUPP_SIGSTACK)
+			return &s->rules[i];
+	return NULL;
 }
 
 void supp_add_defaults(struct suppressions *s)
@@ -312,7 +330,8 @@ unsigned supp_shape(uint64_t blocks, uint64_t bytes, uint64_t one_size)
 /* Is rule of this type, and for memory of this kind and shape (supp_shape)? */
 static int rule_applies(const struct supp_rule *rule, unsigned type, unsigned kind, unsigned shape)
 {
-	return (rule->type & type) && (!(rule->flags & SUPP_HOST) || is_host(kind)) &&
+	return (rule->type & type) && !(rule->flags & SUPP_SIGSTACK) &&
+	       (!(rule->flags & SUPP_HOST) || is_host(kind)) &&
 	       !(rule->flags & (SUPP_SMALL | SUPP_FEW | SUPP_UNDER_LIB) & ~shape) &&
 	       !((rule->flags & SUPP_KEPT) && (type & SUPP_LOST));
 }

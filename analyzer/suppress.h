@@ -46,6 +46,9 @@ enum supp_flags {
 	SUPP_NATIVE = 1 << 6,   /* match native frames only, never a Python file or function */
 	SUPP_UNDER_LIB = 1 << 7,/* only where the innermost Python frame is library code
 				   (the standard library's, an installed package's) */
+	SUPP_SIGSTACK = 1 << 8, /* no pattern: a block that is a thread's alternate
+				   signal stack while the thread keeps it (sigaltstack,
+				   replay: key.sigstack); category.c applies it */
 };
 
 #define SUPP_SMALL_BLOCK 1024
@@ -79,6 +82,8 @@ void supp_init(struct suppressions *s);
 void supp_release(struct suppressions *s);
 /* Add the built-in default rules (leak: and growth: both). */
 void supp_add_defaults(struct suppressions *s);
+/* The default rule for signal stacks (SUPP_SIGSTACK), or NULL: no defaults. */
+struct supp_rule *supp_sigstack_rule(struct suppressions *s);
 /* Read a suppression file; returns 0, or -1 after an error naming FILE:LINE. */
 int supp_load(struct suppressions *s, const char *path);
 

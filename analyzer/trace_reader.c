@@ -313,6 +313,7 @@ static const char *check_record(const struct mp_rec_head *h)
 		[MP_REC_REACH] = sizeof(struct mp_rec_reach),
 		[MP_REC_REACH_BLOCKS] = sizeof(struct mp_rec_reach_blocks),
 		[MP_REC_PYTHREAD] = sizeof(struct mp_rec_pythread),
+		[MP_REC_SIGSTACK] = sizeof(struct mp_rec_sigstack),
 	};
 
 	if (h->size < min_size[h->type])

@@ -313,6 +313,7 @@ enum mp_rec_type {
 	MP_REC_REACH = 15,      /* the reachability scan at exit: status, totals */
 	MP_REC_REACH_BLOCKS = 16, /* lost blocks of one kind and class, by address */
 	MP_REC_PYTHREAD = 17,   /* a Python thread still running at the next mark */
+	MP_REC_SIGSTACK = 18,   /* a thread's alternate signal stack (sigaltstack) */
 	MP_REC_TYPE_COUNT
 };
 
@@ -557,6 +558,25 @@ struct mp_rec_pythread {
 	uint64_t stack;
 };
 _Static_assert(sizeof(struct mp_rec_pythread) == 32, "pythread record layout");
+
+/*
+ * MP_REC_SIGSTACK, 32 bytes: the writing thread's alternate signal stack,
+ * as sigaltstack() set it: the stack at [addr, addr + size), in use by the
+ * kernel for that thread's handlers until the thread exits or sets
+ * another; addr 0 and size 0: it was disabled (SS_DISABLE). The memory is
+ * the program's own (a heap block or a mapping it made for the purpose,
+ * CPython's faulthandler.enable()): the reports set such a block apart as
+ * state while it is the thread's stack. Written only for a call that
+ * succeeded. An older reader skips it.
+ *
+ *   16 addr   24 size
+ */
+struct mp_rec_sigstack {
+	struct mp_rec_head h;
+	uint64_t addr;
+	uint64_t size;
+};
+_Static_assert(sizeof(struct mp_rec_sigstack) == 32, "sigstack record layout");
 
 /*
  * MP_REC_PYCODE, 32 + names (padded to 8): a Python code object, by id.

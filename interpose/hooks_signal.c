@@ -803,3 +803,36 @@ MP_EXPORT int sigwait(const sigset_t *set, int *sig)
 	*sig = r;
 	return 0;
 }
+
+/*
+ * sigaltstack(): the stack a thread's handlers run on is memory the
+ * program must keep while it is set, and one it allocated for that (a
+ * heap block: CPython's faulthandler.enable() takes 16 KiB with malloc,
+ * under the line that called it) is not a leak of that line. The call
+ * that set or disabled a stack is recorded (MP_REC_SIGSTACK); the reports
+ * set the block apart while it is the stack. A call that failed, or that
+ * only asked (ss NULL), records nothing.
+ */
+MP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	int r, saved;
+
+	mp_hooks_need();
+	if (MP_UNLIKELY(!mp_real_sigaltstack)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	r = mp_real_sigaltstack(ss, old);
+	if (r || !ss || !mp_tracing)
+		return r;
+	saved = errno;
+	if (mp_enter()) {
+		if (ss->ss_flags & SS_DISABLE)
+			mp_write_sigstack(0, 0);
+		else
+			mp_write_sigstack((uint64_t)(uintptr_t)ss->ss_sp, (uint64_t)ss->ss_size);
+		mp_leave();
+	}
+	errno = saved;
+	return r;
+}

@@ -66,6 +66,7 @@
 	X(sighandler_t, __sysv_signal, (int, sighandler_t))               \
 	X(sighandler_t, bsd_signal, (int, sighandler_t))                  \
 	X(int, sigtimedwait, (const sigset_t *, siginfo_t *, const struct timespec *)) \
+	X(int, sigaltstack, (const stack_t *, stack_t *))                 \
 	X(void, longjmp, (struct __jmp_buf_tag *, int))                   \
 	X(void, _longjmp, (struct __jmp_buf_tag *, int))                  \
 	X(void, siglongjmp, (struct __jmp_buf_tag *, int))                \

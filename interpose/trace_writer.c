@@ -621,6 +621,16 @@ MP_REALIGN void mp_write_pythread(uint32_t tid, uint64_t stack)
 	mp_write_record(&r.h);
 }
 
+MP_REALIGN void mp_write_sigstack(uint64_t addr, uint64_t size)
+{
+	struct mp_rec_sigstack r;
+
+	REC_INIT(r, MP_REC_SIGSTACK, 0, 0, 0);
+	r.addr = addr;
+	r.size = size;
+	mp_write_record(&r.h);
+}
+
 void mp_record_mark(const char *label, unsigned flags)
 {
 	size_t n = label ? strnlen(label, 255) : 0;

@@ -161,6 +161,8 @@ void mp_write_pycode(uint32_t id, uint32_t line, const char *file, size_t flen,
 		     const char *name, size_t nlen) MP_HIDDEN;
 /* MP_REC_PYTHREAD: a thread still running Python code (tid, 0: not known). */
 void mp_write_pythread(uint32_t tid, uint64_t stack) MP_HIDDEN;
+/* MP_REC_SIGSTACK: this thread's alternate signal stack (0, 0: disabled). */
+void mp_write_sigstack(uint64_t addr, uint64_t size) MP_HIDDEN;
 /* Marks; flags: MP_RF_MAIN_END or 0. */
 void mp_record_mark(const char *label, unsigned flags) MP_HIDDEN;
 void mp_record_exit(int status, unsigned how) MP_HIDDEN;
