@@ -137,7 +137,8 @@ void mp_config_load(void)
 	c->sample_bytes = env_num("MEMPROV_SAMPLE_BYTES", 0, UINT32_MAX, 0);
 	c->native_full = (int)env_num("MEMPROV_NATIVE_FULL", 0, 1, 0);
 	c->fast_unwind = (int)env_num("MEMPROV_FAST_UNWIND", 0, 1, 1);
-	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 1, 0);
+	c->unwind_check = (int)env_num("MEMPROV_UNWIND_CHECK", 0, 2, 0);
+	c->unwind_memo = (int)env_num("MEMPROV_UNWIND_MEMO", 0, 1, 1);
 	c->ramfs_ok = (int)env_num("MEMPROV_RAMFS_OK", 0, 1, 0);
 	c->python_walk = env_mode("MEMPROV_PYTHON_MODE");
 	c->reach = (int)env_num("MEMPROV_REACH", 0, 1, 1);

@@ -33,7 +33,9 @@ struct mp_config {
 	int disable;              /* MEMPROV_DISABLE=1: trace nothing, no file */
 	int native_full;          /* MEMPROV_NATIVE_FULL=0|1 (0): native frames past the interpreter */
 	int fast_unwind;          /* MEMPROV_FAST_UNWIND=0|1 (1): unwind.c before libunwind */
-	int unwind_check;         /* MEMPROV_UNWIND_CHECK=0|1 (0): test: compare with libunwind */
+	int unwind_check;         /* MEMPROV_UNWIND_CHECK=0|1|2 (0): test: compare with libunwind
+				     (2: and count the memo's replays, unwind.c) */
+	int unwind_memo;          /* MEMPROV_UNWIND_MEMO=0|1 (1): replay a thread's repeated walks */
 	int ramfs_ok;             /* MEMPROV_RAMFS_OK=0|1 (0): no warning for a trace on tmpfs */
 	int reach;                /* MEMPROV_REACH=0|1 (1): reachability scan at exit */
 	unsigned reach_timeout_ms; /* MEMPROV_REACH_TIMEOUT_MS=0..3600000 (30000) */

@@ -737,6 +737,8 @@ static void own_tables(void)
 	rmem_own(a, len);
 	mp_unwind_cache_range(&a, &len);
 	rmem_own(a, len);
+	mp_unwind_memo_range(&a, &len);
+	rmem_own(a, len);
 	if (mp_own_stack_len) /* mp_call_on_own_stack's, the scan's at a death */
 		rmem_own(mp_own_stack_lo, mp_own_stack_len);
 }

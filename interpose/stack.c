@@ -55,6 +55,7 @@ int mp_stack_init(void)
 	if (!self_hi)
 		mp_elf_text_of((const void *)mp_capture_stack, &self_lo, &self_hi);
 	fast_ok = mp_config.fast_unwind && self_hi && !mp_unwind_init();
+	mp_unwind_memo_enable(mp_config.unwind_memo, mp_config.unwind_check == 2);
 	if (!fast_ok || mp_config.unwind_check)
 		(void)mp_unw_get(); /* every stack needs it: opened now, not inside a hook */
 	return mp_intern_init();
@@ -152,7 +153,7 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 
 __attribute__((destructor)) static void unwind_check_report(void)
 {
-	char msg[200], *p = msg;
+	char msg[320], *p = msg;
 
 	if (!mp_config.unwind_check || !chk_captures)
 		return;
@@ -165,6 +166,16 @@ __attribute__((destructor)) static void unwind_check_report(void)
 	p += mp_strlcpy(p, " fallback, ", 16);
 	p = mp_utoa(p, chk_mismatch);
 	p += mp_strlcpy(p, " mismatches\n", 16);
+	if (mp_config.unwind_check == 2) {
+		uint64_t through, replayed;
+
+		mp_unwind_memo_counts(&through, &replayed);
+		p += mp_strlcpy(p, "memprov: unwind memo: ", 32);
+		p = mp_utoa(p, replayed);
+		p += mp_strlcpy(p, " of ", 8);
+		p = mp_utoa(p, through);
+		p += mp_strlcpy(p, " walks through it replayed\n", 32);
+	}
 	if (write(2, msg, (size_t)(p - msg)) < 0)
 		return;
 }

@@ -6,7 +6,8 @@
  * per record type, each given everything it writes (a stack is named by
  * the id stack.c gave it).
  *
- * Layer: 3 writer (docs/ARCHITECTURE.md): calls trace_file, config and sys.
+ * Layer: 3 writer (docs/ARCHITECTURE.md): calls trace_file, config, sys and
+ * unwind (a thread's memo of walks goes back at its exit).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include "atomic.h"
 #include "config.h"
 #include "trace_file.h"
+#include "unwind.h"
 #include "writer.h"
 
 __thread struct mp_thread mp_self __attribute__((tls_model("initial-exec")));
@@ -295,6 +297,7 @@ static void thread_exit(void *arg)
 	struct mp_writer *w = &mp_self.w;
 
 	(void)arg;
+	mp_unwind_thread_exit(); /* its memo of walks goes back */
 	if (!w->chunk || w->released || !mp_enter())
 		return;
 	retire_flush(w);

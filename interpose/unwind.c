@@ -66,6 +66,94 @@ static uint32_t cache_fill;                        /* rules cached so far */
 static __thread uintptr_t stk_lo, stk_hi;
 static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
 
+/*
+ * The walks a thread made last, to be replayed rather than made again.
+ * A walk is a function of its start (return address, stack pointer, rbp,
+ * the thread's stack top, the frames asked and where to stop), of the
+ * rules of the return addresses it meets (fixed until mp_unwind_flush),
+ * and of the words it reads on the stack: a return address or a saved
+ * rbp per frame. A memo entry keeps the start, each word's offset from
+ * the start's stack pointer and value, and what the walk gave (frames,
+ * id). A walk from the same start whose words all read the same gives
+ * the same: the entry's frames are copied after one compare per word,
+ * where a walk looks up a rule, bounds-checks and folds each frame (a
+ * stack 23 frames deep: 883 instructions a walk, churn). Every offset
+ * lies in [start, top) of this thread's stack, as it did for the walk
+ * that wrote it; with the same start and top it is still this thread's
+ * live stack. Direct-mapped by the start; an entry being written is
+ * empty (ip 0) until done, and a signal handler that walks meanwhile
+ * (memo_busy) walks without the memo.
+ *
+ * A thread gets its memo after MEMO_AFTER walks (a short-lived thread or
+ * process never pays for one), one of MEMO_SLOTS slots of one mapping
+ * reserved at the first (memprov's own memory: never a root of the scan
+ * at exit, mp_unwind_memo_range); a thread that finds none walks as
+ * before. Its slot goes back at thread exit (mp_unwind_thread_exit);
+ * another thread taking it over may find entries that still apply (the
+ * words decide), never a wrong one.
+ */
+#define MEMO_ENTRIES 256  /* per thread, 200 KiB (touched as used) */
+#define MEMO_FRAMES 32    /* a walk giving more is not kept */
+#define MEMO_LOADS 40     /* nor one reading more words */
+#define MEMO_AFTER 4096   /* walks on a thread before it gets a memo (ls: 300) */
+#define MEMO_SLOTS 32     /* threads with a memo at once (at most 64) */
+/*
+ * Entries of a set: walks from one start, or from starts whose hash
+ * falls together (with 16 sets of 4, sqlite3's inserts replayed 99.99%
+ * of their walks in some runs and 77% in others, as the addresses fell).
+ */
+#define MEMO_WAYS 4
+/*
+ * A thread whose walks repeat less (fewer than three quarters of a
+ * window replayed, the window after the one that fills the memo) walks
+ * without it for a pause, then tries again; each pause in a row twice
+ * the last (MEMO_PAUSE to MEMO_PAUSE_MAX walks), the first again after a
+ * window that replayed enough. A miss costs more than a plain walk (the
+ * ways are compared, then the entry is written): churn's 50 allocation
+ * sites, 25 under one start, missed 58% of the time (2,125 instructions
+ * an operation against 1,506 without a memo); sqlite3's inserts replay
+ * 99.99%, once its start-up (a window under three quarters) is past.
+ */
+#define MEMO_WINDOW 256
+#define MEMO_PAUSE (1u << 14)
+#define MEMO_PAUSE_MAX (1u << 20)
+
+struct memo_entry {
+	uint64_t ip, sp, hi;     /* the start (ip 0: empty) and the stack's top */
+	uint64_t stop_lo, stop_len;
+	uint64_t hash;           /* the walk's mp_unwind_hash */
+	uint32_t gen;            /* memo_gen when it was written */
+	uint16_t max;            /* frames asked */
+	uint8_t n, nloads;       /* frames given, words read */
+	uint8_t next_way;        /* a set's first entry: the way to write next */
+	uint32_t off[MEMO_LOADS]; /* each word: its offset from sp, */
+	uint64_t val[MEMO_LOADS]; /* and its value */
+	void *frames[MEMO_FRAMES];
+};
+
+struct memo {
+	struct memo_entry e[MEMO_ENTRIES];
+};
+
+static struct memo *memo_base;   /* MEMO_SLOTS of them, reserved at the first use */
+static uint64_t memo_used;       /* bit i: slot i is a thread's */
+static uint32_t memo_gen = 1;    /* mp_unwind_flush: every entry is stale */
+static int memo_failed;          /* the reservation failed, or MEMPROV_UNWIND_MEMO=0: no memo */
+static int memo_counting;        /* MEMPROV_UNWIND_CHECK=2: walks through it and replays counted */
+static uint64_t memo_through, memo_replayed;
+static __thread struct memo *memo_mine __attribute__((tls_model("initial-exec")));
+/*
+ * Walks left before the next look at the memo (0: look now, at every
+ * walk while the memo is in use): the only word the common path reads.
+ */
+static __thread uint32_t memo_countdown __attribute__((tls_model("initial-exec")));
+static __thread int memo_started __attribute__((tls_model("initial-exec")));
+static __thread int memo_busy __attribute__((tls_model("initial-exec")));
+/* walks and replays in this window of MEMO_WINDOW */
+static __thread uint32_t memo_tries __attribute__((tls_model("initial-exec")));
+static __thread uint32_t memo_hits __attribute__((tls_model("initial-exec")));
+static __thread uint32_t memo_pause __attribute__((tls_model("initial-exec"))); /* the next pause */
+
 static inline uint32_t cache_slot(uintptr_t ip, unsigned shift)
 {
 	/* the multiplier of mix() below: one constant register in the walk */
@@ -377,8 +465,12 @@ static __attribute__((noinline)) unsigned rule_miss(uintptr_t ip)
 	if (!f.found)
 		f.rule = R_FRAME_POINTER; /* in no module: JIT code, as V8's, LuaJIT's */
 	e = (uint64_t)ip << R_BITS | f.rule;
-	if (slot_shift() != 64 - CACHE_BITS)
+	if (slot_shift() != 64 - CACHE_BITS) {
 		cache_grow(__atomic_add_fetch(&cache_fill, 1, __ATOMIC_RELAXED));
+		/* its slot at the stage now: put where the old stage had it,
+		 * the next lookup missed it and derived it again */
+		i = cache_slot(ip, slot_shift());
+	}
 	for (p = 0; p < CACHE_PROBES; p++) {
 		uint64_t *slot = &cache[(i + p) & (CACHE_SIZE - 1)];
 
@@ -408,6 +500,7 @@ void mp_unwind_flush(void)
 {
 	uint32_t i;
 
+	__atomic_add_fetch(&memo_gen, 1, __ATOMIC_RELEASE);
 	big_flush();
 	if (!cache)
 		return;
@@ -615,15 +708,59 @@ static inline __attribute__((always_inline)) uintptr_t cfa_of(uintptr_t sp, uint
  * before the first address in [stop_lo, stop_lo + stop_len) (inlined
  * twice, so that the common case has no such test).
  */
+/*
+ * A word the walk depends on: with rec, its offset from sp0 (MEMO_REG:
+ * the rbp the walk started with) and its value go to the memo entry me
+ * (nl counts them, past MEMO_LOADS too). A return address read counts at
+ * once; a saved rbp only once a rule uses rbp (WBP_USE): most are read to
+ * be restored and never used (a caller's loop counter in rbp would make
+ * every replay miss).
+ */
+#define WNOTE(o_, v_)                                                         \
+	do {                                                                  \
+		if (MP_LIKELY(nl < MEMO_LOADS)) {                             \
+			me->off[nl] = (o_);                                   \
+			me->val[nl] = (v_);                                   \
+		}                                                             \
+		nl++;                                                         \
+	} while (0)
+#define WLOAD(dst, at)                                                        \
+	do {                                                                  \
+		const uintptr_t *w_ = (const uintptr_t *)(at);                \
+		(dst) = *w_;                                                  \
+		if (rec)                                                      \
+			WNOTE((uint32_t)((uintptr_t)w_ - sp0), (dst));        \
+	} while (0)
+#define WBP(at)                                                               \
+	do {                                                                  \
+		const uintptr_t *w_ = (const uintptr_t *)(at);                \
+		bp = *w_;                                                     \
+		if (rec) {                                                    \
+			bp_off = (uint32_t)((uintptr_t)w_ - sp0);             \
+			bp_pend = 1;                                          \
+		}                                                             \
+	} while (0)
+#define WBP_USE()                                                             \
+	do {                                                                  \
+		if (rec && bp_pend) {                                         \
+			WNOTE(bp_off, bp);                                    \
+			bp_pend = 0;                                          \
+		}                                                             \
+	} while (0)
+#define MEMO_REG 0xffffffffu
+
 static inline __attribute__((always_inline)) int
 walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t hi,
-     uintptr_t stop_lo, uintptr_t stop_len, const int stop)
+     uintptr_t stop_lo, uintptr_t stop_len, const int stop, struct memo_entry *me, const int rec)
 {
 	const uint64_t *c = cache;
 	const unsigned shift = slot_shift();
+	const uintptr_t sp0 = sp;
 	void **o = out;
 	uintptr_t x, cfa, off;
 	uint64_t h = HASH_SEED; /* the id's native part, as stack.c folds it */
+	unsigned nl = 0, bp_pend = 1;
+	uint32_t bp_off = MEMO_REG; /* where bp came from: the start's register */
 
 	while (MP_LIKELY(ip < IP_MAX)) {
 		if (MP_UNLIKELY(o == end) || (stop && MP_UNLIKELY(ip - stop_lo < stop_len)))
@@ -635,21 +772,41 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 		 * they are sorted out below, off the common path.
 		 */
 		x = mp_atomic_load_relaxed_u64(&c[cache_slot(ip, shift)]) ^ ((uint64_t)ip << R_BITS);
-		if (MP_LIKELY(x == R_FRAME_POINTER)) {
-			/* CFA = rbp + 16, rbp saved at CFA - 16: the general
-			 * case below with its bounds, for reads at rbp, rbp + 8 */
-			if (MP_UNLIKELY(bp < sp || bp > hi - 16 || bp & 7))
-				return -1;
-			h = mix(h, ip);
-			sp = bp + 16;
-			ip = ((const uintptr_t *)bp)[1];
-			bp = ((const uintptr_t *)bp)[0];
-			continue;
+		if (MP_UNLIKELY(x != R_FRAME_POINTER)) {
+			/*
+			 * The second slot: an address whose first slot another
+			 * took lies there (a tenth of them at the first stage's
+			 * load). Read only on a mismatch, after the common
+			 * case's test: such a frame took the slow path at every
+			 * walk, and how many there were depended on where the
+			 * code happened to be loaded (churn: two such frames a
+			 * walk in one build of libmemprov.so, 63 instructions an
+			 * operation in rule_slow; about none in another).
+			 */
+			if (MP_UNLIKELY(x >= (1u << R_BITS)))
+				x = mp_atomic_load_relaxed_u64(
+					    &c[(cache_slot(ip, shift) + 1) & (CACHE_SIZE - 1)]) ^
+				    ((uint64_t)ip << R_BITS);
+			if (x != R_FRAME_POINTER)
+				goto general;
 		}
+		/* CFA = rbp + 16, rbp saved at CFA - 16: the general case
+		 * below with its bounds, for reads at rbp, rbp + 8 */
+		WBP_USE();
+		if (MP_UNLIKELY(bp < sp || bp > hi - 16 || bp & 7))
+			return -1;
+		h = mix(h, ip);
+		sp = bp + 16;
+		WLOAD(ip, bp + 8);
+		WBP(bp);
+		continue;
+	general:
 		if (MP_UNLIKELY(ip <= 1)) { /* 0: the outermost frame; 1: give up */
 			if (ip)
 				return -1;
 			mp_unwind_hash = h;
+			if (rec)
+				me->nloads = (uint8_t)(nl > MEMO_LOADS ? 0xff : nl);
 			return (int)(o - out) - 1;
 		}
 		h = mix(h, ip);
@@ -675,10 +832,13 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 					return -1;
 				} else {
 					mp_unwind_hash = h;
+					if (rec)
+						me->nloads = (uint8_t)(nl > MEMO_LOADS ? 0xff : nl);
 					return (int)(o - out);
 				}
 			}
 			/* An unknown rbp is kept as 1: misaligned, so refused. */
+			WBP_USE();
 			cfa = bp + off;
 			/* sp < cfa <= hi and aligned: the reads below are in [sp, hi). */
 			if (MP_UNLIKELY(cfa - sp - 1 >= hi - sp || cfa & 7))
@@ -686,10 +846,16 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 			if (MP_UNLIKELY(8 * R_BP(x) > cfa - sp && R_BP(x) != R_BP_UNKNOWN))
 				return -1;
 		}
-		if (R_BP(x))
-			bp = R_BP(x) == R_BP_UNKNOWN ? 1 : *(const uintptr_t *)(cfa - 8 * R_BP(x));
+		if (R_BP(x)) {
+			if (R_BP(x) == R_BP_UNKNOWN) {
+				bp = 1;
+				bp_pend = 0; /* no word's */
+			} else {
+				WBP(cfa - 8 * R_BP(x));
+			}
+		}
 		sp = cfa;
-		ip = *(const uintptr_t *)(cfa - 8);
+		WLOAD(ip, cfa - 8);
 	}
 	/* An address that cannot be cached gives up if it is to be looked up. */
 	if (o != end && !(stop && ip - stop_lo < stop_len))
@@ -699,7 +865,201 @@ done:
 	if (ip == 1)
 		return -1;
 	mp_unwind_hash = h;
+	if (rec)
+		me->nloads = (uint8_t)(nl > MEMO_LOADS ? 0xff : nl);
 	return (int)(o - out);
+}
+#undef WNOTE
+#undef WLOAD
+#undef WBP
+#undef WBP_USE
+
+/* ------------------------------------------------------------------ */
+/* The memo                                                             */
+
+/* This thread's memo, taken now if it has walked enough; NULL: none. */
+static __attribute__((noinline)) struct memo *memo_take(void)
+{
+	struct memo *base = __atomic_load_n(&memo_base, __ATOMIC_ACQUIRE);
+	uint64_t used;
+	unsigned i;
+
+	if (__atomic_load_n(&memo_failed, __ATOMIC_RELAXED))
+		return NULL;
+	if (!base) {
+		void *m = mp_sys_mmap(NULL, MEMO_SLOTS * sizeof(struct memo), PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *expected = NULL;
+
+		if (m == MAP_FAILED) {
+			__atomic_store_n(&memo_failed, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		if (!__atomic_compare_exchange_n(&memo_base, &expected, m, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			mp_sys_munmap(m, MEMO_SLOTS * sizeof(struct memo)); /* another thread's won */
+			base = expected;
+		} else {
+			base = m;
+		}
+	}
+	used = __atomic_load_n(&memo_used, __ATOMIC_RELAXED);
+	do {
+		uint64_t avail = ~used & (~0ull >> (64 - MEMO_SLOTS));
+
+		if (!avail)
+			return NULL;
+		i = (unsigned)__builtin_ctzll(avail);
+	} while (!__atomic_compare_exchange_n(&memo_used, &used, used | 1ull << i, 0,
+					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return &base[i];
+}
+
+void mp_unwind_thread_exit(void)
+{
+	struct memo *m = memo_mine;
+
+	memo_mine = NULL;
+	memo_countdown = 0;
+	memo_started = memo_tries = memo_hits = memo_pause = 0;
+	if (m)
+		__atomic_fetch_and(&memo_used, ~(1ull << (m - memo_base)), __ATOMIC_RELEASE);
+}
+
+void mp_unwind_memo_range(uintptr_t *addr, size_t *len)
+{
+	struct memo *base = __atomic_load_n(&memo_base, __ATOMIC_ACQUIRE);
+
+	*addr = (uintptr_t)base;
+	*len = base ? MEMO_SLOTS * sizeof(struct memo) : 0;
+}
+
+static inline uint32_t memo_slot(uintptr_t ip, uintptr_t sp)
+{
+	return (uint32_t)(((uint64_t)(ip ^ sp << 20) * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+/*
+ * The walk from (ip, sp, bp) through the memo: the entry's frames when
+ * its start and every word it read are the same, else a walk that
+ * writes the entry.
+ */
+static __attribute__((noinline)) int
+memo_walk(struct memo *m, void **out, int max, uintptr_t ip, uintptr_t sp, uintptr_t bp,
+	  uintptr_t hi, uintptr_t stop_lo, uintptr_t stop_len)
+{
+	struct memo_entry *set = &m->e[memo_slot(ip, sp) & (MEMO_ENTRIES - MEMO_WAYS)], *e;
+	uint32_t gen = __atomic_load_n(&memo_gen, __ATOMIC_ACQUIRE);
+	unsigned i, w;
+	int r;
+
+	for (w = 0; w < MEMO_WAYS; w++) {
+		e = &set[w];
+		if (e->ip != ip || e->sp != sp || e->hi != hi || e->max != (unsigned)max ||
+		    e->stop_lo != stop_lo || e->stop_len != stop_len || e->gen != gen)
+			continue;
+		for (i = 0; i < e->nloads; i++)
+			if ((e->off[i] == MEMO_REG ? bp : *(const uint64_t *)(sp + e->off[i])) !=
+			    e->val[i])
+				break;
+		if (i < e->nloads)
+			continue;
+		memcpy(out, e->frames, e->n * sizeof(void *));
+		mp_unwind_hash = e->hash;
+		memo_hits++;
+		if (MP_UNLIKELY(memo_counting))
+			__atomic_add_fetch(&memo_replayed, 1, __ATOMIC_RELAXED);
+		return e->n;
+	}
+	/* the way after the one written last in this set */
+	w = (set[0].next_way++) % MEMO_WAYS;
+	e = &set[w];
+	e->ip = 0; /* empty until written whole */
+	e->nloads = 0;
+	if (stop_len)
+		r = walk(out, out + max, ip, sp, bp, hi, stop_lo, stop_len, 1, e, 1);
+	else
+		r = walk(out, out + max, ip, sp, bp, hi, 0, 0, 0, e, 1);
+	if (r < 0 || r > MEMO_FRAMES || e->nloads > MEMO_LOADS)
+		return r;
+	e->sp = sp;
+	e->hi = hi;
+	e->max = (uint16_t)max;
+	e->stop_lo = stop_lo;
+	e->stop_len = stop_len;
+	e->gen = gen;
+	e->n = (uint8_t)r;
+	e->hash = mp_unwind_hash;
+	memcpy(e->frames, out, (size_t)r * sizeof(void *));
+	e->ip = ip;
+	return r;
+}
+
+void mp_unwind_memo_enable(int on, int count)
+{
+	__atomic_store_n(&memo_failed, !on, __ATOMIC_RELAXED);
+	__atomic_store_n(&memo_counting, count, __ATOMIC_RELAXED);
+}
+
+void mp_unwind_memo_counts(uint64_t *through, uint64_t *replayed)
+{
+	*through = __atomic_load_n(&memo_through, __ATOMIC_RELAXED);
+	*replayed = __atomic_load_n(&memo_replayed, __ATOMIC_RELAXED);
+}
+
+/*
+ * The walk when the countdown is out: the thread's first (the countdown
+ * starts), after MEMO_AFTER (the memo is taken, if one is free), after a
+ * pause (the memo again), or one through the memo, counted in its window:
+ * too few replays pause it for MEMO_PAUSE walks.
+ */
+static __attribute__((noinline)) int memo_use(void **out, int max, uintptr_t ip, uintptr_t sp,
+					      uintptr_t bp, uintptr_t hi, uintptr_t stop_lo,
+					      uintptr_t stop_len)
+{
+	int r;
+
+	if (!memo_started) {
+		memo_started = 1;
+		memo_countdown = MEMO_AFTER;
+		memo_pause = MEMO_PAUSE;
+		goto plain;
+	}
+	if (memo_busy || max > 0xffff)
+		goto plain; /* a handler that interrupted a walk through it */
+	if (!memo_mine) {
+		memo_mine = memo_take();
+		if (!memo_mine) {
+			memo_countdown = UINT32_MAX; /* none free: not asked again */
+			goto plain;
+		}
+	}
+	memo_busy = 1;
+	if (MP_UNLIKELY(memo_counting))
+		__atomic_add_fetch(&memo_through, 1, __ATOMIC_RELAXED);
+	r = memo_walk(memo_mine, out, max, ip, sp, bp, hi, stop_lo, stop_len);
+	if (MP_UNLIKELY(++memo_tries == 2 * MEMO_WINDOW)) {
+		/* the first window after a start or a pause fills the memo:
+		 * only the second is judged */
+		if (memo_hits < MEMO_WINDOW / 4 * 3) {
+			memo_countdown = memo_pause;
+			if (memo_pause < MEMO_PAUSE_MAX)
+				memo_pause *= 2;
+			memo_tries = 0; /* a warm window again when it resumes */
+		} else {
+			memo_pause = MEMO_PAUSE;
+			memo_tries = MEMO_WINDOW;
+		}
+		memo_hits = 0;
+	} else if (memo_tries == MEMO_WINDOW) {
+		memo_hits = 0;
+	}
+	memo_busy = 0;
+	return r;
+plain:
+	if (stop_len)
+		return walk(out, out + max, ip, sp, bp, hi, stop_lo, stop_len, 1, NULL, 0);
+	return walk(out, out + max, ip, sp, bp, hi, 0, 0, 0, NULL, 0);
 }
 
 int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unwind_args *a)
@@ -737,10 +1097,13 @@ int __attribute__((noinline)) mp_unwind(void **out, int max, const struct mp_unw
 			return -1;
 		f = next;
 	}
+	if (MP_UNLIKELY(!memo_countdown))
+		return memo_use(out, max, ip, f + 16, ((const uintptr_t *)f)[0], hi, stop_lo, stop_len);
+	memo_countdown--;
 	if (stop_len)
 		return walk(out, out + max, ip, f + 16, ((const uintptr_t *)f)[0], hi,
-			    stop_lo, stop_len, 1);
-	return walk(out, out + max, ip, f + 16, ((const uintptr_t *)f)[0], hi, 0, 0, 0);
+			    stop_lo, stop_len, 1, NULL, 0);
+	return walk(out, out + max, ip, f + 16, ((const uintptr_t *)f)[0], hi, 0, 0, 0, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */

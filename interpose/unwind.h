@@ -25,6 +25,17 @@ struct mp_unwind_args {
 int mp_unwind_init(void) MP_HIDDEN;
 /* Where the rule cache is mapped (len 0: not mapped): memprov's own memory. */
 void mp_unwind_cache_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
+/* Where the threads' memos of their last walks are (len 0: none yet): the same. */
+void mp_unwind_memo_range(uintptr_t *addr, size_t *len) MP_HIDDEN;
+/* The calling thread ends: its memo goes back (unwind.c). */
+void mp_unwind_thread_exit(void) MP_HIDDEN;
+/*
+ * on 0: no thread gets a memo of its walks (MEMPROV_UNWIND_MEMO=0); 1 by
+ * default. count: walks through a memo and replays are counted (tests),
+ * read by mp_unwind_memo_counts.
+ */
+void mp_unwind_memo_enable(int on, int count) MP_HIDDEN;
+void mp_unwind_memo_counts(uint64_t *through, uint64_t *replayed) MP_HIDDEN;
 
 /*
  * Return addresses of the calling thread, starting with the caller of

@@ -260,6 +260,35 @@ test_expect_success 'the same leak report with unwind.c and with libunwind only'
 	grep -q "work .*jmpthreads.c:" got && grep -q "main .*jmpthreads.c:" got
 '
 
+# the memo of a thread's walks (unwind.c): a walk from the same start
+# whose stack words all read the same is replayed, not walked again
+test_expect_success 'memo: 4 threads, sites reached by several chains, a timer handler: replays equal libunwind' '
+	timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/memo.%p.trace" \
+		MEMPROV_UNWIND_CHECK=2 "$BIN/uw-memo" 20000 >out.txt 2>err.txt &&
+	grep -qx "memo ok" out.txt &&
+	cat err.txt &&
+	grep "^memprov: unwind check: " err.txt >check.txt &&
+	test "$(field 4)" = 0 &&
+	# 80,004 allocations in the loops and main, the handler'"'"'s across its signal frame
+	test "$(field 1)" = $((80004 + $(field 3))) && test "$(field 2)" = 80004 &&
+	line=$(grep "^memprov: unwind memo: " err.txt) &&
+	replayed=$(echo "$line" | awk "{print \$4}") && through=$(echo "$line" | awk "{print \$6}") &&
+	# after the first 4,096 walks of each thread, nearly all replayed
+	test "$through" -ge 60000 && test $((replayed * 100)) -ge $((through * 95))
+'
+
+test_expect_success 'memo: the same leak report with it and without (MEMPROV_UNWIND_MEMO=0)' '
+	for m in 0 1; do
+		rm -rf "m$m" && mkdir "m$m" &&
+		timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/m$m/m.%p.trace" \
+			MEMPROV_UNWIND_MEMO=$m "$BIN/uw-memo" 20000 >/dev/null &&
+		memprov leaks --native m$m/*.trace | sed 1,5d >leaks$m.txt || exit 1
+	done &&
+	test_cmp leaks0.txt leaks1.txt &&
+	grep -q "definitely lost          32 blocks" leaks1.txt &&
+	grep -q "right .*memo.c:" leaks1.txt && grep -q "work .*memo.c:" leaks1.txt
+'
+
 for py in /usr/bin/python3 $PYENV/3.11.7/bin/python3 $PYENV/3.12.1/bin/python3; do
 	[ -x "$py" ] || continue
 	export py

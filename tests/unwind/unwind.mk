@@ -3,7 +3,7 @@
 # threads, optimized code without frame pointers.
 UNWIND_PROGS := tests/bin/uw-cxxthrow tests/bin/uw-sigalloc tests/bin/uw-jmpthreads \
 	tests/bin/uw-bigframe tests/bin/uw-offsets tests/bin/liblockalloc.so \
-	tests/bin/uw-lockexe tests/bin/uw-nocfi
+	tests/bin/uw-lockexe tests/bin/uw-nocfi tests/bin/uw-memo
 TEST_BUILD += $(UNWIND_PROGS)
 
 tests/bin/uw-cxxthrow: tests/unwind/cxxthrow.cc
@@ -48,3 +48,7 @@ tests/bin/uw-churn: bench/churn.c
 		-fno-optimize-sibling-calls -D_GNU_SOURCE -o $@ $< -lpthread
 
 TEST_BUILD += tests/bin/uw-churn
+
+tests/bin/uw-memo: tests/unwind/memo.c
+	@mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -g -O2 -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $< -lpthread
