@@ -3,7 +3,7 @@
  * (unwind.c) replays a thread's walk when its start and every stack word
  * it read are the same. Three threads and main allocate from two sites,
  * each reached through chains of different depths and callers (one start,
- * several walks), thousands of times; a timer's handler allocates on
+ * several walks), thousands of times; a timer's handler maps memory on
  * every thread it interrupts (a walk inside a walk through the memo, and
  * one across a signal frame). Each thread keeps its last 8 blocks, leaked
  * at exit, so that the leak report names the sites.
@@ -14,17 +14,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 
 #define KEEP 8
 
 static long n_allocs;
-static void *volatile in_handler;
 
+/* mmap, not malloc: async-signal-safe, and hooked all the same (a handler
+ * that called malloc deadlocked on the arena lock it had interrupted) */
 static void on_alarm(int sig)
 {
-	in_handler = malloc(48 + (size_t)sig);
-	free(in_handler);
+	void *p = mmap(NULL, 4096 * (size_t)(sig & 1 ? 1 : 2), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p != MAP_FAILED)
+		munmap(p, 4096 * (size_t)(sig & 1 ? 1 : 2));
 }
 
 static __attribute__((noinline)) void *site_a(size_t n)
