@@ -87,8 +87,8 @@ static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
  * A thread gets its memo after MEMO_AFTER walks (a short-lived thread or
  * process never pays for one), one of MEMO_SLOTS slots of one mapping
  * reserved at the first (memprov's own memory: never a root of the scan
- * at exit, mp_unwind_memo_range); a thread that finds none walks as
- * before. Its slot goes back at thread exit (mp_unwind_thread_exit);
+ * at exit, mp_unwind_memo_range; none under an address-space limit); a
+ * thread that finds none walks as before. Its slot goes back at thread exit (mp_unwind_thread_exit);
  * another thread taking it over may find entries that still apply (the
  * words decide), never a wrong one.
  */
@@ -887,6 +887,12 @@ static __attribute__((noinline)) struct memo *memo_take(void)
 
 	if (__atomic_load_n(&memo_failed, __ATOMIC_RELAXED))
 		return NULL;
+	if (!base && mp_as_limited()) {
+		/* under an address-space limit the 6.4 MiB it reserves would be
+		 * the program's to miss: no memo, walks as before */
+		__atomic_store_n(&memo_failed, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
 	if (!base) {
 		void *m = mp_sys_mmap(NULL, MEMO_SLOTS * sizeof(struct memo), PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

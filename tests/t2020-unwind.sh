@@ -277,6 +277,14 @@ test_expect_success 'memo: 4 threads, sites reached by several chains, a timer h
 	test "$through" -ge 60000 && test $((replayed * 100)) -ge $((through * 95))
 '
 
+test_expect_success 'memo: none under an address-space limit (its reservation is not taken from the program)' '
+	(ulimit -v 1000000 && timeout 120 env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/memo.%p.trace" \
+		MEMPROV_UNWIND_CHECK=2 "$BIN/uw-memo" 20000 >out.txt 2>err.txt) &&
+	grep -qx "memo ok" out.txt &&
+	grep "^memprov: unwind check: " err.txt >check.txt && test "$(field 4)" = 0 &&
+	grep -qx "memprov: unwind memo: 0 of 0 walks through it replayed" err.txt
+'
+
 test_expect_success 'memo: the same leak report with it and without (MEMPROV_UNWIND_MEMO=0)' '
 	for m in 0 1; do
 		rm -rf "m$m" && mkdir "m$m" &&
