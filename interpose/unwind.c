@@ -888,7 +888,7 @@ static __attribute__((noinline)) struct memo *memo_take(void)
 	if (__atomic_load_n(&memo_failed, __ATOMIC_RELAXED))
 		return NULL;
 	if (!base && mp_as_limited()) {
-		/* under an address-space limit the 6.4 MiB it reserves would be
+		/* under an address-space limit the 6.25 MiB it reserves would be
 		 * the program's to miss: no memo, walks as before */
 		__atomic_store_n(&memo_failed, 1, __ATOMIC_RELAXED);
 		return NULL;
