@@ -711,12 +711,6 @@ static inline __attribute__((always_inline)) uintptr_t cfa_of(uintptr_t sp, uint
 #undef CFA_CASE
 
 /*
- * The walk from frame 0 (return address ip, stack pointer sp, rbp bp):
- * out[] gets at most end - out return addresses. stop: whether to stop
- * before the first address in [stop_lo, stop_lo + stop_len) (inlined
- * twice, so that the common case has no such test).
- */
-/*
  * A word the walk depends on: with rec, its offset from sp0 (MEMO_REG:
  * the rbp the walk started with) and its value go to the memo entry me
  * (nl counts them, past MEMO_LOADS too). A return address read counts at
@@ -757,6 +751,14 @@ static inline __attribute__((always_inline)) uintptr_t cfa_of(uintptr_t sp, uint
 	} while (0)
 #define MEMO_REG 0xffffffffu
 
+/*
+ * The walk from frame 0 (return address ip, stack pointer sp, rbp bp):
+ * out[] gets at most end - out return addresses. stop: whether to stop
+ * before the first address in [stop_lo, stop_lo + stop_len) (inlined
+ * twice, so that the common case has no such test). rec: the words it
+ * depends on go to the memo entry me (memo_walk; 0 everywhere else, and
+ * then the macros above are plain reads).
+ */
 static inline __attribute__((always_inline)) int
 walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t hi,
      uintptr_t stop_lo, uintptr_t stop_len, const int stop, struct memo_entry *me, const int rec)
