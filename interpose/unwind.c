@@ -38,6 +38,7 @@
 #include "cfi.h"
 #include "gate.h"
 #include "unwind.h"
+#include "unwind_memo.h"
 
 /*
  * Cache: entry = ip << 17 | rule; ip < 2^47 (user space) and never 0,
@@ -100,8 +101,6 @@ static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
  * words decide), never a wrong one.
  */
 #define MEMO_ENTRIES 256  /* per thread, 200 KiB (touched as used) */
-#define MEMO_FRAMES 32    /* a walk giving more is not kept */
-#define MEMO_LOADS 39     /* nor one reading more stack words (and the rbp it started with) */
 #define MEMO_AFTER 4096   /* walks on a thread before it gets a memo (ls: 300) */
 #define MEMO_SLOTS 32     /* threads with a memo at once (at most 64) */
 /*
@@ -126,20 +125,6 @@ static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
 #define MEMO_PAUSE (1u << 14)
 #define MEMO_PAUSE_MAX (1u << 20)
 
-struct memo_entry {
-	uint64_t ip, sp, hi;     /* the start (ip 0: empty) and the stack's top */
-	uint64_t stop_lo, stop_len;
-	uint64_t hash;           /* the walk's mp_unwind_hash */
-	uint32_t gen;            /* memo_gen when it was written */
-	uint16_t max;            /* frames asked */
-	uint8_t n, nloads;       /* frames given, words read */
-	uint8_t next_way;        /* a set's first entry: the way to write next */
-	uint8_t reg;             /* 1: the walk used the rbp it started with, */
-	uint64_t bp;             /* this one */
-	uint32_t off[MEMO_LOADS]; /* each stack word read: its offset from sp, */
-	uint64_t val[MEMO_LOADS]; /* and its value */
-	void *frames[MEMO_FRAMES];
-};
 
 struct memo {
 	struct memo_entry e[MEMO_ENTRIES];
@@ -963,34 +948,6 @@ void mp_unwind_memo_range(uintptr_t *addr, size_t *len)
 static inline uint32_t memo_slot(uintptr_t ip, uintptr_t sp)
 {
 	return (uint32_t)(((uint64_t)(ip ^ sp << 20) * 0x9e3779b97f4a7c15ull) >> 56);
-}
-
-/*
- * Whether a word that entry e's walk read differs now: the rbp it
- * started with, then its stack words four at a time, with no branch per
- * word (every offset lies between sp and the stack's top, as when it
- * was recorded: safe to read whether or not an earlier one differed).
- * sqlite3: a compare and a branch per word, and a test per word of
- * whether it was the rbp, were two thirds of a replay's instructions.
- */
-static inline __attribute__((always_inline)) int memo_differs(const struct memo_entry *e,
-							      uintptr_t sp, uintptr_t bp)
-{
-	const uint32_t *off = e->off;
-	const uint64_t *val = e->val;
-	unsigned i = 0, n = e->nloads;
-	uint64_t d = e->reg ? bp ^ e->bp : 0;
-
-#define W(k) (*(const uint64_t *)(sp + off[i + (k)]) ^ val[i + (k)])
-	for (; i + 4 <= n; i += 4) {
-		d |= W(0) | W(1) | W(2) | W(3);
-		if (d)
-			return 1;
-	}
-	for (; i < n; i++)
-		d |= W(0);
-#undef W
-	return d != 0;
 }
 
 /*

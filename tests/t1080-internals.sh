@@ -7,7 +7,7 @@
 # threads, the sampling arithmetic, the trace read back from inside
 # libmemprov.so (trace_iter.c) against the analyzer, and the scan's sorts.
 . "$(dirname "$0")/test-lib.sh"
-for t in test-unwind test-cfi test-intern test-sample test-iter test-seccomp test-sort tracegen; do
+for t in test-unwind test-memo test-cfi test-intern test-sample test-iter test-seccomp test-sort tracegen; do
 	test -x "$BIN/$t" || test_skip "tests/bin/$t not built (make test-build)"
 done
 
@@ -25,6 +25,10 @@ test_expect_success 'unwinder: linked with no file above its layer' '
 
 test_expect_success 'CFI and LEB128 readers on crafted input' '
 	"$BIN/test-cfi" >out && cat out && grep -x "cfi: 82 checks, 0 failed" out
+'
+
+test_expect_success 'the walk memo: an entry applies only when every word its walk read, and the rbp it used, read the same' '
+	"$BIN/test-memo" >out && cat out && grep -x "memo: 1800 cases, 0 failed" out
 '
 
 test_expect_success 'seccomp filters run for a call whatever its arguments: spared only where no way kills' '

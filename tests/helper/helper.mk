@@ -21,7 +21,8 @@ tests/bin/test-range-index: tests/helper/test-range-index.c analyzer/range_index
 TEST_BUILD += tests/bin/test-range-index
 
 # interpose/ internals, each linked alone with the files below it (t1080):
-# the unwinder (unwind, cfi, gate, sys) against libunwind; the CFI and
+# the unwinder (unwind, cfi, gate, sys) against libunwind; its memo's test
+# of an entry (unwind_memo.h) on stacks it builds; the CFI and
 # LEB128 readers on crafted input; the stack-id set under threads; the
 # sampling arithmetic; the trace read back from inside (trace_iter); the
 # scan's sorts (reach_mem).
@@ -30,6 +31,10 @@ tests/bin/test-unwind: tests/helper/test-unwind.c interpose/unwind.o interpose/c
 	$(Q)mkdir -p tests/bin
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -Wno-missing-prototypes -o $@ $^ \
 		-lunwind -lpthread
+
+tests/bin/test-memo: tests/helper/test-memo.c interpose/unwind_memo.h
+	$(Q)mkdir -p tests/bin
+	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $<
 
 tests/bin/test-cfi: tests/helper/test-cfi.c interpose/cfi.o
 	$(Q)mkdir -p tests/bin
@@ -56,7 +61,7 @@ tests/bin/test-sort: tests/helper/test-sort.c interpose/reach_mem.o interpose/sy
 	$(call quiet,CC,$@)$(CC) -O2 -g $(BASE_CFLAGS) -o $@ $^
 
 TEST_BUILD += tests/bin/test-unwind tests/bin/test-cfi tests/bin/test-intern tests/bin/test-sample
-TEST_BUILD += tests/bin/test-iter tests/bin/test-seccomp tests/bin/test-sort
+TEST_BUILD += tests/bin/test-iter tests/bin/test-seccomp tests/bin/test-sort tests/bin/test-memo
 
 # analyzer/sym_spans.c against libdwfl's own answers (t1050).
 tests/bin/test-sym-spans: tests/helper/test-sym-spans.c analyzer/sym_spans.o analyzer/util.o
