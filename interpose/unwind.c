@@ -125,7 +125,6 @@ static __thread int stk_state; /* 0 not known yet, 1 known, -1 unusable */
 #define MEMO_PAUSE (1u << 14)
 #define MEMO_PAUSE_MAX (1u << 20)
 
-
 struct memo {
 	struct memo_entry e[MEMO_ENTRIES];
 };
