@@ -1119,7 +1119,7 @@ static uint32_t py_line_table_units(const PyThreadState *ts)
 }
 
 /* mp_python_capture: the calling thread's Python frames, innermost first. */
-static int py_capture(struct mp_pyframe *out, int max)
+static int py_capture(struct mp_pyframe *out, int max, uint64_t *hash)
 {
 	struct py_thread *t = py_self;
 	uint32_t i;
@@ -1130,7 +1130,7 @@ static int py_capture(struct mp_pyframe *out, int max)
 		return 0;
 	}
 	if (py_walk_on)
-		return pywalk_capture(out, max);
+		return pywalk_capture(out, max, hash);
 	if (!t || !t->depth || !t->seeded || t->foreign)
 		return 0;
 	/* Someone replaced our profile function (sys.setprofile, cProfile):
@@ -1152,6 +1152,7 @@ static int py_capture(struct mp_pyframe *out, int max)
 		out[n].line = line > 0 ? (uint32_t)line : 0;
 		n++;
 	}
+	*hash = mp_pyframes_hash(out, n);
 	return n;
 }
 

@@ -121,7 +121,7 @@ struct py_api {
  */
 int pywalk_setup(const struct py_api *api, int minor) MP_HIDDEN;
 int pywalk_verify(void) MP_HIDDEN;
-int pywalk_capture(struct mp_pyframe *out, int max) MP_HIDDEN;
+int pywalk_capture(struct mp_pyframe *out, int max, uint64_t *hash) MP_HIDDEN;
 /*
  * The frames of thread state ts (any thread's; GIL held, not in a hook),
  * innermost first, and its kernel thread id in *tid (0: not known).

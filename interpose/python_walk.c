@@ -29,7 +29,8 @@
  *
  * Code objects get u32 ids without allocating: a process-wide lock-free
  * table keyed by a hash of (code pointer, co_firstlineno, co_filename
- * pointer, co_qualname or co_name pointer) gives the id; on a miss the
+ * pointer, co_qualname or co_name pointer, the line table in brief:
+ * pw_table_sig) gives the id; on a miss the
  * file and function names are read straight from the str objects' memory
  * (compact layouts; anything else reads "?"), hashed with the first line,
  * and looked up in a second table keyed by that content hash whose slot
@@ -37,7 +38,8 @@
  * MP_REC_PYCODE from the hook itself. A forked child writes a new trace:
  * a generation number makes each id's record be written again there.
  *
- * Layer: 6 hooks (docs/ARCHITECTURE.md): calls trace_writer, elfsym and sys.
+ * Layer: 6 hooks (docs/ARCHITECTURE.md): calls stack (the frames' hash),
+ * trace_writer, config, elfsym and sys.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -45,9 +47,11 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "config.h"
 #include "elfsym.h"
 #include "levels.h"
 #include "python_api.h"
+#include "stack.h"
 #include "sys.h"
 
 #define PW_MAX_STEPS 4096         /* frames followed, skipped ones included */
@@ -156,6 +160,49 @@ static struct pw_code_slot *pw_codes;
 #define PW_LINE_MAX ((1u << 20) - 1)
 static uint64_t *pw_lines;
 static uint32_t pw_gen = 1;
+
+/*
+ * The memo: each thread state's frames as its last capture saw them,
+ * outermost first, with their code ids and lines. The outer frames of a
+ * stack repeat from one allocation to the next (a test runner's 60 of
+ * them under every test's allocations), and a frame found there again
+ * (same code object, same instruction, the same names, first line and
+ * line table the two caches key on) takes its id and line from the memo
+ * instead of two probes of the process-wide tables, whose runs grow with
+ * the number of code objects (a few thousand in a pytest run).
+ *
+ * PM_SLOTS memos, a thread state's chosen by its address (of two
+ * neighbours, the one that holds its frames, else a free one). A capture
+ * holds its memo by a CAS on `busy` and gives it back at its end: one
+ * that finds both busy (another thread on the same slots, a signal
+ * handler's allocation inside a capture) uses the tables as before. A
+ * memo taken from another thread state starts empty; one from an earlier
+ * generation (a forked child) too, as its ids' PYCODE records are in the
+ * parent's trace. Pointers are kept inverted: the memo holds no pointer
+ * into the heap for a scan to follow. MEMPROV_UNWIND_MEMO=0: no memo.
+ */
+#define PM_SLOTS 64               /* 16 under an address-space limit */
+
+struct pm_frame {
+	uint64_t code, file, name;        /* inverted pointers; code 0: empty */
+	uint64_t table;                   /* pw_table_sig */
+	int32_t addr;                     /* pw_frame.addr */
+	int32_t first;                    /* co_firstlineno, or -1: entering (line 0) */
+	uint32_t code_id, line;
+	uint64_t hash;                    /* mp_pyhash_step of this and the outer frames */
+};
+
+struct pm_memo {
+	uint32_t busy;
+	uint32_t gen;             /* pw_gen of its entries */
+	uint64_t ts;              /* inverted thread state */
+	uint32_t n;               /* entries that are valid */
+	uint32_t pad;
+	struct pm_frame f[MP_MAX_PYFRAMES];
+};
+
+static struct pm_memo *pm_memos;
+static unsigned pm_slots = PM_SLOTS;
 
 /* One frame as the walk sees it. */
 struct pw_frame {
@@ -346,6 +393,31 @@ static uint64_t pw_hash_bytes(uint64_t h, const char *s, size_t n)
 }
 
 /*
+ * A code object's line table in brief: its address, its length and its
+ * first and last 8 bytes. Code made and dropped in a loop (exec of
+ * generated source) comes back at the addresses the last code had, its
+ * line table and names too, with other lines: the caches' keys and the
+ * memo take in this, not the table's address alone. (A bytes object:
+ * ob_size at 16, the bytes at 32, in 3.10 to 3.13.)
+ */
+static inline uint64_t pw_table_sig(const char *code)
+{
+	const char *t = rd_ptr(code, L->co_linetable);
+	uint64_t size, a = 0, b = 0;
+
+	if (!pw_aligned(t))
+		return 0;
+	memcpy(&size, t + 16, sizeof(size));
+	if (size >= 8 && size < (1u << 28)) {
+		memcpy(&a, t + 32, sizeof(a));
+		memcpy(&b, t + 32 + size - 8, sizeof(b));
+	} else if (size < 8) {
+		memcpy(&a, t + 32, (size_t)size);
+	}
+	return pw_mix(pw_mix(pw_mix(0x51ed27059c3a6e4bull, (uintptr_t)t), size ^ b), a);
+}
+
+/*
  * The content slot (id - 1) of a code object: by file, name and first
  * line; the first thread to see it writes its MP_REC_PYCODE, and so does
  * the first one in each later generation (a forked child). 0: table full.
@@ -401,6 +473,7 @@ static uint32_t pw_code_id(const char *code)
 	k = pw_mix(k, line);
 	k = pw_mix(k, (uintptr_t)rd_ptr(code, L->co_filename));
 	k = pw_mix(k, (uintptr_t)rd_ptr(code, L->co_name));
+	k = pw_mix(k, pw_table_sig(code));
 	k = k ? k : 1;
 	for (l = 0; l < MP_LEVELS; l++) {
 		for (p = 0; p < mp_level_probes(l); p++) {
@@ -439,7 +512,7 @@ static uint32_t pw_line(const struct pw_frame *f)
 	int line, l;
 
 	k = pw_mix(k, (uintptr_t)f->code);
-	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_linetable));
+	k = pw_mix(k, pw_table_sig(f->code));
 	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_filename));
 	k = pw_mix(k, (uintptr_t)rd_ptr(f->code, L->co_name));
 	k = pw_mix(k, (uint64_t)(uint32_t)rd_int(f->code, L->co_firstlineno) << 32 |
@@ -469,9 +542,96 @@ miss:
 	return (uint32_t)line;
 }
 
-int pywalk_capture(struct mp_pyframe *out, int max)
+/* The memo of thread state ts, held; NULL when there is none free. */
+static struct pm_memo *pm_take(const char *ts)
+{
+	uint64_t key = ~(uint64_t)(uintptr_t)ts;
+	uint32_t h, gen = __atomic_load_n(&pw_gen, __ATOMIC_RELAXED), k;
+	struct pm_memo *m[2];
+
+	if (!pm_memos)
+		return NULL;
+	h = (uint32_t)(((uint64_t)(uintptr_t)ts * 0x9e3779b97f4a7c15ull) >> 40) & (pm_slots - 1);
+	m[0] = &pm_memos[h];
+	m[1] = &pm_memos[h ^ 1];
+	if (m[1]->ts == key && m[0]->ts != key) {
+		struct pm_memo *t = m[0];
+
+		m[0] = m[1];
+		m[1] = t;
+	}
+	for (k = 0; k < 2; k++) {
+		uint32_t free_ = 0;
+
+		if (!__atomic_compare_exchange_n(&m[k]->busy, &free_, 1, 0, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		if (m[k]->ts != key || m[k]->gen != gen) {
+			m[k]->ts = key;
+			m[k]->gen = gen;
+			m[k]->n = 0;
+		}
+		return m[k];
+	}
+	return NULL;
+}
+
+static inline void pm_give(struct pm_memo *m)
+{
+	__atomic_store_n(&m->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* The frames' ids and lines into out[], through memo m: fr[n - 1] is the
+ * outermost, the memo's entry 0. Returns their mp_pyframes_hash. */
+static uint64_t pm_lookup(struct pm_memo *m, const struct pw_frame *fr, int n,
+			  struct mp_pyframe *out)
+{
+	uint64_t h = MP_PYHASH_SEED;
+	int j, same = 1; /* the frames out of this one all as in the memo */
+
+	for (j = 0; j < n; j++) {
+		const struct pw_frame *f = &fr[n - 1 - j];
+		struct mp_pyframe *o = &out[n - 1 - j];
+		struct pm_frame *e = &m->f[j];
+		uint64_t file = ~(uint64_t)(uintptr_t)rd_ptr(f->code, L->co_filename);
+		uint64_t name = ~(uint64_t)(uintptr_t)rd_ptr(f->code, L->co_name);
+		uint64_t table = pw_table_sig(f->code);
+		int32_t first = f->entry ? -1 : rd_int(f->code, L->co_firstlineno);
+
+		if ((uint32_t)j < m->n && e->code == ~(uint64_t)(uintptr_t)f->code &&
+		    e->addr == f->addr && e->first == first && e->file == file &&
+		    e->name == name && e->table == table) {
+			o->code_id = e->code_id;
+			o->line = e->line;
+			if (same) {
+				h = e->hash;
+				continue;
+			}
+		} else {
+			same = 0;
+			o->code_id = pw_code_id(f->code);
+			o->line = f->entry ? 0 : pw_line(f);
+			e->code = ~(uint64_t)(uintptr_t)f->code;
+			e->addr = f->addr;
+			e->first = first;
+			e->file = file;
+			e->name = name;
+			e->table = table;
+			e->code_id = o->code_id;
+			e->line = o->line;
+		}
+		h = mp_pyhash_step(h, o);
+		e->hash = h;
+	}
+	m->n = (uint32_t)n;
+	return h;
+}
+
+/* MP_REALIGN: the memo's compares keep vectors in its frame. */
+MP_REALIGN int pywalk_capture(struct mp_pyframe *out, int max, uint64_t *hash)
 {
 	struct pw_frame fr[MP_MAX_PYFRAMES];
+	struct pm_memo *m;
 	const char *ts;
 	int n, i;
 
@@ -483,10 +643,16 @@ int pywalk_capture(struct mp_pyframe *out, int max)
 	if (max > MP_MAX_PYFRAMES)
 		max = MP_MAX_PYFRAMES;
 	n = pw_walk(ts, fr, max);
+	if (n > 0 && (m = pm_take(ts)) != NULL) {
+		*hash = pm_lookup(m, fr, n, out);
+		pm_give(m);
+		return n;
+	}
 	for (i = 0; i < n; i++) {
 		out[i].code_id = pw_code_id(fr[i].code);
 		out[i].line = fr[i].entry ? 0 : pw_line(&fr[i]);
 	}
+	*hash = mp_pyframes_hash(out, n);
 	return n > 0 ? n : 0;
 }
 
@@ -513,7 +679,12 @@ int pywalk_capture_thread(const void *ts, struct mp_pyframe *out, int max, uint3
 
 void pywalk_fork_child(void)
 {
+	unsigned i;
+
 	__atomic_add_fetch(&pw_gen, 1, __ATOMIC_RELAXED);
+	/* the child's one thread: memos other threads held at the fork are free */
+	for (i = 0; pm_memos && i < pm_slots; i++)
+		__atomic_store_n(&pm_memos[i].busy, 0, __ATOMIC_RELAXED);
 }
 
 int pywalk_setup(const struct py_api *api, int minor)
@@ -604,15 +775,22 @@ int pywalk_verify(void)
 		memcpy(&v, (const char *)me + L->ts_native_tid, sizeof(v));
 		pw_tid_ok = v == (unsigned long)mp_syscall(SYS_gettid);
 	}
-	if (mp_as_limited())
+	if (mp_as_limited()) {
 		pw_ptr_bits = pw_code_bits = 16;
+		pm_slots = 16;
+	}
 	pw_ptrs = calloc(mp_levels_slots(pw_ptr_bits), sizeof(*pw_ptrs));
 	pw_codes = calloc(mp_levels_slots(pw_code_bits), sizeof(*pw_codes));
 	pw_lines = calloc(mp_levels_slots(PW_LINE_BITS), sizeof(*pw_lines));
+	/* touched only as thread states use them; none: the tables alone */
+	if (mp_config.unwind_memo)
+		pm_memos = calloc(pm_slots, sizeof(*pm_memos));
 	if (!pw_ptrs || !pw_codes || !pw_lines) {
 		free(pw_ptrs);
 		free(pw_codes);
 		free(pw_lines);
+		free(pm_memos);
+		pm_memos = NULL;
 		return -1;
 	}
 	return 0;

@@ -33,7 +33,7 @@
 
 #define OWN_FRAMES 16 /* room for memprov's own frames above the caller */
 
-int (*volatile mp_python_capture)(struct mp_pyframe *out, int max);
+int (*volatile mp_python_capture)(struct mp_pyframe *out, int max, uint64_t *hash);
 uintptr_t mp_python_text_lo, mp_python_text_hi;
 
 static uintptr_t self_lo, self_hi;
@@ -72,12 +72,10 @@ void mp_stack_reset(void)
  * by mp_unwind_hash_frames for libunwind's frames), then the Python
  * frames and the counts, then a final avalanche.
  */
-static uint64_t hash_finish(uint64_t h, int n, const struct mp_pyframe *py, int npy)
+static uint64_t hash_finish(uint64_t h, int n, uint64_t pyhash, int npy)
 {
-	int i;
-
-	for (i = 0; i < npy; i++)
-		h = mp_unwind_mix(h, (uint64_t)py[i].code_id << 32 | py[i].line);
+	if (npy)
+		h = mp_unwind_mix(h, pyhash);
 	h = mp_unwind_mix(h, (uint64_t)n << 32 | (uint64_t)npy);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
@@ -258,14 +256,15 @@ intern(uint64_t hash, void *const *ip, int n, const struct mp_pyframe *py, int n
  * Python frames), else for none.
  */
 static inline __attribute__((always_inline)) uint64_t
-capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int), const int walk)
+capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int, uint64_t *),
+	const int walk)
 {
 	struct mp_unwind_args a;
 	int n = -1, first = 0, npy = 0, fast;
-	uint64_t hash;
+	uint64_t hash, pyhash = MP_PYHASH_SEED;
 
 	if (pycap) {
-		npy = pycap(py, MP_MAX_PYFRAMES);
+		npy = pycap(py, MP_MAX_PYFRAMES, &pyhash);
 		if (npy < 0 || npy > MP_MAX_PYFRAMES)
 			npy = 0;
 	}
@@ -296,13 +295,15 @@ capture(void **buf, struct mp_pyframe *py, int (*pycap)(struct mp_pyframe *, int
 			n = 0; /* fork from this very thread: no native frames */
 		}
 	}
-	hash = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n, py, npy);
+	hash = hash_finish(fast ? mp_unwind_hash : mp_unwind_hash_frames(buf + first, n), n,
+			   pyhash, npy);
 	return intern(hash, buf + first, n, py, npy);
 }
 
 uint64_t mp_stack_python(const struct mp_pyframe *py, int npy)
 {
-	return intern(hash_finish(mp_unwind_hash_frames(NULL, 0), 0, py, npy), NULL, 0, py, npy);
+	return intern(hash_finish(mp_unwind_hash_frames(NULL, 0), 0, mp_pyframes_hash(py, npy), npy),
+		      NULL, 0, py, npy);
 }
 
 /*
@@ -322,7 +323,7 @@ static MP_REALIGN __attribute__((noinline)) uint64_t capture_small(void)
 }
 
 static MP_REALIGN __attribute__((noinline)) uint64_t
-capture_big(int (*pycap)(struct mp_pyframe *, int))
+capture_big(int (*pycap)(struct mp_pyframe *, int, uint64_t *))
 {
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	struct mp_pyframe py[MP_MAX_PYFRAMES];
@@ -347,7 +348,10 @@ static MP_REALIGN __attribute__((noinline)) uint64_t capture_none(void)
  * Stack the capture needs below mp_capture_stack: the arrays (the
  * compiler's frame sizes, -fstack-usage: capture_small 752 B,
  * capture_big 3,328 B), the walk (MP_WALK_ROOM), and the Python walk's
- * own frames (pywalk_capture and pw_verify_attr, 4.3 KiB together).
+ * own frames, which run before the native walk: pywalk_capture 2,240 B,
+ * and on a code object's first sight pw_code_slow's 3,152 B (its names
+ * read into buffers) and the record's, 5.5 KiB at most of PY_ROOM and
+ * MP_WALK_ROOM.
  */
 #define SMALL_ROOM (1024u + MP_WALK_ROOM)
 #define BIG_ROOM (3584u + MP_WALK_ROOM)
@@ -355,7 +359,8 @@ static MP_REALIGN __attribute__((noinline)) uint64_t capture_none(void)
 
 MP_REALIGN uint64_t mp_capture_stack(int skip)
 {
-	int (*pycap)(struct mp_pyframe *, int) = mp_config.python ? mp_python_capture : NULL;
+	int (*pycap)(struct mp_pyframe *, int, uint64_t *) =
+		mp_config.python ? mp_python_capture : NULL;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 
 	(void)skip;

@@ -43,6 +43,28 @@ deep_expect="heap 1 1600001 rec@deep.py:$(ln deep.py BOTTOM)$(i=1; while [ $i -l
 	printf ' < rec@deep.py:%s' "$(ln deep.py RECURSE)"; i=$((i + 1)); done)"
 export gil_expect sub_expect deep_expect
 
+# memo_expect: walk_memo.py's leak sites as the script itself names them
+memo_expect() {
+	i=39
+	while [ $i -ge 0 ]; do
+		echo "heap 1 $((2100001 + i)) f@gen.py:$((i + 2)) < <module>@gen.py:$((i + 3)) < runner@walk_memo.py:$(ln walk_memo.py EXEC)"
+		i=$((i - 1))
+	done
+}
+# the kept buffers of walk_memo.py's frames of its own: the two threads'
+# (thread 1 20 frames deeper), two lines of one frame, a generator
+memo_own_expect() {
+	k="grab@walk_memo.py:$(ln walk_memo.py GRAB) < worker@walk_memo.py:$(ln walk_memo.py KEEP)"
+	d=" < worker@walk_memo.py:$(ln walk_memo.py DOWN)"
+	g="grab@walk_memo.py:$(ln walk_memo.py GRAB)"
+	printf 'heap 3 7503006 %s' "$k"; i=0; while [ $i -lt 30 ]; do printf '%s' "$d"; i=$((i + 1)); done; echo
+	printf 'heap 3 7500006 %s' "$k"; i=0; while [ $i -lt 10 ]; do printf '%s' "$d"; i=$((i + 1)); done; echo
+	echo "heap 3 6900006 $g < two_lines@walk_memo.py:$(ln walk_memo.py SECOND) < <module>@walk_memo.py:$(ln walk_memo.py TWO)"
+	echo "heap 3 6600006 $g < two_lines@walk_memo.py:$(ln walk_memo.py FIRST) < <module>@walk_memo.py:$(ln walk_memo.py TWO)"
+	echo "heap 1 2400003 $g < gen@walk_memo.py:$(ln walk_memo.py YIELD-2) < <module>@walk_memo.py:$(ln walk_memo.py GEN)"
+	echo "heap 1 2400002 $g < gen@walk_memo.py:$(ln walk_memo.py YIELD-1) < <module>@walk_memo.py:$(ln walk_memo.py GEN)"
+}
+
 for py in /usr/bin/python3 $PYENV/3.10.13/bin/python3 $PYENV/3.11.7/bin/python3 \
 	  $PYENV/3.12.1/bin/python3 $PYENV/3.13.0/bin/python3; do
 	[ -x "$py" ] || continue
@@ -70,6 +92,17 @@ for py in /usr/bin/python3 $PYENV/3.10.13/bin/python3 $PYENV/3.11.7/bin/python3 
 		echo 2 >expect && test_cmp expect out.txt &&
 		grep -E "^heap 1 1[78]00001 " sites.txt >got &&
 		echo "$sub_expect" >expect && test_cmp expect got
+	'
+	test_expect_success "the memo of a thread's frames: the same sites as without it: $py" '
+		traced walk "$py" walk_memo.py && grep -q " reused\$" out.txt &&
+		/usr/bin/python3 "$PY/sites.py" leaks.json "*" >memo.txt &&
+		/usr/bin/python3 "$PY/sites.py" leaks.json walk_memo.py | grep -E "^heap [13] (2[2-5]|7[5-9]|6[6-9])" >own.txt &&
+		MEMPROV_UNWIND_MEMO=0 traced walk "$py" walk_memo.py &&
+		/usr/bin/python3 "$PY/sites.py" leaks.json "*" >nomemo.txt &&
+		test_cmp nomemo.txt memo.txt &&
+		grep "^heap 1 21000" memo.txt | sed "s/ < [^ ]*@threading\.py:.*//" >got &&
+		memo_expect >expect && test_cmp expect got &&
+		memo_own_expect >expect && test_cmp expect own.txt
 	'
 	test_expect_success "300 frames deep: the innermost 128 recorded: $py" '
 		traced walk "$py" deep.py &&
