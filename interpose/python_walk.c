@@ -240,11 +240,6 @@ static inline int pw_aligned(const void *p)
 	return (uintptr_t)p >= 4096 && !((uintptr_t)p & 7);
 }
 
-static inline int pw_is_code(const char *code)
-{
-	return pw_aligned(code) && rd_ptr(code, OB_TYPE) == pw_code_type;
-}
-
 /* The thread's innermost frame, or NULL. */
 static const char *pw_top(const char *ts)
 {
@@ -261,37 +256,44 @@ static const char *pw_top(const char *ts)
  */
 static int pw_walk(const char *ts, struct pw_frame *out, int max)
 {
+	/* the layout in locals: a store to out[] could be a store to L, for
+	 * all the compiler knows, and every field would be loaded again */
+	const struct pw_layout *l = L;
+	const unsigned f_back = l->f_back, f_code = l->f_code, f_instr = l->f_instr;
+	const unsigned f_owner = l->f_owner, co_code = l->co_code;
+	const unsigned co_first = l->co_firsttraceable;
+	const char cstack = (char)l->owner_cstack;
+	const void *code_type = pw_code_type;
 	const char *f = pw_top(ts), *code;
 	int n = 0, steps;
 
-	for (steps = 0; f && n < max; steps++, f = rd_ptr(f, L->f_back)) {
+	for (steps = 0; f && n < max; steps++, f = rd_ptr(f, f_back)) {
 		if (!pw_aligned(f) || steps >= PW_MAX_STEPS)
 			return -1;
-		if (L->kind != PW_FRAMEOBJ) {
-			char owner = f[L->f_owner];
+		code = rd_ptr(f, f_code);
+		if (l->kind != PW_FRAMEOBJ) {
+			char owner = f[f_owner];
 
-			if (owner == L->owner_cstack)
+			if (owner == cstack)
 				continue;
-			code = rd_ptr(f, L->f_code);
-			if (!pw_is_code(code))
+			if (!pw_aligned(code) || rd_ptr(code, OB_TYPE) != code_type)
 				return -1;
 			{
-				const char *start = code + L->co_code;
-				const char *instr = rd_ptr(f, L->f_instr);
+				const char *start = code + co_code;
+				const char *instr = rd_ptr(f, f_instr);
+				long first = 2 * (long)rd_int(code, co_first);
 				long units;
 
-				if (owner != PY_FRAME_OWNED_BY_GENERATOR &&
-				    instr < start + 2 * (long)rd_int(code, L->co_firsttraceable))
+				if (owner != PY_FRAME_OWNED_BY_GENERATOR && instr < start + first)
 					continue; /* not started yet */
 				units = (instr - start) / 2;
 				out[n].addr = units < 0 || units > (1L << 28) ? -1 : (int)units * 2;
-				out[n].entry = units <= (long)rd_int(code, L->co_firsttraceable);
+				out[n].entry = 2 * units <= first;
 			}
 		} else {
-			code = rd_ptr(f, L->f_code);
-			if (!pw_is_code(code))
+			if (!pw_aligned(code) || rd_ptr(code, OB_TYPE) != code_type)
 				return -1;
-			out[n].addr = rd_int(f, L->f_instr) * 2;
+			out[n].addr = rd_int(f, f_instr) * 2;
 			out[n].entry = out[n].addr < 0; /* f_lasti -1: not started */
 		}
 		out[n++].code = code;
@@ -414,7 +416,8 @@ static inline uint64_t pw_table_sig(const char *code)
 	} else if (size < 8) {
 		memcpy(&a, t + 32, (size_t)size);
 	}
-	return pw_mix(pw_mix(pw_mix(0x51ed27059c3a6e4bull, (uintptr_t)t), size ^ b), a);
+	/* no multiply: the memo computes this for every frame it compares */
+	return (uintptr_t)t ^ size << 44 ^ a ^ (b << 29 | b >> 35);
 }
 
 /*
