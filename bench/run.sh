@@ -9,7 +9,8 @@
 #   BENCH_RUNS=N         interleaved rounds per workload (5; 2 with BENCH_QUICK)
 #   BENCH_QUICK=1        small workloads: a smoke run of about two minutes
 #   BENCH_WORKLOADS=...  the workloads to run, space-separated (all:
-#                        churn1 churn2 bigarray pycalls numpy parla shell sqlite)
+#                        churn1 churn2 bigarray pycalls numpy parla shell sqlite
+#                        pytest)
 #   BENCH_TIMEOUT=S      seconds before one command is killed (300)
 #   BENCH_VMEM_MB=M      address-space cap for heaptrack, heaptrack_print and
 #                        memprov's analysis (4096; 0: none)
@@ -38,7 +39,7 @@ else
 	PARLA_DEFAULT="--rows 500000 --iters 30"
 	SHELL_CMDS=200 SQL_ROWS=200000
 fi
-WORKLOADS=${BENCH_WORKLOADS:-churn1 churn2 bigarray pycalls numpy parla shell sqlite}
+WORKLOADS=${BENCH_WORKLOADS:-churn1 churn2 bigarray pycalls numpy parla shell sqlite pytest}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 VMEM_MB=${BENCH_VMEM_MB:-4096}
 PARLA_ARGS=${BENCH_PARLA_ARGS-$PARLA_DEFAULT}
@@ -114,12 +115,18 @@ if command -v sqlite3 >/dev/null; then
 	WHAT[sqlite]="sqlite3 inserting $SQL_ROWS rows, one INSERT each, in one transaction, into a fresh on-disk database"
 fi
 
+if $PY -c 'import numpy, pytest' 2>/dev/null; then
+	CMD[pytest]="sh bench/pytest_numpy.sh $OUT/pytest.log"
+	WHAT[pytest]="numpy's own core/tests/test_nditer.py under pytest: every allocation 50-70 Python frames deep"
+fi
+
 # heaptrack follows one process: `heaptrack sh SCRIPT` records the shell
 # and nothing of what it execs (its file is empty). HT_WRAP names the
 # variable through which a script execs its program under heaptrack;
 # HT_NA says why heaptrack is not run.
 declare -A HT_WRAP HT_NA
 HT_WRAP[sqlite]=SQLITE_WRAP
+HT_WRAP[pytest]=PYTEST_WRAP
 HT_NA[shell]="heaptrack records one process, not the $SHELL_CMDS a shell loop starts"
 
 # LeakSanitizer: clang -fsanitize=leak builds (bench/bench.mk) of the C
@@ -478,7 +485,8 @@ for wl in $WORKLOADS; do
 		case $wl in
 		parla) note "parla: n/a: scripts/parla_evict.py is not present" ;;
 		sqlite) note "sqlite: n/a: sqlite3 is not installed (scripts/install-deps.sh bench)" ;;
-		*) note "$wl: n/a: unknown workload (known: churn1 churn2 bigarray pycalls numpy parla shell sqlite)" ;;
+		pytest) note "pytest: n/a: numpy or pytest is missing for $PY (scripts/install-deps.sh bench)" ;;
+		*) note "$wl: n/a: unknown workload (known: churn1 churn2 bigarray pycalls numpy parla shell sqlite pytest)" ;;
 		esac
 		continue
 	fi
