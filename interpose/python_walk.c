@@ -416,8 +416,9 @@ static inline uint64_t pw_table_sig(const char *code)
 	} else if (size < 8) {
 		memcpy(&a, t + 32, (size_t)size);
 	}
-	/* no multiply: the memo computes this for every frame it compares */
-	return (uintptr_t)t ^ size << 44 ^ a ^ (b << 29 | b >> 35);
+	/* no multiply: the memo computes this for every frame it compares;
+	 * inverted, as the memo keeps it: no pointer for a scan to follow */
+	return ~((uintptr_t)t ^ size << 44 ^ a ^ (b << 29 | b >> 35));
 }
 
 /*
