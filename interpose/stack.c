@@ -70,7 +70,8 @@ void mp_stack_reset(void)
 /*
  * A stack's id: the native frames folded by unwind.c (while it walks, or
  * by mp_unwind_hash_frames for libunwind's frames), then the Python
- * frames and the counts, then a final avalanche.
+ * frames' part (mp_pyframes_hash, from whoever read them), then the
+ * counts, then a final avalanche.
  */
 static uint64_t hash_finish(uint64_t h, int n, uint64_t pyhash, int npy)
 {
