@@ -294,6 +294,28 @@ static void pya_note(struct replay *r, struct replay_thread *th, const struct mp
 	}
 }
 
+/* Block b, just made by th: it joins th's run, or starts one (replay.h). */
+static void run_add(struct replay_thread *th, struct replay_block *b)
+{
+	unsigned i;
+
+	int big = b->size > REPLAY_RUN_SMALL;
+
+	if (th->run_n && th->run_stack == b->stack && th->run_n < REPLAY_RUN_MAX &&
+	    !(big && th->run_big)) {
+		for (i = 0; i < th->run_n && th->run_size[i] != b->size; i++)
+			;
+		if (i == th->run_n)
+			b->interp |= REPLAY_JOINED;
+	}
+	if (!(b->interp & REPLAY_JOINED)) {
+		th->run_n = th->run_big = 0;
+		th->run_stack = b->stack;
+	}
+	th->run_big |= big;
+	th->run_size[th->run_n++] = b->size;
+}
+
 static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp_rec_alloc *a)
 {
 	unsigned kind = a->h.kind == MP_KIND_MMAP ? MP_KIND_MMAP : MP_KIND_HEAP;
@@ -323,6 +345,7 @@ static void do_alloc(struct replay *r, struct replay_thread *th, const struct mp
 	b = block_new(kind, a->addr, a->size, a->stack, a->h.func, -1, a->h.ts);
 	b->interp = a->h.flags & MP_RF_INTERP ? REPLAY_INTERP : 0;
 	b->thread = (uint16_t)th->serial;
+	run_add(th, b);
 	pya_note(r, th, a, b, old_addr, old_size);
 	if (a->h.flags & MP_RF_SAMPLED)
 		b->weight = sample_weight(a->size, r->trace->hdr.sample_bytes);
@@ -687,26 +710,37 @@ static size_t block_running(const struct replay *r, const struct replay_block *b
 	return 0;
 }
 
-/* Per (running thread, stack): its two newest live blocks. */
+/* Per (running thread, stack): its newest live blocks, newest first. */
+#define HELD_MAX (2 * REPLAY_RUN_MAX)
 struct held_key {
 	UT_hash_handle hh;
 	struct held_id {
 		uint64_t stack;
 		uint64_t entry;
 	} id;
-	const struct replay_block *newest, *second;
+	unsigned n;
+	const struct replay_block *b[HELD_MAX];
 };
 
 /*
  * The blocks a running frame holds as its locals: of those that match
- * (block_running), the two newest of each stack and thread only. A
- * local holds the last thing its line made, and the thing the line is
+ * (block_running), the two newest values of each stack and thread only.
+ * A local holds the last value its line made, and the value the line is
  * making now until it is stored (a thread that let the interpreter lock
  * go between the two: `buf = bytearray(n)` in a loop with no sleep had
- * both live at the mark), or two things made at once (`a, b = ...`);
+ * both live at the mark; a daemon thread's `with open(path) as f` in a
+ * loop, inside open() at the mark, the last file's lock and the new
+ * file's lock and buffer), or two things made at once (`a, b = ...`);
  * older blocks of the same line that are still live were kept elsewhere
  * (cache.append(...) on each pass of the loop, or by an earlier call of
- * the same function). Newest by time, and among equal times (a thread
+ * the same function). A value is a run of the thread's (replay.h): the
+ * blocks it made one after another from that stack, of sizes all
+ * different, one of them bigger than 64 bytes at most (a file's lock
+ * and buffer; what a loop makes on each pass has the size it had on
+ * the last, or something else was allocated or freed in between, or
+ * it is a block that is not small: three blocks of 5,000 to 7,000 B
+ * that three calls made and kept, nothing in between, are three values
+ * and the oldest fails). Newest by time, and among equal times (a thread
  * that owns the coarse clock: trace_writer.c, stamp()) by the order the
  * replay added them, which is the thread's own order: a table's
  * iteration follows it (an earlier call's block, stamped in the same
@@ -723,6 +757,7 @@ static struct held_key *held_newest(const struct replay *r)
 
 		HASH_ITER(hh, tables[i], b, tmp) {
 			struct held_id id;
+			unsigned at;
 
 			memset(&id, 0, sizeof(id));
 			id.entry = block_running(r, b);
@@ -735,12 +770,14 @@ static struct held_key *held_newest(const struct replay *r)
 				k->id = id;
 				HASH_ADD(hh, keys, id, sizeof(k->id), k);
 			}
-			if (!k->newest || b->ts >= k->newest->ts) {
-				k->second = k->newest;
-				k->newest = b;
-			} else if (!k->second || b->ts >= k->second->ts) {
-				k->second = b;
-			}
+			for (at = 0; at < k->n && b->ts < k->b[at]->ts; at++)
+				;
+			if (at == HELD_MAX)
+				continue;
+			if (k->n < HELD_MAX)
+				k->n++;
+			memmove(&k->b[at + 1], &k->b[at], (k->n - 1 - at) * sizeof(k->b[0]));
+			k->b[at] = b;
 		}
 	}
 	return keys;
@@ -750,6 +787,7 @@ static int block_held(const struct replay *r, const struct replay_block *b, stru
 {
 	struct held_id id;
 	struct held_key *k;
+	unsigned i, values = 1;
 
 	if (!keys)
 		return 0;
@@ -759,7 +797,14 @@ static int block_held(const struct replay *r, const struct replay_block *b, stru
 		return 0;
 	id.stack = b->stack;
 	HASH_FIND(hh, keys, &id, sizeof(id), k);
-	return k && (b == k->newest || b == k->second);
+	for (i = 0; k && i < k->n; i++) {
+		if (k->b[i] == b)
+			return 1;
+		/* the next older block is of this value if this one joined it */
+		if (!(k->b[i]->interp & REPLAY_JOINED) && ++values > 2)
+			return 0;
+	}
+	return 0;
 }
 
 static void do_thread(struct replay_thread *th, const struct mp_rec_thread *t)
@@ -847,6 +892,9 @@ static int apply(struct replay *r, const struct mp_rec_head *h)
 
 	r->now = h->ts;
 	r->events++;
+	if (h->type == MP_REC_FREE || h->type == MP_REC_GPU_ALLOC || h->type == MP_REC_GPU_FREE ||
+	    h->type == MP_REC_CTX_RESET || (h->type == MP_REC_ALLOC && (h->flags & MP_RF_FAILED)))
+		th->run_n = 0; /* the thread's run ends */
 	switch (h->type) {
 	case MP_REC_ALLOC: do_alloc(r, th, (const void *)h); break;
 	case MP_REC_FREE: do_free(r, th, (const void *)h); break;

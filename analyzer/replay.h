@@ -36,13 +36,15 @@ struct replay_block {
 	uint8_t interp;    /* REPLAY_INTERP: CPython's own: MP_RF_INTERP (remade
 			      after a fork), or pymalloc's arena table and radix
 			      tree (replay.c); REPLAY_SIGSTACK: a thread's
-			      alternate signal stack now (MP_REC_SIGSTACK) */
+			      alternate signal stack now (MP_REC_SIGSTACK);
+			      REPLAY_JOINED: see struct replay_thread's run */
 	uint8_t in_slab;   /* one of replay_adopt's arrays: freed with it, not alone */
 	uint16_t thread;   /* the serial of the thread that allocated it, mod 2^16 */
 	uint32_t weight;   /* blocks it stands for: 1, more when sampled */
 };
 #define REPLAY_INTERP 1
 #define REPLAY_SIGSTACK 2
+#define REPLAY_JOINED 4 /* made right after the thread's last block, of its run (replay.c) */
 _Static_assert(sizeof(struct replay_block) <= 112, "a live block's size: the replay's memory");
 
 /* Bytes and blocks a live block counts for (sampled blocks are weighted). */
@@ -137,7 +139,20 @@ struct replay_thread {
 	 * lies at the start of, by address and kind; addr 0: none */
 	uint64_t sigstack_addr;
 	uint8_t sigstack_kind;
+	/*
+	 * The thread's run: the blocks it made one after another from one
+	 * stack, nothing allocated or freed in between, no two of one size,
+	 * at most one bigger than REPLAY_RUN_SMALL, at most REPLAY_RUN_MAX;
+	 * a block that joins the run is marked REPLAY_JOINED. One value a
+	 * line makes is one run: an open file's lock (32 B) and buffer, made
+	 * by the interpreter, whose frames the stack leaves out.
+	 */
+	uint64_t run_stack;
+	unsigned run_n, run_big;
+	uint64_t run_size[4];
 };
+#define REPLAY_RUN_MAX 4
+#define REPLAY_RUN_SMALL 64
 
 /*
  * What a forked child inherited (inherit.c fills it before the replay):

@@ -241,6 +241,48 @@ while len(cache) < 50:
     time.sleep(0.01)
 EOF
 
+# a daemon thread whose loop stores what a call returns: an open file,
+# which the interpreter makes of two blocks of its own (a 32 B lock and
+# the buffer), both from the call's line; the second call waits before
+# it returns, so the loop's local still holds the first file. And one
+# that keeps every file it opens.
+cat >"$TRASH/reopen.py" <<\EOF
+import threading
+ready = threading.Event()
+hold = threading.Event()
+calls = 0
+def make():
+    global calls
+    g = open(__file__, "rb")
+    calls += 1
+    if calls == 2:
+        ready.set()
+        hold.wait()
+    return g
+def worker():
+    f = None
+    while True:
+        f = make()
+threading.Thread(target=worker, daemon=True).start()
+ready.wait()
+EOF
+cat >"$TRASH/keepfiles.py" <<\EOF
+import threading
+ready = threading.Event()
+hold = threading.Event()
+kept = []
+def make():
+    kept.append(open(__file__, "rb"))
+    if len(kept) == 3:
+        ready.set()
+        hold.wait()
+def worker():
+    while True:
+        make()
+threading.Thread(target=worker, daemon=True).start()
+ready.wait()
+EOF
+
 # six daemon threads started in a function (each Thread object keeps
 # what threading made for it), and six blocks of 3,000 B the function keeps
 cat >"$TRASH/sixfn.py" <<\EOF
@@ -329,6 +371,21 @@ for py in /usr/bin/python3 $PYENV/3.10.13/bin/python3 $PYENV/3.12.1/bin/python3 
 		rm -rf c &&
 		timeout 120 "$MEMPROV_CLI" run -d c -- "$py" comp.py >/dev/null 2>&1 &&
 		"$MEMPROV_CLI" check c >c.check || { cat c.check; exit 1; }
+	'
+	test_expect_success "$py: a daemon thread that holds an open file while its call makes the next: the gate passes" '
+		rm -rf of &&
+		timeout 120 "$MEMPROV_CLI" run -d of -- "$py" reopen.py >/dev/null 2>&1 &&
+		"$MEMPROV_CLI" check of >of.check &&
+		grep "live at the end of the main module: 0 B in 0 blocks" of.check &&
+		"$MEMPROV_CLI" leaks --json of/*.trace >of.json &&
+		test $(jget of.json set_apart.state.running.blocks) -ge 4
+	'
+	test_expect_success "$py: one that keeps every file it opens fails with the oldest file, its lock and its buffer" '
+		rm -rf kf &&
+		timeout 120 "$MEMPROV_CLI" run -d kf -- "$py" keepfiles.py >/dev/null 2>&1 &&
+		! "$MEMPROV_CLI" check kf >kf.check &&
+		grep "#1 heap malloc: [0-9.]* KiB in 2 blocks live at the end of the main module in make at .*keepfiles.py:6$" kf.check &&
+		test "$(grep -c "^    #" kf.check)" = 1
 	'
 	test_expect_success "$py: such lists appended to a global on each pass fail, all but the two newest" '
 		rm -rf ck &&
