@@ -59,6 +59,7 @@ struct cat_stack {
 	uint8_t lib_asked;        /* the interpreter or library native code asked */
 	uint8_t fork_reinit;      /* threading's after-fork hook remaking its locks */
 	uint8_t entry;            /* the innermost Python frame is entering its function */
+	uint8_t lib_regex;        /* re's compiler, for library code (regex_for_library) */
 };
 
 /* One answer: the stack, the kind, the blocks' shape (supp_shape), arena-sized blocks. */
@@ -232,6 +233,37 @@ static int string_code_of_library(const struct replay *r, const struct replay_st
 	return 0;
 }
 
+/* A file of the re module (a package from 3.11; sre_* before). */
+static int is_re_file(const char *file)
+{
+	return file && (ends_with(file, "/re/__init__.py") || ends_with(file, "/re/_compiler.py") ||
+			ends_with(file, "/re/_parser.py") || ends_with(file, "/re.py") ||
+			ends_with(file, "/sre_compile.py") || ends_with(file, "/sre_parse.py"));
+}
+
+/*
+ * Is the innermost Python frame i re's compiler, and the first frame
+ * outside re that called it library code? A pattern compiled so is kept
+ * by the library (a lexer's tables: pygments' PythonLexer compiles its
+ * patterns on the first instance, 8 blocks of 5 KiB under one stack
+ * for the program's line that made it) or by re's own cache (512
+ * patterns): library state, whatever their count. Patterns the program
+ * compiles itself stay its own.
+ */
+static int regex_for_library(const struct replay *r, const struct replay_stack *st, size_t i)
+{
+	const char *f = frame_file(r, st, i);
+
+	if (!f || !(ends_with(f, "/re/_compiler.py") || ends_with(f, "/sre_compile.py")))
+		return 0;
+	for (i++; i < st->n_python; i++) {
+		f = frame_file(r, st, i);
+		if (!is_re_file(f))
+			return is_library_file(f) != 0;
+	}
+	return 0;
+}
+
 /*
  * What the Python frames say: an import under way, library code innermost,
  * and the innermost frame of the program's own code (none: library code
@@ -260,8 +292,10 @@ static void python_part(const struct replay *r, const struct replay_stack *st, s
 		if (cat_generated_file(file) ||
 		    (file && !strcmp(file, "<string>") && string_code_of_library(r, st, i)))
 			continue; /* its caller's */
-		if (inner)
+		if (inner) {
 			cs->lib_inner = is_library_file(file);
+			cs->lib_regex = regex_for_library(r, st, i);
+		}
 		inner = 0;
 		if (found || is_library_file(file) || is_comprehension(name))
 			continue;
@@ -335,7 +369,8 @@ static enum category frames_category(const struct classifier *c, const struct ca
 		return CAT_STATE;
 	}
 	if (((c->flags & CAT_LIBRARY) && cs->library) ||
-	    ((c->flags & CAT_LIB_STATE) && id->one && cs->lib_inner && cs->lib_asked)) {
+	    ((c->flags & CAT_LIB_STATE) && (id->one || cs->lib_regex) && cs->lib_inner &&
+	     cs->lib_asked)) {
 		*why = WHY_LIBRARY;
 		return CAT_STATE;
 	}

@@ -216,6 +216,42 @@ test_expect_success 'code a library compiled from a string (a namedtuple'"'"'s _
 	grep "#1 heap malloc: 488.3 KiB in 50 blocks live at the end of the main module in work at <string>:3$" thr.err
 '
 
+# A library that compiles its patterns on first use (a lexer's tables:
+# pygments' PythonLexer made 8 blocks of 5 KiB under one stack at the
+# program's line that made the lexer) keeps them: library state, whatever
+# their count. Patterns the program compiles and keeps itself still fail.
+test_expect_success 'patterns a library compiles on first use pass the gate; the program'"'"'s own kept patterns fail' '
+	rm -rf rx && mkdir -p rx/site-packages &&
+	cat >rx/site-packages/lexlib.py <<-\EOF &&
+	import re
+	PATTERNS = ["(py%d|[a-f]{2,9}x|q+w?e*)" % i * 30 for i in range(12)]
+	_tables = {}
+	def table(name):
+	    if name not in _tables:
+	        _tables[name] = [re.compile(p) for p in PATTERNS]
+	    return _tables[name]
+	EOF
+	printf "import lexlib\ndef main():\n    print(len(lexlib.table(\"py\")))\nmain()\n" >rxlib.py &&
+	PYTHONPATH=$TRASH/rx/site-packages timeout 60 "$MEMPROV_CLI" run -d rx/lib --check -- \
+		/usr/bin/python3 rxlib.py >rx.out 2>rx.err &&
+	echo 12 >want && test_cmp want rx.out &&
+	"$MEMPROV_CLI" leaks --json rx/lib/*.trace >rx.json &&
+	test $(/usr/bin/python3 "$TOP/tests/progs/json_get.py" rx.json set_apart.state.library.blocks) -ge 12 &&
+	cat >rxown.py <<-\EOF &&
+	import re
+	PATTERNS = ["(py%d|[a-f]{2,9}x|q+w?e*)" % i * 30 for i in range(12)]
+	kept = []
+	def main():
+	    for p in PATTERNS:
+	        kept.append(re.compile(p))
+	main()
+	EOF
+	test_status 23 timeout 60 "$MEMPROV_CLI" run -d rx/own --check -- /usr/bin/python3 rxown.py >/dev/null 2>rxown.err &&
+	grep -A1 "#1 heap malloc: [0-9.]* KiB in 12 blocks live at the end of the main module in main at .*rxown.py:6$" rxown.err >rxown.site &&
+	grep "^      compile .*/re/_compiler.py:[0-9]*$" rxown.site &&
+	test "$(grep -c "^    #" rxown.err)" = 1
+'
+
 # Library state a clean program grows: asyncio's set of all tasks after
 # 20,000 tasks at once (a WeakSet's table, 2 MiB: never the program's),
 # fnmatch's cache of 5,000 patterns (144 KiB: one block of library state
