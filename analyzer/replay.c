@@ -297,9 +297,8 @@ static void pya_note(struct replay *r, struct replay_thread *th, const struct mp
 /* Block b, just made by th: it joins th's run, or starts one (replay.h). */
 static void run_add(struct replay_thread *th, struct replay_block *b)
 {
-	unsigned i;
-
 	int big = b->size > REPLAY_RUN_SMALL;
+	unsigned i;
 
 	if (th->run_n && th->run_stack == b->stack && th->run_n < REPLAY_RUN_MAX &&
 	    !(big && th->run_big)) {

@@ -45,6 +45,8 @@ struct replay_block {
 #define REPLAY_INTERP 1
 #define REPLAY_SIGSTACK 2
 #define REPLAY_JOINED 4 /* made right after the thread's last block, of its run (replay.c) */
+#define REPLAY_RUN_MAX 4     /* blocks in a run at most (struct replay_thread) */
+#define REPLAY_RUN_SMALL 64  /* a run's blocks but one are this small at most */
 _Static_assert(sizeof(struct replay_block) <= 112, "a live block's size: the replay's memory");
 
 /* Bytes and blocks a live block counts for (sampled blocks are weighted). */
@@ -149,10 +151,8 @@ struct replay_thread {
 	 */
 	uint64_t run_stack;
 	unsigned run_n, run_big;
-	uint64_t run_size[4];
+	uint64_t run_size[REPLAY_RUN_MAX];
 };
-#define REPLAY_RUN_MAX 4
-#define REPLAY_RUN_SMALL 64
 
 /*
  * What a forked child inherited (inherit.c fills it before the replay):
