@@ -60,6 +60,7 @@ struct lentry {
 #define M_UNSURE (1ull << 49)     /* that allocation is in an ancestor's fork (rl_source) */
 #define M_DEV_SHIFT 50            /* 10 bits: the device + 1 (0: none, -1) */
 #define M_DEV_MAX 1022
+#define M_CHUNK (1ull << 60)      /* made by malloc, calloc or realloc: a malloc chunk */
 
 _Static_assert(MP_KIND_COUNT <= 16, "a kind fits 4 bits");
 
@@ -78,12 +79,20 @@ static inline int32_t m_device(const struct lentry *e)
 	return (int32_t)((e->meta >> M_DEV_SHIFT) & 1023) - 1;
 }
 
-static inline uint64_t m_pack(uint64_t size, unsigned kind, int unsure, int32_t device)
+static inline uint64_t m_pack(uint64_t size, unsigned kind, int unsure, int32_t device,
+			      int chunk)
 {
 	uint64_t dev = device < 0 ? 0 : device > M_DEV_MAX ? M_DEV_MAX + 1 : (uint64_t)device + 1;
 
 	return (size > M_SIZE ? M_SIZE : size) | (uint64_t)kind << M_KIND_SHIFT | M_LIVE |
-	       (unsure ? M_UNSURE : 0) | dev << M_DEV_SHIFT;
+	       (unsure ? M_UNSURE : 0) | dev << M_DEV_SHIFT | (chunk ? M_CHUNK : 0);
+}
+
+/* A block of this function is a malloc chunk, laid out as glibc lays them. */
+static inline int chunk_func(unsigned func)
+{
+	return func == MP_FN_malloc || func == MP_FN_calloc || func == MP_FN_realloc ||
+	       func == MP_FN_reallocarray;
 }
 
 enum { TAG_HEAP = 1, TAG_PINNED = 2, TAG_GPU = 3, TAG_REG = 4 };
@@ -368,7 +377,7 @@ static void later_add(struct lb *lb, uint64_t key, uint64_t ts)
 /* Inlined: on_heap, with the heap's kind and device constant, is what a scan mostly runs. */
 static inline __attribute__((always_inline)) void event(struct lb *lb, unsigned kind,
 							uint64_t addr, uint64_t ts, int alloc,
-							uint64_t size, int32_t device)
+							uint64_t size, int32_t device, int chunk)
 {
 	uint64_t key = (addr & ADDR_MASK) | (uint64_t)tag_of(kind) << TAG_SHIFT;
 	struct lentry *e;
@@ -395,7 +404,8 @@ static inline __attribute__((always_inline)) void event(struct lb *lb, unsigned 
 		return; /* an older event read after a newer one */
 	e->ts = ts;
 	if (alloc) {
-		e->meta = m_pack(size, kind, lb->unsure_after && ts > lb->unsure_after, device);
+		e->meta = m_pack(size, kind, lb->unsure_after && ts > lb->unsure_after, device,
+				 chunk);
 	} else {
 		e->meta &= ~M_LIVE;
 		if (lb->horizon && *lb->horizon && lb->used >= FORGET_FROM)
@@ -475,7 +485,7 @@ static void free_now(struct lb *lb, unsigned kind, uint64_t addr, uint64_t ts)
 	if (kind == MP_KIND_MMAP)
 		add_mev(lb, MEV_FREE, ts, addr, 0, 0);
 	else
-		event(lb, kind, addr, ts, 0, 0, -1);
+		event(lb, kind, addr, ts, 0, 0, -1, 0);
 }
 
 /* The thread's pending resize: apply its free, or (restore) forget it. */
@@ -521,7 +531,7 @@ static void on_alloc(struct lb *lb, uint32_t serial, const struct mp_rec_alloc *
 		add_mev(lb, MEV_MAP | (a->h.flags & MP_RF_PLACED ? MEV_PLACED : 0), a->h.ts,
 			a->addr, a->size, fixed);
 	else
-		event(lb, MP_KIND_HEAP, a->addr, a->h.ts, 1, a->size, -1);
+		event(lb, MP_KIND_HEAP, a->addr, a->h.ts, 1, a->size, -1, chunk_func(a->h.func));
 }
 
 static void on_free(struct lb *lb, uint32_t serial, const struct mp_rec_free *f)
@@ -565,14 +575,14 @@ static void on_gpu_alloc(struct lb *lb, const struct mp_rec_gpu_alloc *a)
 {
 	if (a->h.flags & MP_RF_FAILED || a->result || !a->addr || a->h.kind >= MP_KIND_COUNT)
 		return;
-	event(lb, a->h.kind, a->addr, a->h.ts, 1, a->size, a->device);
+	event(lb, a->h.kind, a->addr, a->h.ts, 1, a->size, a->device, 0);
 }
 
 static void on_gpu_free(struct lb *lb, const struct mp_rec_gpu_free *f)
 {
 	if (f->result || !f->addr)
 		return;
-	event(lb, f->h.kind, f->addr, f->h.ts, 0, 0, -1);
+	event(lb, f->h.kind, f->addr, f->h.ts, 0, 0, -1, 0);
 }
 
 static void on_reset(struct lb *lb, const struct mp_rec_ctx_reset *c)
@@ -648,7 +658,8 @@ static int on_heap(void *arg, uint32_t serial, const struct mp_iter_heap *ev, si
 		if (MP_UNLIKELY(lb->st_valid))
 			stash_done(lb, serial, 0);
 		if (ev[i].addr)
-			event(lb, MP_KIND_HEAP, ev[i].addr, ev[i].ts, (int)ev[i].alloc, ev[i].size, -1);
+			event(lb, MP_KIND_HEAP, ev[i].addr, ev[i].ts, (int)ev[i].alloc, ev[i].size, -1,
+			      1 /* compact records are malloc's */);
 	}
 	return lb->err;
 }
@@ -882,6 +893,7 @@ static void tcollect(struct lb *lb, int32_t t, struct rblock *out, size_t *n)
 		out[*n].size = lb->t[t].end - lb->t[t].start;
 		out[*n].kind = MP_KIND_MMAP;
 		out[*n].unsure = 0;
+		out[*n].chunk = 0;
 		out[*n].placed = lb->t[t].group < lb->placed_cap && lb->placed[lb->t[t].group];
 		out[*n].sib = lb->t[t].group;
 	}
@@ -981,6 +993,7 @@ static int collect(struct lb *lb, struct rlive *out)
 			b->size = m_size(e);
 			b->kind = (uint8_t)m_kind(e);
 			b->unsure = !!(e->meta & M_UNSURE);
+			b->chunk = !!(e->meta & M_CHUNK);
 			b->placed = 0;
 		}
 		rsort_blocks(out->b + out->first[g], out->n - out->first[g]);

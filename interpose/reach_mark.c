@@ -41,6 +41,7 @@ struct mk {
 	size_t sp, cap;
 	uint64_t lo[RG_COUNT], hi[RG_COUNT];
 	uint64_t all_lo, all_hi;
+	int chunks;    /* glibc's malloc made the chunk blocks (no replacement in use) */
 	int program;   /* the memory scanned keeps CUDA blocks alive */
 	int no_mmap;   /* ... and keeps no anonymous mapping alive (the loader's) */
 	int definite;  /* it is a root, or a block reached by start pointers */
@@ -128,6 +129,29 @@ static void mark(struct mk *k, size_t i, unsigned st)
 	siblings(k, i, st);
 }
 
+/*
+ * Where, in a block of n bytes that glibc's malloc made, the next chunk
+ * begins: its header's first word (prev_size) is the block's last bytes
+ * when n leaves fewer than 8 spare (n % 16 from 1 to 8). glibc's free
+ * lists hold the addresses of chunk headers, not of blocks: a free
+ * chunk's fd and bk, and what they leave in memory that malloc hands out
+ * again without clearing it (a block's first 16 bytes, its largest bins'
+ * next two words). Such an address is no pointer of the program's into
+ * the block before that chunk (valgrind, whose allocator keeps no lists
+ * in its blocks, never sees one): read as one, a stale list pointer in a
+ * block the program keeps made a leaked block "possibly lost", and the
+ * leak passed the gate. A word that holds a chunk header's address
+ * elsewhere in a block (a chunk that was there before the memory was cut
+ * up again) cannot be told from the program's pointer to that member,
+ * and still counts.
+ */
+static inline uint64_t next_chunk(uint64_t n)
+{
+	uint64_t cs = (n + 8 + 15) & ~15ull; /* the chunk's size (request2size) */
+
+	return (cs < 32 ? 32 : cs) - 16;
+}
+
 static void pointer(struct mk *k, uint64_t v)
 {
 	int g;
@@ -143,6 +167,8 @@ static void pointer(struct mk *k, uint64_t v)
 			continue;
 		b = &k->l->b[i];
 		if (!k->program && cuda_kind(b->kind))
+			continue;
+		if (b->chunk && k->chunks && v - b->addr == next_chunk(b->size))
 			continue;
 		if (k->no_mmap && b->kind == MP_KIND_MMAP)
 			continue;
@@ -348,6 +374,7 @@ MP_REALIGN int rmark_run(struct rlive *l, const struct rroots *rr, const struct 
 	k.m = m;
 	k.st = st;
 	k.deadline = deadline;
+	k.chunks = !rr->replacement;
 	k.clique = -1;
 	k.cap = 2 * l->n + 16;
 	if (l->n > UINT32_MAX / 2)

@@ -612,7 +612,7 @@ static inline void block_swap(struct rblock *a, struct rblock *b)
 	*b = t;
 }
 
-static void blocks_intro(struct rblock *b, size_t n, int depth)
+static MP_REALIGN void blocks_intro(struct rblock *b, size_t n, int depth)
 {
 	while (n > 16) {
 		size_t mid = n / 2, i = (size_t)-1, j = n;

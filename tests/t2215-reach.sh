@@ -147,6 +147,15 @@ test_expect_success 'only an interior pointer left: possibly lost' '
 	test "$(classes interior)" = "0 0 0 0 1 64 0 0"
 '
 
+test_expect_success 'glibc left its list pointer to the next chunk in a kept block: the dropped block before it is definitely lost' '
+	run stalelist stalelist &&
+	test "$(cat stalelist.out)" = "stale list pointer left" &&
+	c=$(classes stalelist) && test "${c% * *}" = "1 1000 0 0 0 0" &&
+	memprov leaks stalelist.trace >stalelist.txt &&
+	grep -q "^  definitely lost  *1 block  *1,000 B$" stalelist.txt &&
+	grep -q "reach.c:$(line STALE-LINE)$" stalelist.txt
+'
+
 test_expect_success 'mmap blocks: a kept mapping keeps what it points to, a dropped one is lost' '
 	run mmap mmap &&
 	jget --check mmap.json reach.classes.definitely_lost.blocks=1 \

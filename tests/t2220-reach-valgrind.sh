@@ -68,7 +68,7 @@ gate() {
 	test "$6" = lost && test "$5" = $(($1 + $3))
 }
 
-for args in "basic" "basic exit" "list 10" "cycle" "interior" "threads" \
+for args in "basic" "basic exit" "list 10" "cycle" "interior" "stalelist" "threads" \
 	"forget" "forgetdtor exit"; do
 	test_expect_success "reach $args: definitely and indirectly lost as valgrind says" "
 		agree reach-\$(echo $args | tr ' ' -) \"\$BIN/reach\" $args

@@ -71,8 +71,16 @@ test_expect_success 'a clean perl script passes: what perl made is set apart by 
 
 test_expect_success 'an XS module leak fails at its lines: malloc, and Newx named Perl_safesysmalloc' '
 	cc -g -shared -fPIC $(perl -MConfig -e "print \$Config{ccflags}") -I"$ARCH/CORE" leaky.c -o Leaky.so &&
-	st=0 && memprov run -d bad --check -- perl run.pl leak >out 2>err || st=$? &&
-	cat err && test $st = 23 && test_cmp bare.out out &&
+	# Up to 3 runs, each failing the gate with the same output: in about
+	# 1 run of 100, an address glibc left in an arena perl never clears
+	# falls inside one of the two blocks (a freed chunk header there once),
+	# and the scan, like any conservative one, calls that block possibly
+	# lost (README, "valgrind and memprov": glibc free lists)
+	for try in 1 2 3; do
+		st=0 && memprov run -d bad$try --check -- perl run.pl leak >out 2>err || st=$?
+		cat err && test $st = 23 && test_cmp bare.out out || exit 1
+		! grep -q "^  lost at exit (definitely and indirectly): 1.3 KiB (1,300 B) in 2 blocks" err || break
+	done &&
 	grep -q "^  lost at exit (definitely and indirectly): 1.3 KiB (1,300 B) in 2 blocks" err &&
 	grep -q "#1 heap malloc: 1,000 B in 1 block definitely lost at exit in boot_Leaky at .*leaky.c:$(grep -n "leak: malloc" leaky.c | cut -d: -f1)$" err &&
 	grep -q "#2 heap Perl_safesysmalloc: 300 B in 1 block definitely lost at exit in boot_Leaky at .*leaky.c:$(grep -n "leak: Newx" leaky.c | cut -d: -f1)$" err &&

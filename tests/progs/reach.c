@@ -15,6 +15,13 @@
  *                              else at them: 1 definitely, 1 indirectly lost
  *   interior                   a global points 8 bytes into a block:
  *                              possibly lost
+ *   stalelist                  a 1,000 B block dropped, the 208 B chunk
+ *                              after it freed beside another: glibc's bk
+ *                              pointer to that chunk (the dropped block's
+ *                              last 8 bytes) stays in the other when malloc
+ *                              hands it out again, to a block kept in a
+ *                              global: definitely lost, as valgrind says
+ *                              (stdout: whether the pointer was left)
  *   mmap                       an anonymous mapping kept (holding the only
  *                              pointer to a 300 B block), one dropped
  *   reserve                    16 pages reserved (PROT_NONE), pages 4-7
@@ -205,6 +212,44 @@ static void interior(void)
 	char *p = malloc(64);
 
 	keep_interior = p + 8;
+}
+
+static void *stale_keep[9];
+static char *stale_name;
+
+/* 1 when stale_name holds the address of the chunk after the dropped block */
+static __attribute__((noinline)) int stalelist_make(void)
+{
+	void *t[7], *p, *f1, *f2;
+	int i, left;
+
+	for (i = 0; i < 7; i++)
+		t[i] = malloc(200);
+	p = malloc(1000); /* STALE-LINE */
+	memset(p, 1, 1000);
+	f1 = malloc(200); /* right after p: its header is p + 992 */
+	stale_keep[7] = malloc(16);
+	f2 = malloc(200);
+	stale_keep[8] = malloc(16);
+	for (i = 0; i < 7; i++)
+		free(t[i]); /* the tcache for 208 B chunks is full */
+	free(f2);
+	free(f1);
+	free(malloc(3000)); /* sorts f1 and f2 into their small bin: f2's bk is f1 */
+	for (i = 0; i < 7; i++)
+		stale_keep[i] = malloc(200); /* the tcache empty again */
+	stale_name = malloc(200); /* f2, from the small bin, with its bk */
+	left = ((void **)stale_name)[1] == (char *)p + 992;
+	strcpy(stale_name, "kept");
+	return left;
+}
+
+static void stalelist(void)
+{
+	int left = stalelist_make();
+
+	scrub();
+	printf("stale list pointer %s\n", left ? "left" : "not left");
 }
 
 static void maps(void)
@@ -1017,6 +1062,8 @@ int main(int argc, char **argv)
 		graph(argc > 2 ? atol(argv[2]) : 1000);
 	else if (!strcmp(mode, "interior"))
 		interior();
+	else if (!strcmp(mode, "stalelist"))
+		stalelist();
 	else if (!strcmp(mode, "mmap"))
 		maps();
 	else if (!strcmp(mode, "reserve"))
