@@ -55,6 +55,16 @@ static const struct builtin { const char *name, *api; enum scope scope; } builti
 	{ "allocate_from_new_pool", "PyObject_Malloc", PYTHON }, { "new_arena", "PyObject_Malloc", PYTHON },
 	{ "_PyMem_ArenaAlloc", "PyObject_Malloc", PYTHON },
 	{ "_PyObject_ArenaMmap", "PyObject_Malloc", PYTHON },
+	/* CPython's object allocators, as an extension calls them (its
+	 * tp_alloc; PyObject_New, PyObject_GC_New): the extension's line asked */
+	{ "PyType_GenericAlloc", NULL, PYTHON }, { "_PyType_AllocNoTrack", "PyType_GenericAlloc", PYTHON },
+	{ "_PyObject_New", "PyObject_New", PYTHON }, { "_PyObject_NewVar", "PyObject_NewVar", PYTHON },
+	{ "_PyObject_GC_New", "PyObject_GC_New", PYTHON },
+	{ "_PyObject_GC_NewVar", "PyObject_GC_NewVar", PYTHON },
+	{ "gc_alloc", "PyObject_GC_New", PYTHON },
+	{ "_PyObject_GC_Alloc", "PyObject_GC_New", PYTHON },
+	{ "_PyObject_GC_Malloc", "PyObject_GC_New", PYTHON },
+	{ "_PyObject_MallocWithType", "PyObject_Malloc", PYTHON },
 	/* numpy's data allocator (array data, through its handler and cache) */
 	{ "PyDataMem_NEW", NULL, ANY }, { "PyDataMem_NEW_ZEROED", NULL, ANY },
 	{ "PyDataMem_RENEW", NULL, ANY }, { "PyDataMem_UserNEW", NULL, ANY },

@@ -91,6 +91,11 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	 * most members it had at once (asyncio's set of all tasks: 128 KiB
 	 * after 3,000 tasks at once, 2 MiB after 20,000) */
 	{ "^WeakSet.add$", ANY, "a WeakSet's table (asyncio's set of all tasks): weak references hold nothing" },
+	/* CPython's zoneinfo: ZoneInfo(key) returns the zone its class keeps
+	 * for that key (the 8 latest strongly), whose transition tables its
+	 * C module asks the interpreter's allocator for (UTC: 2 B in 2
+	 * blocks, Europe/Berlin 4.5 KiB in 4, under the line that asked) */
+	{ "_zoneinfo.cpython", OWNER | HOST, "zoneinfo's time zones, kept by ZoneInfo's cache" },
 	/* matplotlib: the fonts its font cache keeps (FreeType faces, each
 	 * font's glyphs and kerning as text is drawn: 1.4 MiB in 10,889
 	 * blocks after one PDF with text; its cache holds 64 fonts): a frame

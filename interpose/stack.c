@@ -119,7 +119,7 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 	void *buf[MP_MAX_FRAMES + OWN_FRAMES];
 	uint64_t hash = mp_unwind_hash; /* the fast path's, before libunwind runs */
 	const struct mp_unw *u;
-	int m, first = 0, i, same, g;
+	int m, first = 0, same, g;
 
 	__atomic_fetch_add(&chk_captures, 1, __ATOMIC_RELAXED);
 	if (n < 0) {
@@ -137,10 +137,9 @@ static void unwind_check(void *const *ip, int n, const struct mp_unwind_args *a)
 	while (first < m && (uintptr_t)buf[first] >= self_lo &&
 	       (uintptr_t)buf[first] < self_hi)
 		first++;
-	for (i = first; i < m && i - first < mp_config.depth; i++)
-		if ((uintptr_t)buf[i] >= a->stop_lo && (uintptr_t)buf[i] < a->stop_hi)
-			break;
-	m = i - first;
+	if (m - first > mp_config.depth)
+		m = first + mp_config.depth;
+	m = m > first ? mp_unwind_cut(buf + first, m - first, a) : 0;
 	/* the frames, and the id the walk folded from them */
 	same = m == n && !memcmp(ip, buf + first, sizeof(void *) * (size_t)n) &&
 	       hash == mp_unwind_hash_frames(ip, n);
@@ -204,7 +203,7 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	const struct mp_unw *u = NULL;
-	int n, first = 0, i, g;
+	int n, first = 0, g;
 
 	*np = 0;
 	if (!mp_unwind_room(sp, mp_unw_is_open() ? SLOW_ROOM : OPEN_ROOM)) {
@@ -223,11 +222,7 @@ static int slow_capture(void **buf, int *np, const struct mp_unwind_args *a)
 	n -= first;
 	if (n > mp_config.depth)
 		n = mp_config.depth;
-	for (i = 0; i < n; i++)
-		if ((uintptr_t)buf[first + i] >= a->stop_lo &&
-		    (uintptr_t)buf[first + i] < a->stop_hi)
-			break;
-	*np = i;
+	*np = n > 0 ? mp_unwind_cut(buf + first, n, a) : 0;
 	return first;
 }
 

@@ -765,10 +765,18 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 	uint64_t h = HASH_SEED; /* the id's native part, as stack.c folds it */
 	unsigned nl = 0, bp_pend = 1;
 	uint32_t bp_off = MEMO_REG; /* where bp came from: the start's register */
+	long lead = 0; /* leading frames in the stop range walked past (unwind.h) */
 
 	while (MP_LIKELY(ip < IP_MAX)) {
-		if (MP_UNLIKELY(o == end) || (stop && MP_UNLIKELY(ip - stop_lo < stop_len)))
+		if (MP_UNLIKELY(o == end))
 			goto done;
+		if (stop && MP_UNLIKELY(ip - stop_lo < stop_len)) {
+			if (o - out != lead)
+				goto done;
+			if (lead == MP_UNWIND_LEAD)
+				goto done; /* and none kept */
+			lead++;
+		}
 		*o++ = (void *)ip;
 		/*
 		 * Common case: the first slot holds ip; x is then its rule.
@@ -808,6 +816,10 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 		if (MP_UNLIKELY(ip <= 1)) { /* 0: the outermost frame; 1: give up */
 			if (ip)
 				return -1;
+			if (stop && lead && o - out - 1 == lead) {
+				o = out + 1; /* only the leading frames: none */
+				h = HASH_SEED;
+			}
 			mp_unwind_hash = h;
 			if (rec)
 				me->nloads = (uint8_t)(nl > MEMO_LOADS ? 0xff : nl);
@@ -835,6 +847,10 @@ walk(void **out, void **end, uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t
 				} else if (x != R_END) {
 					return -1;
 				} else {
+					if (stop && lead && o - out == lead) {
+						o = out; /* only the leading frames: none */
+						h = HASH_SEED;
+					}
 					mp_unwind_hash = h;
 					if (rec)
 						me->nloads = (uint8_t)(nl > MEMO_LOADS ? 0xff : nl);
@@ -868,6 +884,10 @@ done:
 	/* 0: the outermost frame; 1: give up */
 	if (ip == 1)
 		return -1;
+	if (stop && lead && o - out == lead) {
+		o = out; /* only the leading frames (or one more in the range): none */
+		h = HASH_SEED;
+	}
 	mp_unwind_hash = h;
 	if (rec)
 		me->nloads = (uint8_t)(nl > MEMO_LOADS ? 0xff : nl);

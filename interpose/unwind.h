@@ -18,8 +18,37 @@
 
 struct mp_unwind_args {
 	uintptr_t skip_lo, skip_hi; /* leading frames in here are dropped (ours) */
-	uintptr_t stop_lo, stop_hi; /* stop before the first frame in here */
+	uintptr_t stop_lo, stop_hi; /* stop before the first frame in here... */
 };
+
+/*
+ * ... unless the frames before it are all in there too, at most this many
+ * (the interpreter's allocator called by an extension module: PyMem_Malloc
+ * is one frame on python3.11; PyType_GenericAlloc four on 3.10, three on
+ * 3.13): those are walked past. When a frame outside follows them, they
+ * are kept with it and the walk stops at the next frame in the range;
+ * when the range holds one more, no frame is. mp_unwind_cut() applies the
+ * same rule to the frames of another walk.
+ */
+#define MP_UNWIND_LEAD 4
+
+/* How many of the n frames f[] a walk with a's stop range keeps. */
+static inline int mp_unwind_cut(void *const *f, int n, const struct mp_unwind_args *a)
+{
+	uintptr_t len = a->stop_hi - a->stop_lo;
+	int i, lead = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((uintptr_t)f[i] - a->stop_lo >= len)
+			continue;
+		if (i != lead)
+			break;
+		if (lead == MP_UNWIND_LEAD)
+			return 0;
+		lead++;
+	}
+	return i == lead ? 0 : i;
+}
 
 /* Map the rule cache. 0 ok, -1 (no fast path). */
 int mp_unwind_init(void) MP_HIDDEN;
