@@ -84,7 +84,7 @@ struct rblock {
 	uint8_t state;  /* reach_mark.c's state, then enum mp_reach_class */
 	uint8_t unsure : 1; /* allocated while an ancestor's fork copied its memory (rl_source) */
 	uint8_t placed : 1; /* a mapping at an address the program gave, replacing none (a root) */
-	uint8_t chunk : 1;  /* made by malloc, calloc or realloc (reach_mark.c's next_chunk) */
+	uint8_t chunk : 1;  /* made by the malloc family (reach_mark.c's next_chunk) */
 	/*
 	 * The next piece of the same mapping (a ring; the block's own index
 	 * when alone): a partial munmap, or a MAP_FIXED mmap placed over part

@@ -60,7 +60,7 @@ struct lentry {
 #define M_UNSURE (1ull << 49)     /* that allocation is in an ancestor's fork (rl_source) */
 #define M_DEV_SHIFT 50            /* 10 bits: the device + 1 (0: none, -1) */
 #define M_DEV_MAX 1022
-#define M_CHUNK (1ull << 60)      /* made by malloc, calloc or realloc: a malloc chunk */
+#define M_CHUNK (1ull << 60)      /* made by the malloc family: a malloc chunk */
 
 _Static_assert(MP_KIND_COUNT <= 16, "a kind fits 4 bits");
 
@@ -91,8 +91,7 @@ static inline uint64_t m_pack(uint64_t size, unsigned kind, int unsure, int32_t 
 /* A block of this function is a malloc chunk, laid out as glibc lays them. */
 static inline int chunk_func(unsigned func)
 {
-	return func == MP_FN_malloc || func == MP_FN_calloc || func == MP_FN_realloc ||
-	       func == MP_FN_reallocarray;
+	return func >= MP_FN_malloc && func <= MP_FN_pvalloc; /* not PyMem's, pymalloc's */
 }
 
 enum { TAG_HEAP = 1, TAG_PINNED = 2, TAG_GPU = 3, TAG_REG = 4 };

@@ -130,26 +130,25 @@ static void mark(struct mk *k, size_t i, unsigned st)
 }
 
 /*
- * Where, in a block of n bytes that glibc's malloc made, the next chunk
- * begins: its header's first word (prev_size) is the block's last bytes
- * when n leaves fewer than 8 spare (n % 16 from 1 to 8). glibc's free
- * lists hold the addresses of chunk headers, not of blocks: a free
- * chunk's fd and bk, and what they leave in memory that malloc hands out
- * again without clearing it (a block's first 16 bytes, its largest bins'
- * next two words). Such an address is no pointer of the program's into
- * the block before that chunk (valgrind, whose allocator keeps no lists
- * in its blocks, never sees one): read as one, a stale list pointer in a
- * block the program keeps made a leaked block "possibly lost", and the
- * leak passed the gate. A word that holds a chunk header's address
- * elsewhere in a block (a chunk that was there before the memory was cut
- * up again) cannot be told from the program's pointer to that member,
- * and still counts.
+ * Whether v, inside block b, is where the malloc chunk after b begins.
+ * glibc's free lists hold the addresses of chunk headers, not of blocks:
+ * a free chunk's fd and bk, left in memory that malloc hands out again
+ * without clearing it (a block's first 16 bytes, its largest bins' next
+ * two words). A chunk header is 16-byte aligned, and the next chunk's
+ * lies inside b only in b's last 8 bytes (its first word, prev_size, is
+ * b's when b is in use: a chunk of size cs holds cs - 8 bytes, at least
+ * n, below cs + 16): such a word is no pointer of the program's into b
+ * (valgrind, whose allocator keeps no lists in its blocks, never sees
+ * one). Read as one, a stale list pointer in a block the program kept
+ * made a leaked block "possibly lost", and the leak passed the gate.
+ * A chunk header's address elsewhere in a block (a chunk that was there
+ * before the memory was cut up again) cannot be told from the program's
+ * pointer to that member, and still counts; so does the program's own
+ * pointer to b's last 8 bytes, where b is its only one, lost.
  */
-static inline uint64_t next_chunk(uint64_t n)
+static inline int next_chunk(const struct rblock *b, uint64_t v)
 {
-	uint64_t cs = (n + 8 + 15) & ~15ull; /* the chunk's size (request2size) */
-
-	return (cs < 32 ? 32 : cs) - 16;
+	return !(v & 15) && v - b->addr + 8 >= b->size && v != b->addr;
 }
 
 static void pointer(struct mk *k, uint64_t v)
@@ -168,7 +167,7 @@ static void pointer(struct mk *k, uint64_t v)
 		b = &k->l->b[i];
 		if (!k->program && cuda_kind(b->kind))
 			continue;
-		if (b->chunk && k->chunks && v - b->addr == next_chunk(b->size))
+		if (b->chunk && k->chunks && next_chunk(b, v))
 			continue;
 		if (k->no_mmap && b->kind == MP_KIND_MMAP)
 			continue;
