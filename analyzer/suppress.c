@@ -120,6 +120,12 @@ static const struct { const char *pattern; unsigned flags; const char *why; } de
 	{ "^perl5.", OWNER | HOST, /* the same executable, run by its versioned name */
 	  "perl's interpreter, which it does not free at exit (PERL_DESTRUCT_LEVEL=0)" },
 	{ "^libperl.so", OWNER | HOST, "perl's interpreter, which it does not free at exit (PERL_DESTRUCT_LEVEL=0)" },
+	/* bash: its exit builtin leaves the command it runs, parsed, with
+	 * what hangs from it (a script's `if ...; then exit 0; fi`: 455 B in
+	 * 26 blocks lost at exit, valgrind agrees), and a script run with
+	 * --children failed the gate at every such exit. OWNER: what bash's
+	 * own code asked for; a loadable builtin's blocks are its own */
+	{ "^bash$", OWNER | HOST, "bash's parsed commands and state, which its exit builtin does not free" },
 	/* libstdc++ */
 	{ "eh_alloc.cc", ANY, "libstdc++ emergency exception pool" },
 	{ "__cxa_get_globals", ANY, "libstdc++ per-thread exception globals" },
