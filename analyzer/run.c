@@ -45,6 +45,7 @@ struct run_args {
 	char *dir_output;           /* its template, DIR/memprov.%p.trace */
 	char *index;                /* its index, absolute */
 	char *mark_on;              /* MODULE:FUNC,MODULE:FUNC... or NULL */
+	char *skip_exe;             /* --skip-exe PATTERN,PATTERN... or NULL */
 	int check;                  /* --check */
 	int python_objects;         /* --python-objects */
 	int pytest;                 /* --pytest */
@@ -1002,14 +1003,17 @@ static const char *untraceable_why(const char *cmd)
  * Say where the traces are: the command's own (the program its pid
  * finally became, after any exec), then one line on the others. sig: the
  * signal that killed the command (0: none); else code: its exit status.
- * 1: the command left no trace, for a reason said (untraceable_why).
+ * 1: the command left no trace, for a reason said (untraceable_why, or
+ * --skip-exe given).
  */
 static int report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum clobber c,
-			 const char *base, int sig, int code, const char *index, const char *cmd)
+			 const char *base, int sig, int code, const char *index, const char *cmd,
+			 const char *skip_exe)
 {
 	struct run_traces t;
 	const char *why = NULL;
 	char *mine;
+	int untraced = 0;
 
 	run_traces_find(&t, tmpl, before, pid);
 	if (t.last < t.n)
@@ -1017,6 +1021,10 @@ static int report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum
 	mine = t.last < t.n ? xstrdup(t.path[t.last]) : name_for_pid(tmpl, pid, before);
 	if (!readable_file(mine) && (why = untraceable_why(cmd)))
 		fprintf(stderr, "memprov: no trace at %s: %s is %s\n", mine, cmd, why);
+	else if ((untraced = !readable_file(mine)) && skip_exe)
+		fprintf(stderr, "memprov: no trace at %s: --skip-exe %s may name the command, else it "
+			"may not have started under libmemprov.so, or its trace could not be created "
+			"(its message above says why)\n", mine, skip_exe);
 	else if (!readable_file(mine))
 		fprintf(stderr, "memprov: no trace at %s: the command may not have started under "
 			"libmemprov.so, or its trace could not be created (its message above says why)\n",
@@ -1029,10 +1037,15 @@ static int report_traces(const char *tmpl, pid_t pid, const glob_t *before, enum
 			c == CLOBBER_FOREIGN ? "not a memprov trace" : "not a regular file");
 	else
 		fprintf(stderr, "memprov: trace written to %s\n", mine);
+	if (skip_exe && t.last < t.n && t.ok[t.last] && t.h[t.last].state == MP_STATE_EXEC) {
+		fprintf(stderr, "memprov: the program the command became by exec left no trace: "
+			"--skip-exe %s may name it\n", skip_exe);
+		untraced = 1;
+	}
 	report_others(&t, pid, mine);
 	run_traces_release(&t);
 	free(mine);
-	return why != NULL;
+	return why != NULL || (untraced && skip_exe);
 }
 
 /*
@@ -1151,6 +1164,7 @@ static int set_env(const struct run_args *a, const char *lib, const char *plugin
 	char *output = absolute_output(a->output);
 	int ret = (lib && prepend_env("LD_PRELOAD", lib, " ")) || setenv("MEMPROV_OUTPUT", output, 1) ||
 		  (a->mark_on && setenv("MEMPROV_MARK_ON", a->mark_on, 1)) ||
+		  (a->skip_exe && setenv("MEMPROV_SKIP_EXE", a->skip_exe, 1)) ||
 		  (a->python_objects && setenv("MEMPROV_PYTHON_OBJECTS", "1", 1));
 
 	if (!ret && plugin_dir)
@@ -1383,6 +1397,25 @@ static int add_mark_on(struct run_args *a, const char *arg)
 	return 0;
 }
 
+/*
+ * --skip-exe PATTERN[,PATTERN...], appended to the list: programs whose
+ * processes are not traced (libmemprov.so's exe_skip.c matches them).
+ */
+#define SKIP_EXE_MAX 4095 /* what MEMPROV_SKIP_EXE holds */
+static int add_skip_exe(struct run_args *a, const char *arg)
+{
+	size_t len = a->skip_exe ? strlen(a->skip_exe) : 0;
+
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		return usage_error(&command_run, "--skip-exe wants PATTERN[,PATTERN...], not '%s'", arg);
+	if (len + strlen(arg) + 1 > SKIP_EXE_MAX)
+		return usage_error(&command_run, "--skip-exe: the patterns are longer than %d bytes in all",
+				   SKIP_EXE_MAX);
+	a->skip_exe = xrealloc(a->skip_exe, len + strlen(arg) + 2);
+	sprintf(a->skip_exe + len, "%s%s", len ? "," : "", arg);
+	return 0;
+}
+
 /* What must hold once the options are read: 0, or a usage error's status. */
 static int check_args(const struct run_args *a, int n_cmd)
 {
@@ -1478,6 +1511,8 @@ static int run_opt(struct run_args *a, int c, const char *arg)
 		return 0;
 	case 'm':
 		return add_mark_on(a, arg);
+	case 'S':
+		return add_skip_exe(a, arg);
 	case 'P':
 		a->python_objects = 1;
 		return 0;
@@ -1507,6 +1542,7 @@ static int run_parse(struct run_args *a, int argc, char **argv, int *status)
 		{ "output", required_argument, NULL, 'o' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "mark-on", required_argument, NULL, 'm' },
+		{ "skip-exe", required_argument, NULL, 'S' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "python-objects", no_argument, NULL, 'P' },
 		{ "pytest", no_argument, NULL, 'T' },
@@ -1601,7 +1637,7 @@ static int cmd_run(int argc, char **argv)
 	if (!started)
 		goto out;
 	own_line();
-	if (report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index, a.cmd[0]))
+	if (report_traces(tmpl, pid, &before, clob, base, sig, ret, a.index, a.cmd[0], a.skip_exe))
 		a.gate.flags |= GATE_RUN_UNTRACED;
 	if (a.check) {
 		long oom1 = oom0 < 0 ? -1 : oom_kill_count();
@@ -1619,6 +1655,7 @@ out:
 	free(tmpl);
 	free(base);
 	free(a.mark_on);
+	free(a.skip_exe);
 	free(a.dir_output);
 	free(a.index);
 	if (sig && ret == 128 + sig)
@@ -1629,7 +1666,7 @@ out:
 const struct command command_run = {
 	.name = "run",
 	.run = cmd_run,
-	.usage = "memprov run [-o PATH | -d DIR] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]",
+	.usage = "memprov run [-o PATH | -d DIR] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--skip-exe PATTERN]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]",
 	.help = "Run CMD with libmemprov.so preloaded and write its trace.\n"
 		"  -o, --output PATH        trace path; %p is the pid (default $MEMPROV_OUTPUT, else\n"
 		"                           memprov.%p.trace); an older memprov trace there is replaced\n"
@@ -1638,6 +1675,9 @@ const struct command command_run = {
 		"  --no-clobber             keep an older trace at PATH: NAME.trace stays, the new\n"
 		"                           one is NAME.1.trace (or the next free number)\n"
 		"  --mark-on MODULE:FUNC    put a mark each time this Python function is called\n"
+		"  --skip-exe PATTERN[,...] trace no process of a program it names (its children\n"
+		"                           still): `*`, `?`; with a `/` the path the program was\n"
+		"                           run by or resolves to, else the last part of either\n"
 		"  --python-objects         record every Python object (pymalloc block) with its\n"
 		"                           stack (MEMPROV_PYTHON_OBJECTS=1); slower\n"
 		"  --pytest                 load the memprov_pytest plugin into pytest: a mark at\n"

@@ -15,9 +15,9 @@
 
 /* the strings read "" until the settings are loaded */
 struct mp_config mp_config MP_HIDDEN = { .output = "", .run_index = "", .mark_on = "",
-					  .run_signals = "" };
+					  .skip_exe = "", .run_signals = "" };
 /* the string settings, each as long as it is: a short process touches one page */
-static char strings[MP_OUTPUT_MAX + 4096 + 1024 + 64] MP_BIG_BSS;
+static char strings[MP_OUTPUT_MAX + 4096 + 1024 + 4096 + 64] MP_BIG_BSS;
 static size_t strings_used;
 
 static void bad_value(const char *var, const char *val)
@@ -148,6 +148,7 @@ void mp_config_load(void)
 	c->output = env_str("MEMPROV_OUTPUT", MP_OUTPUT_MAX, "memprov.%p.trace");
 	c->run_index = env_str("MEMPROV_RUN_INDEX", 4096, "");
 	c->mark_on = env_str("MEMPROV_MARK_ON", 1024, "");
+	c->skip_exe = env_str("MEMPROV_SKIP_EXE", 4096, "");
 	c->run_signals = env_str("MEMPROV_RUN_SIGNALS", 64, "");
 	__atomic_store_n(&mp_config_loaded, 1, __ATOMIC_RELEASE);
 }

@@ -29,6 +29,7 @@ struct mp_config {
 	const char *output;       /* MEMPROV_OUTPUT (memprov.%p.trace), %p = pid; < MP_OUTPUT_MAX */
 	const char *run_index;    /* MEMPROV_RUN_INDEX: a run directory's index ("": none); < 4096 */
 	const char *mark_on;      /* MEMPROV_MARK_ON=MODULE:FUNCTION[,...]; < 1024 */
+	const char *skip_exe;     /* MEMPROV_SKIP_EXE=PATTERN[,...] (""): programs not traced; < 4096 */
 	const char *run_signals;  /* MEMPROV_RUN_SIGNALS: memprov run's signal board ("": none); < 64 */
 	int disable;              /* MEMPROV_DISABLE=1: trace nothing, no file */
 	int native_full;          /* MEMPROV_NATIVE_FULL=0|1 (0): native frames past the interpreter */

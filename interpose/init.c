@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "elfsym.h"
+#include "exe_skip.h"
 #include "exec_target.h"
 #include "gate.h"
 #include "hooks_cxx.h"
@@ -177,8 +178,10 @@ __attribute__((constructor(101))) static void mp_init(int argc, char **argv, cha
 				"before libmemprov.so (put libmemprov.so first in LD_PRELOAD): ",
 				mp_heap_ahead);
 	}
-	/* disabled, or a constructor before this one confined the process (hooks_sandbox.c) */
-	if (mp_config.disable || __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
+	/* disabled, a program MEMPROV_SKIP_EXE names, or a constructor before
+	 * this one confined the process (hooks_sandbox.c) */
+	if (mp_config.disable || mp_exe_skipped(mp_config.skip_exe) ||
+	    __atomic_load_n(&mp_sandboxed, __ATOMIC_RELAXED))
 		goto out;
 	if (mp_stack_init())
 		mp_warn("cannot map the stack table; stacks are written repeatedly", NULL);

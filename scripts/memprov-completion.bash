@@ -66,7 +66,7 @@ _memprov()
 	-d|--dir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return 0 ;;
-	--points|--skip|--min-bytes|--min-gap|--max-leak|--max-growth|--after|--mark-on|--alloc-fn|--gate-status|--jobs)
+	--points|--skip|--min-bytes|--min-gap|--max-leak|--max-growth|--after|--mark-on|--skip-exe|--alloc-fn|--gate-status|--jobs)
 		return 0 ;;
 	esac
 

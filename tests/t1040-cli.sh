@@ -12,7 +12,7 @@ export LIBM
 test_expect_success 'memprov --help and memprov help SUBCOMMAND: exit 0' '
 	memprov --help >out &&
 	grep -F "memprov leaks [--json] [--native|--python-only] [--alloc-fn NAME]... [--all] [--no-default-suppressions] [--parent TRACE] [--per-process] [--jobs N] TRACE|DIR..." out &&
-	grep -F "memprov run [-o PATH | -d DIR] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]" out &&
+	grep -F "memprov run [-o PATH | -d DIR] [--no-clobber] [--mark-on MODULE:FUNCTION]... [--skip-exe PATTERN]... [--python-objects] [--pytest] [--check [CHECK OPTIONS] [--json-file FILE]] -- CMD [ARGS...]" out &&
 	memprov help stats >out &&
 	head -n 1 out >first && echo "usage: memprov stats [--json] [--parent TRACE] TRACE|DIR..." >expect &&
 	test_cmp expect first &&
