@@ -404,6 +404,61 @@ static void free_result(struct result *res)
 	free(res->tests);
 }
 
+/*
+ * The name of the build tool cmdline runs (its first word's last part),
+ * or NULL: the compiler driver, assembler and linker keep their memory
+ * until exit on purpose (valgrind calls it lost too), and a test suite's
+ * build run under `--check --children` failed on them.
+ */
+static const char *build_tool(const char *cmdline, char *name, size_t size)
+{
+	static const char *const exact[] = { "cc", "c++", "gcc", "g++", "cpp", "as", "ld", "collect2",
+					     "lto-wrapper", "ar", "ranlib", "gold" };
+	static const char *const suffix[] = { "-gcc", "-g++", "-as", "-ld" };
+	static const char *const prefix[] = { "gcc-", "g++-", "ld." };
+	static const char *const infix[] = { "-gcc-", "-g++-", "-ld." };
+	size_t n = strcspn(cmdline, " "), i, m;
+	const char *b = cmdline;
+
+	for (i = 0; i < n; i++)
+		if (cmdline[i] == '/')
+			b = cmdline + i + 1;
+	n -= (size_t)(b - cmdline);
+	if (!n || n >= size)
+		return NULL;
+	memcpy(name, b, n);
+	name[n] = 0;
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(name, exact[i]))
+			return name;
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++)
+		if (n > (m = strlen(suffix[i])) && !strcmp(name + n - m, suffix[i]))
+			return name;
+	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])) || strstr(name, infix[i]))
+			return name;
+	return NULL;
+}
+
+/* A failing trace of a build tool: counted, its name kept once. */
+static void note_tool(struct gate_totals *tot, const char *cmdline)
+{
+	char name[64];
+	const char *t = build_tool(cmdline, name, sizeof(name));
+	size_t len = strlen(tot->tools), n;
+	const char *p;
+
+	if (!t)
+		return;
+	tot->tool_failures++;
+	n = strlen(t);
+	for (p = tot->tools; (p = strstr(p, t)); p += n)
+		if ((p == tot->tools || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return;
+	if (len + n + 2 <= sizeof(tot->tools))
+		sprintf(tot->tools + len, "%s%s", len ? "," : "", t);
+}
+
 /* Collect and check the open trace t, then write its report. */
 static void gate_trace(const struct gate_opts *o, struct suppressions *supp, struct trace *t,
 		       struct result *res, struct gate_totals *tot)
@@ -471,6 +526,8 @@ static void gate_trace(const struct gate_opts *o, struct suppressions *supp, str
 	}
 	res->status = res->leak_fail || res->growth_fail ? 1 : 0;
 	tot->failures += res->status;
+	if (res->status)
+		note_tool(tot, t->hdr.cmdline);
 	tot->time += res->duration;
 	gate_write(o, supp, res, tot);
 	reach_view_free(&rv);
@@ -751,6 +808,14 @@ static int gate_traces(const struct gate_opts *o, char **paths, size_t n, size_t
 	else if (n > 1)
 		printf("memprov check: %zu trace%s, %zu over budget, %zu unreadable\n", n, n == 1 ? "" : "s",
 		       tot.failures, tot.errors);
+	if (!(o->flags & GATE_JSON) && tot.tool_failures == 1)
+		printf("memprov check: 1 trace over budget is of a tool a build runs (%s), which keeps "
+		       "its memory until exit: `memprov run --skip-exe '%s'` leaves it untraced\n",
+		       tot.tools, tot.tools);
+	else if (!(o->flags & GATE_JSON) && tot.tool_failures)
+		printf("memprov check: %zu traces over budget are of tools a build runs (%s), which "
+		       "keep their memory until exit: `memprov run --skip-exe '%s'` leaves them untraced\n",
+		       tot.tool_failures, tot.tools, tot.tools);
 	if (tot.junit) {
 		fclose(tot.junit);
 		if (gate_write_junit(o, &tot, cases) < 0)

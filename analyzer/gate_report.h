@@ -93,6 +93,8 @@ struct gate_totals {
 	size_t cases, case_failures;              /* JUnit test cases: traces and tests */
 	double time;
 	FILE *junit;              /* testcases, in memory */
+	size_t tool_failures;     /* failing traces of tools a build runs (gate.c) */
+	char tools[160];          /* their names, each once: "cc,as,ld" */
 };
 
 /* One trace's report: text or JSON on stdout, annotations, its JUnit cases. */

@@ -75,6 +75,20 @@ test_expect_success 'MEMPROV_SKIP_EXE with LD_PRELOAD: no trace file; other prog
 	test $(ls env.*.trace | wc -l) = 1
 '
 
+test_expect_success 'the gate names the build tools among the traces over budget, and the option that leaves them out' '
+	cp "$BIN/reach" as && cp "$BIN/reach" x86_64-linux-gnu-gcc-12 &&
+	st=0 && memprov run -d tools --check --children -- \
+		sh -c "./as basic; ./x86_64-linux-gnu-gcc-12 basic; ./other basic" >/dev/null 2>err || st=$?
+	cat err && test $st = 23 && test $(grep -c "): FAIL$" err) = 3 &&
+	grep -qx "memprov check: 2 traces over budget are of tools a build runs (as,x86_64-linux-gnu-gcc-12), which keep their memory until exit: \`memprov run --skip-exe .as,x86_64-linux-gnu-gcc-12.\` leaves them untraced" err &&
+	memprov check tools/*.trace >out 2>&1 || true
+	grep -q "^memprov check: 2 traces over budget are of tools" out &&
+	st=0 && memprov run -d tools2 --check --children --skip-exe "as,x86_64-linux-gnu-gcc-12" -- \
+		sh -c "./as basic; ./x86_64-linux-gnu-gcc-12 basic; ./other basic" >/dev/null 2>err || st=$?
+	cat err && test $st = 23 && test $(grep -c "): FAIL$" err) = 1 &&
+	! grep -q "tools a build runs" err
+'
+
 test_expect_success 'usage: an empty pattern is refused (exit 2)' '
 	for p in "" "a,,b" ",a" "a,"; do
 		st=0 && memprov run --skip-exe "$p" -- true 2>err || st=$?
