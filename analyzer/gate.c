@@ -32,6 +32,7 @@
 #include "gate_report.h"
 #include "growth.h"
 #include "inherit.h"
+#include "memprov_exe_match.h"
 #include "multi.h"
 #include "pertest.h"
 #include "report.h"
@@ -52,6 +53,7 @@ void gate_opts_init(struct gate_opts *o)
 void gate_opts_release(struct gate_opts *o)
 {
 	free(o->supp_files);
+	free(o->skip_exe);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -647,6 +649,38 @@ static int still_running(const struct trace *t, const char *path)
 	return found || maps_file((pid_t)t->hdr.pid, &want);
 }
 
+int skip_exe_add(char **list, const struct command *cmd, const char *arg)
+{
+	size_t len = *list ? strlen(*list) : 0, n = strlen(arg);
+
+	if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,"))
+		return usage_error(cmd, "--skip-exe wants PATTERN[,PATTERN...], not '%s'", arg);
+	if (len + n + 1 > SKIP_EXE_MAX)
+		return usage_error(cmd, "--skip-exe: the patterns are longer than %d bytes in all",
+				   SKIP_EXE_MAX);
+	*list = xrealloc(*list, len + n + 2);
+	sprintf(*list + len, "%s%s", len ? "," : "", arg);
+	return 0;
+}
+
+/*
+ * Whether --skip-exe names the program of trace t: by the path it was run
+ * by (its command's first word) or the file that was (the header's exe),
+ * as libmemprov.so matches MEMPROV_SKIP_EXE.
+ */
+static int skip_named(const char *patterns, const struct trace *t)
+{
+	char argv0[sizeof(t->hdr.cmdline)], exe[sizeof(t->hdr.exe) + 1];
+	size_t n = strnlen(t->hdr.cmdline, sizeof(t->hdr.cmdline) - 1);
+
+	memcpy(argv0, t->hdr.cmdline, n);
+	argv0[n] = 0;
+	argv0[strcspn(argv0, " ")] = 0;
+	memcpy(exe, t->hdr.exe, sizeof(t->hdr.exe));
+	exe[sizeof(t->hdr.exe)] = 0;
+	return mp_exe_names(patterns, argv0, exe);
+}
+
 /* Gate one trace; print its report; add it to the JUnit cases. */
 static int gate_one(const struct gate_opts *o, struct suppressions *supp, const char *path,
 		    struct gate_totals *tot)
@@ -689,7 +723,10 @@ static int gate_one(const struct gate_opts *o, struct suppressions *supp, const 
 	 * no scan at exit. Gating all it held (as for other deaths) would
 	 * fail such a pipeline every time; there is no verdict to give.
 	 */
-	if (t.hdr.state == MP_STATE_KILLED && t.hdr.term_signal == SIGPIPE) {
+	if (o->skip_exe && skip_named(o->skip_exe, &t)) {
+		res.skipped = 1;
+		res.skip_why = "--skip-exe names its program: no verdict";
+	} else if (t.hdr.state == MP_STATE_KILLED && t.hdr.term_signal == SIGPIPE) {
 		res.skipped = 1;
 		res.skip_why = "killed by SIGPIPE (the reader of its pipe went away): no scan, no verdict";
 	} else if (!(o->flags & GATE_REACHABLE) && (t.hdr.flags & MP_HF_EXIT_BY_RUN) &&
@@ -810,11 +847,11 @@ static int gate_traces(const struct gate_opts *o, char **paths, size_t n, size_t
 		       tot.failures, tot.errors);
 	if (!(o->flags & GATE_JSON) && tot.tool_failures == 1)
 		printf("memprov check: 1 trace over budget is of a tool a build runs (%s), which keeps "
-		       "its memory until exit: `memprov run --skip-exe '%s'` leaves it untraced\n",
+		       "its memory until exit: --skip-exe '%s' leaves it out (run: untraced)\n",
 		       tot.tools, tot.tools);
 	else if (!(o->flags & GATE_JSON) && tot.tool_failures)
 		printf("memprov check: %zu traces over budget are of tools a build runs (%s), which "
-		       "keep their memory until exit: `memprov run --skip-exe '%s'` leaves them untraced\n",
+		       "keep their memory until exit: --skip-exe '%s' leaves them out (run: untraced)\n",
 		       tot.tool_failures, tot.tools, tot.tools);
 	if (tot.junit) {
 		fclose(tot.junit);
@@ -1041,6 +1078,7 @@ static int cmd_check(int argc, char **argv)
 	static const struct option opts[] = {
 		GATE_LONG_OPTIONS,
 		{ "parent", required_argument, NULL, 'R' },
+		{ "skip-exe", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cmdline cl = { .cmd = &command_check, .argc = argc, .argv = argv, .longopts = opts };
@@ -1056,7 +1094,10 @@ static int cmd_check(int argc, char **argv)
 			inherit_set_parent(arg);
 			continue;
 		}
-		ret = gate_opts_set(&o, &command_check, c, arg);
+		if (c == 'X')
+			ret = skip_exe_add(&o.skip_exe, &command_check, arg);
+		else
+			ret = gate_opts_set(&o, &command_check, c, arg);
 		if (ret) {
 			gate_opts_release(&o);
 			return ret;
@@ -1086,7 +1127,7 @@ static int cmd_check(int argc, char **argv)
 const struct command command_check = {
 	.name = "check",
 	.run = cmd_check,
-	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND[,KIND]] [--reachable] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... [--parent TRACE] TRACE|DIR...",
+	.usage = "memprov check [--max-leak SIZE] [--max-growth SIZE] [--kind KIND[,KIND]] [--reachable] [--suppressions FILE]... [--no-default-suppressions] [--all] [--skip N] [--after LABEL] [--junit FILE] [--annotations|--json] [--alloc-fn NAME]... [--skip-exe PATTERN]... [--parent TRACE] TRACE|DIR...",
 	.help = "The CI gate: memory nothing points to when each native process exited\n"
 		"(definitely and indirectly lost, by the scan at exit: LeakSanitizer's and\n"
 		"valgrind's verdict), or for Python, memory live when its main module ended\n"
@@ -1117,5 +1158,7 @@ const struct command command_check = {
 		"  --annotations            one ::error file=F,line=L:: line per offending site\n"
 		"  --json                   one JSON object on stdout\n"
 		"  --alloc-fn NAME          NAME allocates too, as for leaks\n"
+		"  --skip-exe PATTERN[,...] no verdict on the traces of programs it names (as\n"
+		"                           memprov run --skip-exe: `*`, `?`; a `/`: the whole path)\n"
 		"  --parent TRACE           a forked child's parent trace, when it is not beside it\n",
 };

@@ -83,6 +83,7 @@ struct gate_opts {
 	uint64_t skip;
 	const char *after;
 	const char *junit;
+	char *skip_exe;             /* check --skip-exe: PATTERN,PATTERN... of programs left out */
 	int gate_status;            /* run --check: status when only the gate failed */
 	long oom_kills;             /* run --check: processes the OOM killer ended
 				       while the command ran (-1: not known) */
@@ -100,6 +101,15 @@ struct command;
 
 /* Apply one GATE_OPT_* option; returns 0, or a usage error's status (2) for cmd. */
 int gate_opts_set(struct gate_opts *o, const struct command *cmd, int opt, const char *arg);
+
+/*
+ * --skip-exe PATTERN[,PATTERN...] appended to *list (comma-separated;
+ * include/memprov_exe_match.h's patterns): 0, or a usage error's status
+ * for cmd (an empty pattern, or more than SKIP_EXE_MAX bytes in all, what
+ * MEMPROV_SKIP_EXE holds).
+ */
+#define SKIP_EXE_MAX 4095
+int skip_exe_add(char **list, const struct command *cmd, const char *arg);
 
 /* Gate the traces: 0 all within budget, 1 some over budget, 2 a trace or suppression file unreadable. */
 int gate_check(const struct gate_opts *o, char **paths, size_t n);

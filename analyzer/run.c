@@ -1397,25 +1397,6 @@ static int add_mark_on(struct run_args *a, const char *arg)
 	return 0;
 }
 
-/*
- * --skip-exe PATTERN[,PATTERN...], appended to the list: programs whose
- * processes are not traced (libmemprov.so's exe_skip.c matches them).
- */
-#define SKIP_EXE_MAX 4095 /* what MEMPROV_SKIP_EXE holds */
-static int add_skip_exe(struct run_args *a, const char *arg)
-{
-	size_t len = a->skip_exe ? strlen(a->skip_exe) : 0;
-
-	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
-		return usage_error(&command_run, "--skip-exe wants PATTERN[,PATTERN...], not '%s'", arg);
-	if (len + strlen(arg) + 1 > SKIP_EXE_MAX)
-		return usage_error(&command_run, "--skip-exe: the patterns are longer than %d bytes in all",
-				   SKIP_EXE_MAX);
-	a->skip_exe = xrealloc(a->skip_exe, len + strlen(arg) + 2);
-	sprintf(a->skip_exe + len, "%s%s", len ? "," : "", arg);
-	return 0;
-}
-
 /* What must hold once the options are read: 0, or a usage error's status. */
 static int check_args(const struct run_args *a, int n_cmd)
 {
@@ -1512,7 +1493,7 @@ static int run_opt(struct run_args *a, int c, const char *arg)
 	case 'm':
 		return add_mark_on(a, arg);
 	case 'S':
-		return add_skip_exe(a, arg);
+		return skip_exe_add(&a->skip_exe, &command_run, arg);
 	case 'P':
 		a->python_objects = 1;
 		return 0;

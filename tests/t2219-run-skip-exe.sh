@@ -6,7 +6,8 @@
 # `run --check --children` failed on 12 traces of cc, as, ld and collect2.
 # Here: reach (300 B lost) under two names, one skipped; the patterns
 # (`*`, `?`, a path, the name run by, the file it resolves to); a skipped
-# command whose child is gated; a command that execs a skipped program.
+# command whose child is gated; a command that execs a skipped program;
+# the gate's hint on build tools, and `check --skip-exe` on traces made.
 . "$(dirname "$0")/test-lib.sh"
 test -f "$MEMPROV_LIB" && test -x "$MEMPROV_CLI" && test -x "$BIN/reach" ||
 	test_skip "libmemprov.so, memprov or tests/bin/reach not built"
@@ -80,9 +81,19 @@ test_expect_success 'the gate names the build tools among the traces over budget
 	st=0 && memprov run -d tools --check --children -- \
 		sh -c "./as basic; ./x86_64-linux-gnu-gcc-12 basic; ./other basic" >/dev/null 2>err || st=$?
 	cat err && test $st = 23 && test $(grep -c "): FAIL$" err) = 3 &&
-	grep -qx "memprov check: 2 traces over budget are of tools a build runs (as,x86_64-linux-gnu-gcc-12), which keep their memory until exit: \`memprov run --skip-exe .as,x86_64-linux-gnu-gcc-12.\` leaves them untraced" err &&
-	memprov check tools/*.trace >out 2>&1 || true
-	grep -q "^memprov check: 2 traces over budget are of tools" out &&
+	grep -qx "memprov check: 2 traces over budget are of tools a build runs (as,x86_64-linux-gnu-gcc-12), which keep their memory until exit: --skip-exe .as,x86_64-linux-gnu-gcc-12. leaves them out (run: untraced)" err &&
+	st=0 && memprov check tools >out 2>&1 || st=$?
+	test $st = 1 && grep -q "^memprov check: 2 traces over budget are of tools" out &&
+	# check --skip-exe: the same traces, no verdict on the tools
+	st=0 && memprov check --skip-exe "as,*-gcc-*" tools >out 2>&1 || st=$?
+	cat out && test $st = 1 &&
+	test $(grep -c "): not gated: --skip-exe names its program: no verdict$" out) = 2 &&
+	test $(grep -c "): FAIL$" out) = 1 && grep "): FAIL$" out | grep -q "other basic" &&
+	! grep -q "tools a build runs" out &&
+	memprov check --skip-exe "as,*-gcc-*,other" tools >out 2>&1 &&
+	grep -qx "memprov check: 4 traces, 0 over budget, 0 unreadable" out &&
+	st=0 && memprov check --skip-exe "a,,b" tools 2>err || st=$?
+	test $st = 2 && grep -q "^memprov: error: --skip-exe wants PATTERN" err &&
 	st=0 && memprov run -d tools2 --check --children --skip-exe "as,x86_64-linux-gnu-gcc-12" -- \
 		sh -c "./as basic; ./x86_64-linux-gnu-gcc-12 basic; ./other basic" >/dev/null 2>err || st=$?
 	cat err && test $st = 23 && test $(grep -c "): FAIL$" err) = 1 &&
