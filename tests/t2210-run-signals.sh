@@ -185,7 +185,7 @@ test_expect_success '--check: a child its parent kills with SIGKILL (a timeout) 
 	oom() { awk "/^oom_kill / { print \$2 }" /proc/vmstat; } &&
 	o0=$(oom) &&
 	st=0 && timeout 60 "$MEMPROV_CLI" run -d kd --check --children -- \
-		sh -c "sh -c \"sleep 3; true\" & p=\$!; sleep 0.3; kill -9 \$p; wait \$p; true" >kd.out 2>kd.err || st=$? &&
+		sh -c "\"$BIN/steps\" steps.log 10 & p=\$!; sleep 0.3; kill -9 \$p; wait \$p; true" >kd.out 2>kd.err || st=$? &&
 	cat kd.err &&
 	if test "$(oom)" != "$o0"
 	then
@@ -193,7 +193,12 @@ test_expect_success '--check: a child its parent kills with SIGKILL (a timeout) 
 	else
 		test $st = 0 &&
 		grep -q "not gated: its end was seen by no hook (killed by SIGKILL, as a parent'"'"'s timeout does, or a raw exit system call), and the OOM killer ended no process while the command ran: no scan, no verdict" kd.err &&
-		killed=$(grep -l "sleep 3; true" kd/memprov.*.trace | head -n 1) && test -n "$killed" &&
+		# the child by its command (the shell'"'"'s own line holds the same words)
+		killed=$(for t in kd/memprov.*.trace; do
+			if "$MEMPROV_CLI" stats "$t" | grep -q "^pid: [0-9]*, command: $BIN/steps "; then
+				echo "$t"
+			fi
+		done) && test -n "$killed" &&
 		test_status 1 "$MEMPROV_CLI" check --reachable "$killed" >kr.out &&
 		grep -q "FAIL" kr.out
 	fi
