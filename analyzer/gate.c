@@ -936,6 +936,10 @@ int gate_check_process(const struct gate_opts *o, char **paths, size_t n, pid_t 
 		 */
 		ours[i] = ok[i] && (h[i].pid == pid ||
 				    ((o->flags & GATE_CHILDREN) && (o->flags & GATE_RUN_DIR)));
+		/* a child of the command, which may have left no trace itself
+		 * (--skip-exe named it, or it is static): the traces given are
+		 * this run's, made after it started */
+		ours[i] |= ok[i] && (o->flags & GATE_CHILDREN) && h[i].ppid == pid;
 	}
 	/*
 	 * descendants: a trace whose parent wrote one of ours, and the image

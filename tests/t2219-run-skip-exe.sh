@@ -56,7 +56,13 @@ test_expect_success 'a skipped command: its child is gated, and stderr says why 
 	cat err && test $st = 23 &&
 	grep -q "^memprov: no trace at .*: --skip-exe sh may name the command" err &&
 	grep -qx "memprov check: the command left no trace (why: above): its children alone are gated" err &&
-	test $(grep -c "): FAIL$" err) = 1
+	test $(grep -c "): FAIL$" err) = 1 &&
+	# with -o too: the command'"'"'s children are found by their parent pid
+	st=0 && memprov run -o "$TRASH/o.%p.trace" --check --children --skip-exe sh -- \
+		sh -c "\"$BIN/reach\" basic; true" >out 2>err || st=$?
+	cat err && test $st = 23 &&
+	grep -qx "memprov check: the command left no trace (why: above): its children alone are gated" err &&
+	test $(grep -c "): FAIL$" err) = 1 && grep "): FAIL$" err | grep -q "reach basic"
 '
 
 test_expect_success 'a command that execs a skipped program: nothing checked, exit 2, the reason said' '
