@@ -39,6 +39,20 @@ d, i = c["definitely_lost"], c["indirectly_lost"]
 print(d["bytes"] + i["bytes"], d["blocks"] + i["blocks"])'
 }
 
+# same_as_valgrind NAME CMD...: NAME/'s lost figures are valgrind's for CMD
+# (definitely + indirectly lost, bytes and blocks), and not 0; true
+# without valgrind
+same_as_valgrind() {
+	command -v valgrind >/dev/null || return 0
+	name=$1; shift
+	valgrind --leak-check=full --run-libc-freeres=no --log-file="$name.vg" "$@" >/dev/null &&
+	v=$(for k in "definitely lost" "indirectly lost"; do
+		sed -n "s/.*$k: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p" "$name.vg" | tr -d ,
+	done | paste -sd" ") &&
+	echo "memprov $(lost "$name"), valgrind $v" &&
+	set -- $v && test "$1" -gt 0 && test "$(lost "$name")" = "$(($1 + $3)) $(($2 + $4))"
+}
+
 test_expect_success 'exit inside an if: the gate passes, bash set apart by its default rule' '
 	memprov run -d ok --check -- bash exitif.sh >out 2>err &&
 	cat err && test "$(cat out)" = hi &&
@@ -50,14 +64,7 @@ test_expect_success 'what the rule sets apart is what valgrind calls lost, and f
 	set -- $(lost ok) && test "$1" -gt 0 &&
 	st=0 && memprov check --no-default-suppressions ok >nd 2>&1 || st=$?
 	cat nd && test $st = 1 &&
-	if command -v valgrind >/dev/null; then
-		valgrind --leak-check=full --run-libc-freeres=no --log-file=vg.log bash exitif.sh >/dev/null &&
-		v=$(for k in "definitely lost" "indirectly lost"; do
-			sed -n "s/.*$k: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p" vg.log | tr -d ,
-		done | paste -sd" ") &&
-		echo "memprov $1 $2, valgrind $v" &&
-		set -- $v && test "$(lost ok)" = "$(($1 + $3)) $(($2 + $4))"
-	fi
+	same_as_valgrind ok bash exitif.sh
 '
 
 test_expect_success 'dash: a trap on EXIT; the gate passes, dash set apart; without the rule, valgrind'"'"'s figure fails' '
@@ -68,14 +75,7 @@ test_expect_success 'dash: a trap on EXIT; the gate passes, dash set apart; with
 	grep -q ": leak:^dash\$ (default: dash.s own state (a trap.s command), kept until the shell exits)$" err &&
 	st=0 && memprov check --no-default-suppressions dash >nd 2>&1 || st=$?
 	cat nd && test $st = 1 &&
-	if command -v valgrind >/dev/null; then
-		valgrind --leak-check=full --run-libc-freeres=no --log-file=vgd.log dash trap.sh >/dev/null &&
-		v=$(for k in "definitely lost" "indirectly lost"; do
-			sed -n "s/.*$k: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p" vgd.log | tr -d ,
-		done | paste -sd" ") &&
-		echo "memprov $(lost dash), valgrind $v" &&
-		set -- $v && test "$1" -gt 0 && test "$(lost dash)" = "$(($1 + $3)) $(($2 + $4))"
-	fi
+	same_as_valgrind dash dash trap.sh
 '
 
 test_expect_success 'a program the script runs still fails on its own leak (--children)' '
