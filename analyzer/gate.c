@@ -437,7 +437,10 @@ static const char *build_tool(const char *cmdline, char *name, size_t size)
 		if (n > (m = strlen(suffix[i])) && !strcmp(name + n - m, suffix[i]))
 			return name;
 	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(name, prefix[i], strlen(prefix[i])) || strstr(name, infix[i]))
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return name;
+	for (i = 0; i < sizeof(infix) / sizeof(infix[0]); i++)
+		if (strstr(name, infix[i]))
 			return name;
 	return NULL;
 }
