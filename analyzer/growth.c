@@ -206,10 +206,13 @@ static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
 	if (h->type == MP_REC_RSS) {
 		const struct mp_rec_rss *s = (const void *)h;
 
-		struct gpair pair = { h->ts, s->rss_bytes, growth_host_live(r) };
+		int anon = h->size >= MP_REC_RSS_ANON_SIZE;
+		struct gpair pair = { h->ts, s->rss_bytes, anon ? s->anon_bytes : 0,
+				      growth_host_live(r) };
 
 		g->rss = s->rss_bytes;
 		g->vm = s->vm_bytes;
+		g->rss_no_anon |= !anon;
 		if (!g->rss_samples++)
 			g->rss_first = pair;
 		if (g->n_marks && !g->rss_from_mark.ts)

@@ -130,8 +130,10 @@ struct growth {
 	uint64_t peak_live[MP_KIND_COUNT];
 	/* RSS against tracked host memory (heap + mmap + pinned), paired at
 	 * each RSS sample: the first sample of the run (or from the first
-	 * mark on) and the last one */
-	struct gpair { uint64_t ts, rss, host; } rss_first, rss_from_mark, rss_last;
+	 * mark on) and the last one; anon is the sample's resident anonymous
+	 * memory (0 in samples of writers that did not record it) */
+	struct gpair { uint64_t ts, rss, anon, host; } rss_first, rss_from_mark, rss_last;
+	int rss_no_anon;           /* a sample without resident anonymous memory */
 	/* live at the end of the main module, else at the end of the trace */
 	struct replay_live *end_live;
 	uint64_t end_live_ts;

@@ -118,6 +118,8 @@ static void dump_record(const struct mp_rec_head *h)
 		const struct mp_rec_rss *s = (const void *)h;
 
 		printf("rss rss=%" PRIu64 " vm=%" PRIu64, s->rss_bytes, s->vm_bytes);
+		if (h->size >= MP_REC_RSS_ANON_SIZE)
+			printf(" anon=%" PRIu64, s->anon_bytes);
 		break;
 	}
 	case MP_REC_EXIT: {

@@ -32,6 +32,7 @@ static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 {
 	char b1[HUMAN_LEN], b2[HUMAN_LEN], b3[HUMAN_LEN], b4[HUMAN_LEN], b5[HUMAN_LEN], b6[HUMAN_LEN];
 	char b7[HUMAN_LEN], b8[HUMAN_LEN], b9[HUMAN_LEN];
+	const char *what = gap->anon ? "anonymous RSS" : "RSS";
 
 	if (!gap->known) {
 		printf("\nresident memory: fewer than two RSS samples in the trace "
@@ -46,14 +47,28 @@ static void print_gap_text(const struct tl_gap *gap, uint64_t min_gap)
 	       human_bytes(b6, sizeof(b6), gap->host0), human_bytes(b7, sizeof(b7), gap->host1),
 	       gap->host_growth < 0 ? "-" : "+",
 	       human_bytes(b8, sizeof(b8), (uint64_t)llabs(gap->host_growth)));
+	if (gap->anon)
+		printf("anonymous RSS (less the pages of files: libraries, the trace) %s -> %s (%s%s)\n",
+		       human_bytes(b3, sizeof(b3), gap->anon0), human_bytes(b4, sizeof(b4), gap->anon1),
+		       gap->anon_growth < 0 ? "-" : "+",
+		       human_bytes(b5, sizeof(b5), (uint64_t)llabs(gap->anon_growth)));
 	if (gap->flagged)
-		printf("gap: RSS rose %s more than tracked memory: allocator retention "
+		printf("gap: %s rose %s more than tracked memory: allocator retention "
 		       "(freed memory kept by the allocator) or memory memprov does not track; "
 		       "not a leak at any allocation site\n",
-		       bytes_exact(b9, sizeof(b9), (uint64_t)gap->gap));
-	else
-		printf("no gap: RSS did not rise more than tracked memory (by at least %s)\n",
+		       what, bytes_exact(b9, sizeof(b9), (uint64_t)gap->gap));
+	else if (gap->rise <= 0 || gap->gap <= 0)
+		printf("no gap: %s did not rise more than tracked memory\n", what);
+	else if (gap->gap < (int64_t)min_gap)
+		printf("no gap: %s rose %s more than tracked memory, under --min-gap (%s)\n", what,
+		       bytes_exact(b9, sizeof(b9), (uint64_t)gap->gap),
 		       human_bytes(b4, sizeof(b4), min_gap));
+	else
+		/* the rest of the rise is tracked memory */
+		printf("no gap: %s rose %s more than tracked memory, under half of its rise "
+		       "(%s): tracked memory explains most of it\n", what,
+		       bytes_exact(b9, sizeof(b9), (uint64_t)gap->gap),
+		       human_bytes(b5, sizeof(b5), (uint64_t)gap->rise));
 }
 
 static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_t min_gap)
@@ -189,10 +204,11 @@ const struct command command_timeline = {
 	.run = cmd_timeline,
 	.usage = "memprov timeline [--json] [--points N] [--min-gap SIZE] [--parent TRACE] TRACE",
 	.help = "Tracked live bytes per kind and resident memory (RSS samples) at N evenly\n"
-		"spaced instants, with the marks; flags a gap when RSS rises while tracked host\n"
-		"memory does not (allocator retention or untracked memory, not a leak).\n"
+		"spaced instants, with the marks; flags a gap when resident anonymous memory\n"
+		"(the RSS less file pages) rises while tracked host memory does not (allocator\n"
+		"retention or untracked memory, not a leak).\n"
 		"  --json          one JSON object on stdout\n"
 		"  --points N      instants (default 20)\n"
-		"  --min-gap SIZE  least unexplained RSS rise to flag (default 1M)\n"
+		"  --min-gap SIZE  least unexplained rise to flag (default 1M)\n"
 		"  --parent TRACE  a forked child's parent, when its trace is not beside the child's\n",
 };

@@ -15,12 +15,16 @@
 
 struct tl_gap {
 	int known;               /* at least two RSS samples */
-	int flagged;             /* RSS rose >= min_gap more than tracked, and that is
-				  * at least half of the RSS rise */
+	int anon;                /* every sample has resident anonymous memory: the
+				  * gap is measured on it, not on the whole RSS */
+	int flagged;             /* the measured memory rose >= min_gap more than
+				  * tracked, and that is at least half of its rise */
 	int from_mark;           /* measured from the first sample after the first mark */
 	uint64_t ts0, ts1, rel0, rel1;  /* absolute, and ns since the trace started */
-	uint64_t rss0, rss1, host0, host1;
-	int64_t rss_growth, host_growth, gap;
+	uint64_t rss0, rss1, anon0, anon1, host0, host1;
+	int64_t rss_growth, anon_growth, host_growth;
+	int64_t rise;            /* what the gap is measured on: anon_growth or rss_growth */
+	int64_t gap;             /* rise less host_growth */
 };
 
 /* The gap over the collected trace g (its RSS pairs): figures and verdict. */

@@ -596,8 +596,8 @@ struct mp_rec_pycode {
 _Static_assert(sizeof(struct mp_rec_pycode) == 32, "pycode record layout");
 
 /*
- * MP_REC_RSS, 40 bytes (32 in version 1): resident and virtual size of the
- * process.
+ * MP_REC_RSS, 48 bytes (40 from writers before anon_bytes, 32 in version
+ * 1): resident and virtual size of the process.
  *
  *   16 rss_bytes    resident bytes; with MP_HF_RSS_NET in the header, less
  *                   trace_bytes: the program's memory, not memprov's trace
@@ -607,14 +607,21 @@ _Static_assert(sizeof(struct mp_rec_pycode) == 32, "pycode record layout");
  *                   few finished ones; the others have left the address
  *                   space): not in rss_bytes. Absent from 32-byte (version 1) records,
  *                   whose rss_bytes include every trace page written.
+ *   40 anon_bytes   resident anonymous memory: the resident size less the
+ *                   pages of files and shared memory (statm's third field),
+ *                   so neither the trace nor the libraries' code; what an
+ *                   allocator's memory can be. Absent from shorter records
+ *                   (added without a version change: readers check h.size).
  */
 struct mp_rec_rss {
 	struct mp_rec_head h;
 	uint64_t rss_bytes;
 	uint64_t vm_bytes;
 	uint64_t trace_bytes;
+	uint64_t anon_bytes;
 };
-_Static_assert(sizeof(struct mp_rec_rss) == 40, "rss record layout");
+_Static_assert(sizeof(struct mp_rec_rss) == 48, "rss record layout");
+#define MP_REC_RSS_ANON_SIZE 48 /* records this long carry anon_bytes */
 #define MP_REC_RSS_V1_SIZE 32
 
 /* MP_REC_EXIT, 24 bytes: h.func unused; how the process is leaving. */

@@ -356,17 +356,18 @@ MP_REALIGN static void thread_start(void)
 }
 
 /* "size resident ..." (pages) read from a statm file; -1: unreadable. */
-static int parse_statm(int fd, uint64_t v[2])
+static int parse_statm(int fd, uint64_t v[3])
 {
 	char buf[128];
 	ssize_t n, i;
 	int k = 0, digits = 0;
 
-	v[0] = v[1] = 0;
+	v[0] = v[1] = v[2] = 0;
 	n = mp_syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0); /* not a cancellation point */
 	if (n <= 0)
 		return -1;
-	for (i = 0; i < n && k < 2; i++) {
+	/* size, resident, shared (resident pages of files and shared memory) */
+	for (i = 0; i < n && k < 3; i++) {
 		if (buf[i] >= '0' && buf[i] <= '9') {
 			v[k] = v[k] * 10 + (uint64_t)(buf[i] - '0');
 			digits = 1;
@@ -375,11 +376,13 @@ static int parse_statm(int fd, uint64_t v[2])
 			digits = 0;
 		}
 	}
-	return k < 2 ? -1 : 0;
+	if (k == 2 && digits)
+		k++; /* the third field ended the read */
+	return k < 3 ? -1 : 0;
 }
 
 /* statm opened for one read (/proc/thread-self's when thread is set). */
-static int parse_statm_once(int thread, uint64_t v[2])
+static int parse_statm_once(int thread, uint64_t v[3])
 {
 	int fd = mp_proc_open("statm", thread);
 	int bad = fd < 0 || parse_statm(fd, v);
@@ -389,10 +392,11 @@ static int parse_statm_once(int thread, uint64_t v[2])
 	return bad ? -1 : 0;
 }
 
-/* The process's size and resident memory, in bytes, from /proc/self/statm. */
-static int read_statm(uint64_t *vm, uint64_t *res)
+/* The process's size, resident memory and resident anonymous memory, in
+ * bytes, from /proc/self/statm. */
+static int read_statm(uint64_t *vm, uint64_t *res, uint64_t *anon)
 {
-	uint64_t v[2];
+	uint64_t v[3];
 
 	if (statm_each_time) {
 		if (parse_statm_once(0, v))
@@ -406,6 +410,7 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 		return -1;
 	*vm = v[0] * mp_header->page_size;
 	*res = v[1] * mp_header->page_size;
+	*anon = v[1] > v[2] ? (v[1] - v[2]) * mp_header->page_size : 0;
 	return 0;
 }
 
@@ -413,10 +418,10 @@ static int read_statm(uint64_t *vm, uint64_t *res)
 MP_REALIGN static void rss_write(uint64_t ts)
 {
 	struct mp_rec_rss r;
-	uint64_t vm, res, trace;
+	uint64_t vm, res, anon, trace;
 	int saved = errno;
 
-	if (read_statm(&vm, &res)) {
+	if (read_statm(&vm, &res, &anon)) {
 		__atomic_store_n(&rss.next_ns, UINT64_MAX, __ATOMIC_RELAXED);
 		statm_fd.fd = -1; /* not ours any more, or never was: never close it */
 		statm_each_time = 0;
@@ -431,6 +436,7 @@ MP_REALIGN static void rss_write(uint64_t ts)
 	r.rss_bytes = res > trace ? res - trace : 0;
 	r.vm_bytes = vm;
 	r.trace_bytes = trace;
+	r.anon_bytes = anon; /* the trace is a file: never in it */
 	write_framed(&r.h, ts);
 }
 

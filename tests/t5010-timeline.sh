@@ -7,7 +7,8 @@
 . "$TOP/tests/helper/lib-trace.sh"
 
 # Ten rounds: 1 MiB allocated and freed each round (live flat), RSS +1 MiB
-# per round; a mark per round.
+# per round; a mark per round. gen_retain STEP OUT: the samples also carry
+# resident anonymous memory (anon=), 2 MiB and STEP more each round.
 gen_retain() {
 	{
 		echo "header state=exited start=1000"
@@ -16,13 +17,14 @@ gen_retain() {
 		i=0
 		while [ $i -lt 10 ]; do
 			ts=$((2000 + 1000 * i))
+			anon=${1:+ anon=$((2097152 + $1 * i))}
 			echo "alloc ts=$ts addr=0x100000 size=1048576 stack=1"
 			echo "free ts=$((ts + 100)) addr=0x100000"
-			echo "rss ts=$((ts + 200)) rss=$((4194304 + 1048576 * i)) vm=$((8388608 + 1048576 * i))"
+			echo "rss ts=$((ts + 200)) rss=$((4194304 + 1048576 * i)) vm=$((8388608 + 1048576 * i))$anon"
 			echo "mark ts=$((ts + 300)) serial=$((i + 1)) label=round"
 			i=$((i + 1))
 		done
-	} | "$TRACEGEN" -o retain.trace
+	} | "$TRACEGEN" -o "${2:-retain.trace}"
 }
 
 test_expect_success 'RSS rising with live memory flat: the gap is flagged, no site grows' '
@@ -83,6 +85,98 @@ test_expect_success 'RSS that follows a real leak is no gap' '
 	jget l.json gap.flagged gap.gap_bytes gap.tracked_growth >out &&
 	printf "false\n0\n8388608\n" >expect && test_cmp expect out &&
 	memprov timeline leak.trace | grep -F "no gap: RSS did not rise more than tracked memory"
+'
+
+# RSS rose more than tracked memory, but not enough to flag: the text
+# gives the excess and which bound it is under, never "did not rise more".
+# Tracked memory +6 MiB in three blocks; RSS +6.5 MiB (excess 0.5 MiB, under
+# --min-gap) and then +10 MiB (excess 4 MiB, under half of the rise).
+gen_under() {
+	{
+		echo "header state=exited start=1000"
+		echo "thread 1"
+		echo "stack ts=1001 id=1 native=0x1001"
+		echo "rss ts=1500 rss=4194304 vm=1"
+		i=0
+		while [ $i -lt 3 ]; do
+			echo "alloc ts=$((2000 + 1000 * i)) addr=$((0x100000 + i * 0x400000)) size=2097152 stack=1"
+			i=$((i + 1))
+		done
+		echo "rss ts=5000 rss=$((4194304 + $1)) vm=1"
+	} | "$TRACEGEN" -o "$2"
+}
+
+test_expect_success 'an excess under --min-gap or under half of the rise: no gap, with its figure' '
+	gen_under 6815744 small.trace &&
+	memprov timeline --json small.trace >s.json &&
+	jget s.json gap.flagged gap.gap_bytes >out && printf "false\n524288\n" >expect && test_cmp expect out &&
+	memprov timeline small.trace >s.txt &&
+	grep -F "no gap: RSS rose 512.0 KiB (524,288 B) more than tracked memory, under --min-gap (1.0 MiB)" s.txt &&
+	gen_under 10485760 half.trace &&
+	memprov timeline --json half.trace >h.json &&
+	jget h.json gap.flagged gap.gap_bytes >out && printf "false\n4194304\n" >expect && test_cmp expect out &&
+	memprov timeline half.trace >h.txt &&
+	grep -F "no gap: RSS rose 4.0 MiB (4,194,304 B) more than tracked memory, under half of its rise (10.0 MiB)" h.txt &&
+	not grep -F "did not rise" s.txt h.txt &&
+	memprov timeline --min-gap 5M half.trace | grep -F "under --min-gap (5.0 MiB)"
+'
+
+# Samples with resident anonymous memory (anon=): the gap is measured on
+# it. gen_retain's rounds with RSS +1 MiB a round in file pages (anonymous
+# memory flat), then with anonymous memory +1 MiB a round too.
+test_expect_success 'anonymous RSS in the samples: file pages are no gap, anonymous ones are' '
+	gen_retain 0 files.trace &&
+	memprov dump files.trace | grep -F "rss rss=4194304 vm=8388608 anon=2097152" &&
+	memprov timeline --json files.trace >f.json &&
+	jget f.json gap.flagged gap.basis gap.rss_growth gap.anon_start gap.anon_growth gap.gap_bytes >out &&
+	printf "false\nanonymous\n8388608\n2097152\n0\n0\n" >expect && test_cmp expect out &&
+	memprov timeline files.trace >f.txt &&
+	grep -F "anonymous RSS (less the pages of files: libraries, the trace) 2.0 MiB -> 2.0 MiB (+0 B)" f.txt &&
+	grep -Fx "no gap: anonymous RSS did not rise more than tracked memory" f.txt &&
+	gen_retain 1048576 anon.trace &&
+	memprov timeline --json anon.trace >a.json &&
+	jget a.json gap.flagged gap.basis gap.gap_bytes >out &&
+	printf "true\nanonymous\n8388608\n" >expect && test_cmp expect out &&
+	memprov timeline anon.trace | grep -F "gap: anonymous RSS rose 8.0 MiB (8,388,608 B) more than tracked memory" &&
+	gen_retain && memprov timeline --json retain.trace >r.json &&
+	jget r.json gap.basis gap.anon_start >out && printf "resident\nnull\n" >expect && test_cmp expect out
+'
+
+# A program that reads a 32 MiB file through a mapping: its RSS rises by
+# the file's pages, which no allocator holds; its heap stays flat. The
+# whole RSS called that a gap (as numpy's libraries on a clean import).
+test_expect_success 'a file read through a mapping under memprov: RSS +32 MiB, no gap' '
+	cat >mapread.c <<-\EOF &&
+	#include <fcntl.h>
+	#include <stdlib.h>
+	#include <sys/mman.h>
+	#include <unistd.h>
+	int main(int argc, char **argv)
+	{
+		int fd = open(argv[1], O_RDONLY);
+		size_t len = 32u << 20, i;
+		volatile unsigned char *p;
+		unsigned sum = 0;
+
+		if (fd < 0)
+			return 2;
+		p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			return 3;
+		for (i = 0; i < len; i += 4096) {
+			sum += p[i];
+			free(malloc(64)); /* records: RSS samples come with them */
+		}
+		return sum == 12345 ? 4 : 0;
+	}
+	EOF
+	cc -O1 -o mapread mapread.c &&
+	head -c 33554432 /dev/zero >data.bin &&
+	env MEMPROV_OUTPUT=$TRASH/map.trace MEMPROV_RSS_INTERVAL_MS=1 LD_PRELOAD=$MEMPROV_LIB ./mapread data.bin &&
+	memprov timeline --json map.trace >m.json &&
+	jget m.json gap.basis gap.flagged "=j[\"gap\"][\"rss_growth\"] >= 30 << 20" \
+		"=j[\"gap\"][\"anon_growth\"] < 4 << 20" >out &&
+	printf "anonymous\nfalse\ntrue\ntrue\n" >expect && test_cmp expect out
 '
 
 test_expect_success 'no RSS samples: the gap is unknown' '

@@ -91,7 +91,7 @@
 	}
 
 	function gap(box, D) {
-		var G = D.gap, s;
+		var G = D.gap, s, what, rise;
 
 		if (!G) {
 			V.add(box, el('p', { class: 'note' }, 'No resident-memory samples: the gap check needs RSS samples ' +
@@ -101,11 +101,22 @@
 		s = 'From ' + fmt.time(G.from_ns) + ' to ' + fmt.time(G.to_ns) + ': RSS ' + fmt.bytes(G.rss_start) + ' \u2192 ' +
 			fmt.bytes(G.rss_end) + ', tracked host memory ' + fmt.bytes(G.tracked_start) + ' \u2192 ' +
 			fmt.bytes(G.tracked_end) + '. ';
+		if (G.basis === 'anonymous')
+			s += 'Anonymous RSS (less the pages of files: libraries, the trace) ' + fmt.bytes(G.anon_start) +
+				' \u2192 ' + fmt.bytes(G.anon_end) + '. ';
+		what = G.basis === 'anonymous' ? 'anonymous RSS' : 'RSS';
+		rise = G.basis === 'anonymous' ? G.anon_growth : G.rss_growth;
 		if (G.flagged)
-			s += 'Gap: RSS rose ' + fmt.bytesExact(G.gap_bytes) + ' more than tracked memory: allocator retention or ' +
-				'untracked memory, not a leak at any site.';
+			s += 'Gap: ' + what + ' rose ' + fmt.bytesExact(G.gap_bytes) + ' more than tracked memory: ' +
+				'allocator retention or untracked memory, not a leak at any site.';
+		else if (rise <= 0 || G.gap_bytes <= 0)
+			s += 'No gap: ' + what + ' did not rise more than tracked memory.';
+		else if (G.gap_bytes < G.min_gap)
+			s += 'No gap: ' + what + ' rose ' + fmt.bytesExact(G.gap_bytes) + ' more than tracked memory, ' +
+				'under the minimum gap of ' + fmt.bytes(G.min_gap) + '.';
 		else
-			s += 'No gap: tracked memory explains resident memory.';
+			s += 'No gap: ' + what + ' rose ' + fmt.bytesExact(G.gap_bytes) + ' more than tracked memory, ' +
+				'under half of its rise (' + fmt.bytes(rise) + '): tracked memory explains most of it.';
 		V.add(box, el('p', { class: G.flagged ? 'note gap' : 'note nogap' }, s));
 	}
 

@@ -21,7 +21,7 @@
  *   threadrec ts= tid= serial= parent= name=
  *   mark ts= serial= label= flags=main-end
  *   pycode ts= id= first= file= name=
- *   rss ts= rss= vm=
+ *   rss ts= rss= vm= [anon=]
  *   exit ts= status= how=
  *   gpu_alloc ts= func= kind= addr= size= stack= stream= device= result= extra= flags=
  *   gpu_free ts= func= kind= addr= stream= device= result= flags=
@@ -569,10 +569,15 @@ static void line_cmd(struct kv *kv, int n)
 		if (nm)
 			memcpy(t->name, nm, strlen(nm) < sizeof(t->name) ? strlen(nm) : sizeof(t->name));
 	} else if (!strcmp(c, "rss")) {
-		struct mp_rec_rss *r = record(MP_REC_RSS, sizeof(*r), kv, n);
+		/* anon= makes the record of writers that sample anonymous memory */
+		int anon = get(kv, n, "anon") != NULL;
+		struct mp_rec_rss *r = record(MP_REC_RSS, anon ? sizeof(*r) : MP_REC_RSS_ANON_SIZE - 8,
+					      kv, n);
 
 		r->rss_bytes = num(kv, n, "rss", 0);
 		r->vm_bytes = num(kv, n, "vm", 0);
+		if (anon)
+			r->anon_bytes = num(kv, n, "anon", 0);
 	} else if (!strcmp(c, "exit")) {
 		struct mp_rec_exit *e = record(MP_REC_EXIT, sizeof(*e), kv, n);
 
