@@ -10,7 +10,7 @@
 # test: what the test suite runs (Debian's /usr/bin/python3 with numpy,
 # psutil, pytest and jsonschema, valgrind, xmllint, strace, prlimit and setpriv,
 # sqlite3 and git for the reachability comparison with valgrind, and gdb);
-# bench: heaptrack, GNU time, perf, sqlite3, and clang 14 with its
+# bench: heaptrack, GNU time, perf, sqlite3, hypothesis (numpy's tests), and clang 14 with its
 # LeakSanitizer runtime (the bench's third column); html: chromium for the HTML page's
 # tests; fuzz: clang 14 and its libFuzzer runtime; deb: dpkg-deb.
 #
@@ -73,7 +73,8 @@ GNU time (/usr/bin/time)|time|[ -x /usr/bin/time ]
 perf|linux-perf|has perf
 sqlite3|sqlite3|has sqlite3
 clang 14|clang-14|has clang-14
-the LeakSanitizer runtime of clang 14|libclang-rt-14-dev|clang_lsan'
+the LeakSanitizer runtime of clang 14|libclang-rt-14-dev|clang_lsan
+hypothesis for /usr/bin/python3 (numpy'"'"'s conftest.py imports it: the pytest workload)|python3-hypothesis|pyhas hypothesis'
 reqs_html='
 chromium|chromium|has chromium'
 reqs_fuzz='
