@@ -173,6 +173,7 @@ static void save_timeline_state(struct growth *g, const struct replay *r)
 		g->tl_prev.live[k] = r->kinds[k].live_bytes;
 	g->tl_prev.rss = g->rss;
 	g->tl_prev.vm = g->vm;
+	g->tl_prev.anon = g->anon;
 }
 
 /* The i-th of n instants from start to end, past it for i > n (exact and
@@ -212,6 +213,7 @@ static int on_record(struct replay *r, const struct mp_rec_head *h, void *arg)
 
 		g->rss = s->rss_bytes;
 		g->vm = s->vm_bytes;
+		g->anon = pair.anon;
 		g->rss_no_anon |= !anon;
 		if (!g->rss_samples++)
 			g->rss_first = pair;

@@ -49,6 +49,7 @@ struct gtime {
 	uint64_t ts;
 	uint64_t live[MP_KIND_COUNT];
 	uint64_t rss, vm;          /* last sample at or before ts; 0: none yet */
+	uint64_t anon;             /* its resident anonymous memory (see rss_no_anon) */
 };
 
 /* A site's figures over the growth window. */
@@ -124,7 +125,7 @@ struct growth {
 	struct gtime *tl;
 	size_t n_tl;
 	struct gtime tl_prev;      /* state after the last record */
-	uint64_t rss, vm, rss_samples;
+	uint64_t rss, vm, anon, rss_samples;
 	/* peak of live memory, all kinds together */
 	uint64_t peak_total, peak_ts, peak_event;
 	uint64_t peak_live[MP_KIND_COUNT];

@@ -137,6 +137,18 @@ static void data_timeline(FILE *f, const struct growth *g)
 		else
 			fprintf(f, "%snull", i ? "," : "");
 	}
+	fprintf(f, "],\"anon\":");
+	if (g->rss_no_anon) {
+		fprintf(f, "null}");
+		return;
+	}
+	fprintf(f, "[");
+	for (i = 0; i < g->n_tl; i++) {
+		if (g->tl[i].rss)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", g->tl[i].anon);
+		else
+			fprintf(f, "%snull", i ? "," : "");
+	}
 	fprintf(f, "]}");
 }
 

@@ -75,6 +75,8 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 {
 	const struct trace *t = g->r.trace;
 	unsigned used = kinds_used(g), k;
+	/* a column of resident anonymous memory where every sample has it */
+	int anon = g->rss_samples && !g->rss_no_anon;
 	char b[HUMAN_LEN];
 	size_t i;
 
@@ -83,7 +85,10 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 	for (k = 1; k < MP_KIND_COUNT; k++)
 		if (used & (1u << k))
 			printf(" %12s", kind_name(k));
-	printf(" %12s  marks\n", "rss");
+	printf(" %12s", "rss");
+	if (anon)
+		printf(" %12s", "anon rss");
+	printf("  marks\n");
 	for (i = 0; i < g->n_tl; i++) {
 		const struct gtime *p = &g->tl[i];
 		uint64_t prev = i ? g->tl[i - 1].ts : 0;
@@ -95,6 +100,8 @@ static void print_text(const struct growth *g, const struct tl_gap *gap, uint64_
 			if (used & (1u << k))
 				printf(" %12s", human_bytes(b, sizeof(b), p->live[k]));
 		printf(" %12s", p->rss ? human_bytes(b, sizeof(b), p->rss) : "-");
+		if (anon)
+			printf(" %12s", p->rss ? human_bytes(b, sizeof(b), p->anon) : "-");
 		for (m = 0; m < g->r.n_marks; m++) {
 			uint64_t ts = g->r.marks[m].ts;
 
@@ -144,9 +151,13 @@ static void print_json(const struct growth *g, const struct tl_gap *gap, uint64_
 			printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", kind_name(k), p->live[k]);
 		printf("},\"rss\":");
 		if (p->rss)
-			printf("%" PRIu64 ",\"vm\":%" PRIu64 "}", p->rss, p->vm);
+			printf("%" PRIu64 ",\"vm\":%" PRIu64, p->rss, p->vm);
 		else
-			printf("null,\"vm\":null}");
+			printf("null,\"vm\":null");
+		if (p->rss && !g->rss_no_anon)
+			printf(",\"anon\":%" PRIu64 "}", p->anon);
+		else
+			printf(",\"anon\":null}");
 	}
 	printf("],\"marks\":[");
 	for (i = 0; i < g->r.n_marks; i++) {

@@ -138,8 +138,13 @@ test_expect_success 'anonymous RSS in the samples: file pages are no gap, anonym
 	jget a.json gap.flagged gap.basis gap.gap_bytes >out &&
 	printf "true\nanonymous\n8388608\n" >expect && test_cmp expect out &&
 	memprov timeline anon.trace | grep -F "gap: anonymous RSS rose 8.0 MiB (8,388,608 B) more than tracked memory" &&
+	jget a.json "=j[\"points\"][-1][\"anon\"]" "=j[\"points\"][-1][\"rss\"]" >out &&
+	printf "11534336\n13631488\n" >expect && test_cmp expect out &&
+	memprov timeline anon.trace | grep -E "^ +time +heap +rss +anon rss +marks$" &&
 	gen_retain && memprov timeline --json retain.trace >r.json &&
-	jget r.json gap.basis gap.anon_start >out && printf "resident\nnull\n" >expect && test_cmp expect out
+	jget r.json gap.basis gap.anon_start "=sorted(set(p[\"anon\"] is None for p in j[\"points\"]))" >out &&
+	printf "resident\nnull\n[true]\n" >expect && test_cmp expect out &&
+	memprov timeline retain.trace >rt.txt && not grep -F "anon rss" rt.txt
 '
 
 # A program that reads a 32 MiB file through a mapping: its RSS rises by

@@ -77,7 +77,9 @@ test_expect_success 'Chromium draws it: no console error, no debug line, the cha
 	c = r["chart"]
 	assert c["ink"] >= 5000 and c["blue"] >= 300, c
 	t = r["timeline"]
-	assert t["series"] == 2 and t["marks"] == 50 and 1 <= t["labelled"] < 50, t
+	# heap, RSS, and the anonymous RSS the gap is measured on
+	assert t["series"] == 3 and t["marks"] == 50 and 1 <= t["labelled"] < 50, t
+	assert "anonymous RSS (less file pages)" in r["legend"], r["legend"]
 	# round ticks: evenly spaced by a power of two bytes, each a short figure
 	units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 	v = [float(x.split()[0]) * units[x.split()[1]] for x in t["yticks"]]

@@ -31,6 +31,9 @@
 			out.push({ name: k, label: k + ' (tracked live)', ys: tl.kinds[k], color: COLORS[k] || '#555', dash: [] });
 		if (tl.rss)
 			out.push({ name: 'rss', label: 'RSS (resident)', ys: tl.rss, color: '#222', dash: [5, 3] });
+		if (tl.anon)
+			out.push({ name: 'anon', label: 'anonymous RSS (less file pages)', ys: tl.anon, color: '#888',
+				   dash: [2, 3] });
 		return out;
 	}
 
