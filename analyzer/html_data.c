@@ -104,6 +104,26 @@ static void site_frames(struct hdata *h, const struct site *s)
 	fputc(']', h->f);
 }
 
+/* The RSS (or its anonymous part) at each instant, null before the first
+ * sample; the whole array null when there is none. */
+static void samples(FILE *f, const struct growth *g, int known, int anon)
+{
+	size_t i;
+
+	if (!known) {
+		fprintf(f, "null");
+		return;
+	}
+	fputc('[', f);
+	for (i = 0; i < g->n_tl; i++) {
+		if (g->tl[i].rss)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", anon ? g->tl[i].anon : g->tl[i].rss);
+		else
+			fprintf(f, "%snull", i ? "," : "");
+	}
+	fputc(']', f);
+}
+
 static void data_timeline(FILE *f, const struct growth *g)
 {
 	const struct trace *t = g->r.trace;
@@ -126,30 +146,10 @@ static void data_timeline(FILE *f, const struct growth *g)
 		fprintf(f, "]");
 	}
 	fprintf(f, "},\"rss\":");
-	if (!g->rss_samples) {
-		fprintf(f, "null}");
-		return;
-	}
-	fprintf(f, "[");
-	for (i = 0; i < g->n_tl; i++) {
-		if (g->tl[i].rss)
-			fprintf(f, "%s%" PRIu64, i ? "," : "", g->tl[i].rss);
-		else
-			fprintf(f, "%snull", i ? "," : "");
-	}
-	fprintf(f, "],\"anon\":");
-	if (g->rss_no_anon) {
-		fprintf(f, "null}");
-		return;
-	}
-	fprintf(f, "[");
-	for (i = 0; i < g->n_tl; i++) {
-		if (g->tl[i].rss)
-			fprintf(f, "%s%" PRIu64, i ? "," : "", g->tl[i].anon);
-		else
-			fprintf(f, "%snull", i ? "," : "");
-	}
-	fprintf(f, "]}");
+	samples(f, g, g->rss_samples, 0);
+	fprintf(f, ",\"anon\":");
+	samples(f, g, g->rss_samples && !g->rss_no_anon, 1);
+	fputc('}', f);
 }
 
 /* The marks, and the window growth judged (its ends as instants). */
