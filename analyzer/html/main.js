@@ -85,7 +85,9 @@
 				card('plain', 'Peak of live memory', fmt.bytes(D.peak_bytes), 'at ' + fmt.time(D.peak_ns)),
 				card(G && G.flagged ? 'warn' : 'plain', 'RSS vs tracked', !G ? 'no RSS samples' :
 				     G.flagged ? 'gap ' + fmt.bytes(G.gap_bytes) : 'no gap',
-				     G ? 'RSS ' + fmt.bytes(G.rss_start) + ' \u2192 ' + fmt.bytes(G.rss_end) : 'MEMPROV_RSS_INTERVAL_MS')
+				     !G ? 'MEMPROV_RSS_INTERVAL_MS' : G.basis === 'anonymous' ?
+				     'anonymous RSS ' + fmt.bytes(G.anon_start) + ' \u2192 ' + fmt.bytes(G.anon_end) :
+				     'RSS ' + fmt.bytes(G.rss_start) + ' \u2192 ' + fmt.bytes(G.rss_end))
 			])
 		]);
 	}
