@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -355,7 +356,11 @@ MP_REALIGN static void thread_start(void)
 	mp_write_record(&r.h);
 }
 
-/* "size resident ..." (pages) read from a statm file; -1: unreadable. */
+/*
+ * "size resident shared ..." (pages) read from a statm file: the number of
+ * fields read (2 or 3; a statm without the third, which Linux always has,
+ * still gives the RSS), or -1: unreadable.
+ */
 static int parse_statm(int fd, uint64_t v[3])
 {
 	char buf[128];
@@ -376,41 +381,42 @@ static int parse_statm(int fd, uint64_t v[3])
 			digits = 0;
 		}
 	}
-	if (k == 2 && digits)
-		k++; /* the third field ended the read */
-	return k < 3 ? -1 : 0;
+	if (k < 3 && digits)
+		k++; /* the last field ended the read */
+	return k < 2 ? -1 : k;
 }
 
 /* statm opened for one read (/proc/thread-self's when thread is set). */
 static int parse_statm_once(int thread, uint64_t v[3])
 {
 	int fd = mp_proc_open("statm", thread);
-	int bad = fd < 0 || parse_statm(fd, v);
+	int k = fd < 0 ? -1 : parse_statm(fd, v);
 
 	if (fd >= 0)
 		mp_sys_close(fd);
-	return bad ? -1 : 0;
+	return k;
 }
 
-/* The process's size, resident memory and resident anonymous memory, in
- * bytes, from /proc/self/statm. */
+/* The process's size, resident memory and resident anonymous memory
+ * (UINT64_MAX: not known), in bytes, from /proc/self/statm. */
 static int read_statm(uint64_t *vm, uint64_t *res, uint64_t *anon)
 {
 	uint64_t v[3];
+	int k = -1;
 
-	if (statm_each_time) {
-		if (parse_statm_once(0, v))
-			return -1;
-	} else if (!mp_fd_ours(&statm_fd) || parse_statm(statm_fd.fd, v)) {
-		/* the program may have closed our fd and reused its number */
-		return -1;
-	}
+	if (statm_each_time)
+		k = parse_statm_once(0, v);
+	else if (mp_fd_ours(&statm_fd))
+		k = parse_statm(statm_fd.fd, v);
+	/* (not ours: the program may have closed our fd and reused its number) */
 	/* all zeros: the main thread has left; this thread's view */
-	if (!v[0] && parse_statm_once(1, v))
+	if (k > 0 && !v[0])
+		k = parse_statm_once(1, v);
+	if (k < 0)
 		return -1;
 	*vm = v[0] * mp_header->page_size;
 	*res = v[1] * mp_header->page_size;
-	*anon = v[1] > v[2] ? (v[1] - v[2]) * mp_header->page_size : 0;
+	*anon = k < 3 ? UINT64_MAX : v[1] > v[2] ? (v[1] - v[2]) * mp_header->page_size : 0;
 	return 0;
 }
 
@@ -432,7 +438,8 @@ MP_REALIGN static void rss_write(uint64_t ts)
 	trace = mp_trace_resident();
 	memset(&r, 0, sizeof(r));
 	r.h.type = MP_REC_RSS;
-	r.h.size = sizeof(r);
+	/* without anon_bytes when statm had no third field (readers check the size) */
+	r.h.size = anon == UINT64_MAX ? offsetof(struct mp_rec_rss, anon_bytes) : sizeof(r);
 	r.rss_bytes = res > trace ? res - trace : 0;
 	r.vm_bytes = vm;
 	r.trace_bytes = trace;
