@@ -404,11 +404,11 @@ static int read_statm(uint64_t *vm, uint64_t *res, uint64_t *anon)
 	uint64_t v[3];
 	int k = -1;
 
+	/* k stays -1 when the fd is not ours any more (the program closed it, reused its number) */
 	if (statm_each_time)
 		k = parse_statm_once(0, v);
 	else if (mp_fd_ours(&statm_fd))
 		k = parse_statm(statm_fd.fd, v);
-	/* (not ours: the program may have closed our fd and reused its number) */
 	/* all zeros: the main thread has left; this thread's view */
 	if (k > 0 && !v[0])
 		k = parse_statm_once(1, v);

@@ -48,6 +48,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,7 +572,7 @@ static void line_cmd(struct kv *kv, int n)
 	} else if (!strcmp(c, "rss")) {
 		/* anon= makes the record of writers that sample anonymous memory */
 		int anon = get(kv, n, "anon") != NULL;
-		struct mp_rec_rss *r = record(MP_REC_RSS, anon ? sizeof(*r) : MP_REC_RSS_ANON_SIZE - 8,
+		struct mp_rec_rss *r = record(MP_REC_RSS, anon ? sizeof(*r) : offsetof(struct mp_rec_rss, anon_bytes),
 					      kv, n);
 
 		r->rss_bytes = num(kv, n, "rss", 0);
