@@ -257,6 +257,27 @@ test_expect_success '2,000 short-lived threads: a block of trace each, none left
 # so no page of the text past the 64 KiB window that holds their end is
 # mapped in it (the kernel maps a file 64 KiB around each fault): every
 # page of it was before, 208 KiB.
+# Which pages of a file mapping a fault maps is the kernel's choice. It
+# maps the pages of the page cache in the 64 KiB (fault_around_bytes) of
+# the address space around the fault: aligned on the address, not on the
+# file's offset, and ld.so maps a library at any page, so the window can
+# reach 60 KiB past the last page run; the test computes it from where the
+# text lies. And from Linux 6.18 a fault maps the whole large folio the
+# page cache holds the page in (ext4 makes them as large as its
+# read-ahead), so on a disk the pages mapped say more of the page cache
+# than of the code run: the test loads a copy from tmpfs without huge
+# pages, which holds a file in single pages. small_folios_dir makes that
+# directory, $shm, or fails.
+small_folios_dir () {
+	df -T /dev/shm 2>/dev/null | tail -1 | grep -q " tmpfs " || return 1
+	grep -q "\[never\]\|\[deny\]" /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null || return 1
+	for f in /sys/kernel/mm/transparent_hugepage/hugepages-*/shmem_enabled; do
+		test -e "$f" || continue
+		grep -q "\[never\]\|\[inherit\]" "$f" || return 1
+	done
+	shm=$(mktemp -d /dev/shm/memprov-t2145.XXXXXX)
+}
+
 test_expect_success 'a Python process maps libmemprov.so'"'"'s text only as far as its Python functions' '
 	syms="$TOP/interpose/libmemprov-syms.so" &&
 	sed -n "/^# every traced process/,/^# native processes/p" "$TOP/interpose/hot.txt" |
@@ -292,12 +313,16 @@ print(end, int(text[i + 2], 16) + int(text[i + 4], 16))") &&
 	            b = pm.read((hi - lo) // 4096 * 8)
 	        mapped = [lo + 4096 * i - base for i in range((hi - lo) // 4096)
 	                  if struct.unpack_from("Q", b, 8 * i)[0] >> 63]
-	        print(len(mapped), max(mapped))
+	        print(len(mapped), max(mapped), base % 65536)
 	EOF
-	env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/calls.trace" /usr/bin/python3 calls.py >mapped &&
-	read pages last <mapped &&
-	echo "text pages mapped: $pages, the last at $last" &&
-	test "$last" -lt $(( (end + 65535) / 65536 * 65536 ))
+	if ! small_folios_dir; then echo "no tmpfs with small folios: not checked"; exit 0; fi &&
+	cp "$MEMPROV_LIB" "$shm/libmemprov.so" &&
+	env LD_PRELOAD="$shm/libmemprov.so" MEMPROV_OUTPUT="$TRASH/calls.trace" /usr/bin/python3 calls.py >mapped;
+	rc=$? && rm -rf "$shm" && test $rc = 0 &&
+	read pages last skew <mapped &&
+	window=$(( ((skew + end - 1) / 65536 + 1) * 65536 - skew )) &&
+	echo "text pages mapped: $pages, the last at $last; the window of the hot end closes at $window" &&
+	test "$last" -lt "$window"
 '
 
 # The walk (the default) asks CPython for no code-extra index: that call
