@@ -964,6 +964,22 @@ void mp_unwind_memo_range(uintptr_t *addr, size_t *len)
 	*len = base ? MEMO_SLOTS * sizeof(struct memo) : 0;
 }
 
+/*
+ * n frames copied a word at a time, in a loop the compiler keeps a loop:
+ * as a memcpy it became a `rep movsq`, whose start-up was a quarter of a
+ * replay's time (sqlite3's inserts: 4.4 million replays, perf annotate).
+ */
+static inline __attribute__((always_inline)) void copy_frames(void **to, void *const *from,
+							      unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		to[i] = from[i];
+		__asm__("" : "+r"(i)); /* not a memcpy */
+	}
+}
+
 static inline uint32_t memo_slot(uintptr_t ip, uintptr_t sp)
 {
 	return (uint32_t)(((uint64_t)(ip ^ sp << 20) * 0x9e3779b97f4a7c15ull) >> 56);
@@ -990,7 +1006,7 @@ memo_walk(struct memo *m, void **out, int max, uintptr_t ip, uintptr_t sp, uintp
 			continue;
 		if (memo_differs(e, sp, bp))
 			continue;
-		memcpy(out, e->frames, e->n * sizeof(void *));
+		copy_frames(out, e->frames, e->n);
 		mp_unwind_hash = e->hash;
 		memo_hits++;
 		if (MP_UNLIKELY(memo_counting))
@@ -1017,7 +1033,7 @@ memo_walk(struct memo *m, void **out, int max, uintptr_t ip, uintptr_t sp, uintp
 	e->gen = gen;
 	e->n = (uint8_t)r;
 	e->hash = mp_unwind_hash;
-	memcpy(e->frames, out, (size_t)r * sizeof(void *));
+	copy_frames(e->frames, out, (unsigned)r);
 	e->ip = ip;
 	return r;
 }
