@@ -16,8 +16,9 @@
 #
 # How: the workloads (bench/pycalls.py, a numpy import and a script
 # opening /dev/null and /proc/self, Python processes; tests/bin/uw-churn,
-# uw-cxxthrow, ls and a shell pipeline, native ones) run under a copy of the library built with
-# -finstrument-functions and scripts/hot-text-probe.c, which notes the
+# uw-cxxthrow, ls and a shell pipeline, native ones) run under a copy of
+# the library built with -finstrument-functions and
+# scripts/hot-text-probe.c, which notes the
 # code of each function the first time it runs; then, where valgrind is
 # installed, under the real library with callgrind (see run below). A
 # function renamed or added since the last run is placed with the rest of

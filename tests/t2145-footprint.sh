@@ -262,12 +262,13 @@ test_expect_success '2,000 short-lived threads: a block of trace each, none left
 # the address space around the fault: aligned on the address, not on the
 # file's offset, and ld.so maps a library at any page, so the window can
 # reach 60 KiB past the last page run; the test computes it from where the
-# text lies. And from Linux 6.18 a fault maps the whole large folio the
-# page cache holds the page in (ext4 makes them as large as its
-# read-ahead), so on a disk the pages mapped say more of the page cache
-# than of the code run: the test loads a copy from tmpfs without huge
-# pages, which holds a file in single pages. small_folios_dir makes that
-# directory, $shm, or fails.
+# text lies. And a fault maps the whole large folio the page cache holds
+# the page in: ext4 under Linux 6.18 keeps a file written in big writes (a
+# linker's output, a copy by cp) in folios of up to 2 MiB (128 KiB for
+# libmemprov.so here), so on a disk the pages mapped say more of how the
+# file was written than of the code run: the test loads a copy from tmpfs
+# without huge pages, which holds a file in single pages.
+# small_folios_dir makes that directory, $shm, or fails.
 small_folios_dir () {
 	df -T /dev/shm 2>/dev/null | tail -1 | grep -q " tmpfs " || return 1
 	grep -q "\[never\]\|\[deny\]" /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null || return 1
@@ -325,13 +326,13 @@ print(end, int(text[i + 2], 16) + int(text[i + 4], 16))") &&
 	test "$last" -lt "$window"
 '
 
-# (Run from a copy on tmpfs where small_folios_dir makes one: on a disk,
-# a large folio of python3.11's page cache maps that page with whatever
-# the program runs beside it.)
 # The walk (the default) asks CPython for no code-extra index: that call
 # faulted in the 64 KiB of python3.11's text around it, which neither the
 # program nor the walk runs otherwise (64 KiB more of every traced Python
 # process). The profile mode, which caches code ids there, still asks.
+# python3.11 runs from a copy on tmpfs where small_folios_dir makes one:
+# on a disk, a large folio of its page cache would map that page with
+# whatever the program runs beside it.
 test_expect_success 'the walk leaves python3.11'"'"'s text around _PyEval_RequestCodeExtraIndex out' '
 	py=$(readlink -f /usr/bin/python3) &&
 	if ! od -An -tu2 -j16 -N2 "$py" | grep -qw 2; then echo "not ET_EXEC: not checked"; exit 0; fi &&
@@ -353,7 +354,7 @@ test_expect_success 'the walk leaves python3.11'"'"'s text around _PyEval_Reques
 	env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/x1.trace" PYTHONHOME=/usr "$run" extra.py >walk.m &&
 	env LD_PRELOAD="$MEMPROV_LIB" MEMPROV_OUTPUT="$TRASH/x2.trace" MEMPROV_PYTHON_MODE=profile \
 		PYTHONHOME=/usr "$run" extra.py >profile.m;
-	rc=$? && rm -rf $shm && test $rc = 0 &&
+	rc=$? && rm -rf ${shm:+"$shm"} && test $rc = 0 &&
 	echo "its page mapped (python3.11 run from $run): bare $(cat bare.m), walk $(cat walk.m), profile $(cat profile.m)" &&
 	if test "$(cat bare.m)" = 1; then echo "the program maps it itself: not checked"; exit 0; fi &&
 	test "$(cat walk.m)" = 0 && test "$(cat profile.m)" = 1
